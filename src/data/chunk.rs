@@ -1,0 +1,159 @@
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+use super::{IMAGE_SIDE, MnistSet};
+
+/// First bytes of a decompressed chunk.
+pub const CHUNK_MAGIC: &[u8; 4] = b"VMN1";
+/// The manifest's `format` field.
+pub const MANIFEST_FORMAT: &str = "vitlab-mnist-chunks/1";
+/// Level 9 of miniz_oxide is deterministic, so regenerated chunks are byte-identical.
+const DEFLATE_LEVEL: u8 = 9;
+const HEADER_BYTES: usize = 12;
+/// A chunk never inflates past this; guards against a decompression bomb.
+const MAX_CHUNK_BYTES: usize = 64 * 1024 * 1024;
+
+/// Which half of MNIST.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Split {
+    Train,
+    Test,
+}
+
+/// One chunk as the manifest lists it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ChunkEntry {
+    /// File name, relative to the manifest.
+    pub file: String,
+    pub items: usize,
+    pub bytes: usize,
+    pub sha256: String,
+}
+
+/// `manifest.json`: the chunks of each split, in order.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Manifest {
+    pub format: String,
+    pub image_side: usize,
+    pub train: Vec<ChunkEntry>,
+    pub test: Vec<ChunkEntry>,
+}
+
+impl Manifest {
+    pub fn chunks(&self, split: Split) -> &[ChunkEntry] {
+        match split {
+            Split::Train => &self.train,
+            Split::Test => &self.test,
+        }
+    }
+
+    pub fn items(&self, split: Split) -> usize {
+        self.chunks(split).iter().map(|chunk| chunk.items).sum()
+    }
+
+    pub fn parse(json: &str) -> Result<Self, ChunkError> {
+        let manifest: Manifest =
+            serde_json::from_str(json).map_err(|error| ChunkError::Manifest(error.to_string()))?;
+        if manifest.format != MANIFEST_FORMAT || manifest.image_side != IMAGE_SIDE {
+            return Err(ChunkError::Manifest(format!(
+                "format `{}` with {}-pixel images is not `{MANIFEST_FORMAT}` with {IMAGE_SIDE}",
+                manifest.format, manifest.image_side
+            )));
+        }
+        Ok(manifest)
+    }
+}
+
+/// Why a chunk cannot be used.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum ChunkError {
+    #[error("checksum mismatch: expected {expected}, got {actual} (damaged download?)")]
+    Checksum { expected: String, actual: String },
+    #[error("the chunk does not decompress: {0}")]
+    Inflate(String),
+    #[error("not a vitlab MNIST chunk (bad magic bytes)")]
+    Magic,
+    #[error("the chunk is truncated: {expected} bytes expected, {actual} present")]
+    Truncated { expected: usize, actual: usize },
+    #[error("the chunk holds {actual} items, the manifest says {expected}")]
+    Count { expected: usize, actual: usize },
+    #[error("label {0} is not a digit")]
+    Label(u8),
+    #[error("bad manifest: {0}")]
+    Manifest(String),
+}
+
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    Sha256::digest(bytes)
+        .iter()
+        .map(|byte| format!("{byte:02x}"))
+        .collect()
+}
+
+/// Compresses images and labels into one chunk file's bytes.
+///
+/// Layout before compression: magic, item count (u32 LE), image side (u16 LE), reserved
+/// (u16), then every label, then every image row-major.
+pub fn encode_chunk(set: &MnistSet) -> Vec<u8> {
+    let mut raw = Vec::with_capacity(HEADER_BYTES + set.labels.len() + set.images.len());
+    raw.extend_from_slice(CHUNK_MAGIC);
+    raw.extend_from_slice(&(set.len() as u32).to_le_bytes());
+    raw.extend_from_slice(&(IMAGE_SIDE as u16).to_le_bytes());
+    raw.extend_from_slice(&0u16.to_le_bytes());
+    raw.extend_from_slice(&set.labels);
+    raw.extend_from_slice(&set.images);
+    miniz_oxide::deflate::compress_to_vec(&raw, DEFLATE_LEVEL)
+}
+
+/// Verifies a chunk against its manifest entry and decodes it.
+pub fn decode_chunk(bytes: &[u8], entry: &ChunkEntry) -> Result<MnistSet, ChunkError> {
+    let actual = sha256_hex(bytes);
+    if actual != entry.sha256 {
+        return Err(ChunkError::Checksum {
+            expected: entry.sha256.clone(),
+            actual,
+        });
+    }
+    let set = decode_chunk_unverified(bytes)?;
+    if set.len() != entry.items {
+        return Err(ChunkError::Count {
+            expected: entry.items,
+            actual: set.len(),
+        });
+    }
+    Ok(set)
+}
+
+/// Decodes a chunk whose integrity was checked elsewhere (or is not known).
+pub fn decode_chunk_unverified(bytes: &[u8]) -> Result<MnistSet, ChunkError> {
+    let raw = miniz_oxide::inflate::decompress_to_vec_with_limit(bytes, MAX_CHUNK_BYTES)
+        .map_err(|error| ChunkError::Inflate(format!("{:?}", error.status)))?;
+    if raw.len() < HEADER_BYTES {
+        return Err(ChunkError::Truncated {
+            expected: HEADER_BYTES,
+            actual: raw.len(),
+        });
+    }
+    if &raw[..4] != CHUNK_MAGIC {
+        return Err(ChunkError::Magic);
+    }
+    let count = u32::from_le_bytes(raw[4..8].try_into().expect("4 bytes")) as usize;
+    let side = u16::from_le_bytes(raw[8..10].try_into().expect("2 bytes")) as usize;
+    if side != IMAGE_SIDE {
+        return Err(ChunkError::Magic);
+    }
+    let expected = HEADER_BYTES + count * (1 + side * side);
+    if raw.len() != expected {
+        return Err(ChunkError::Truncated {
+            expected,
+            actual: raw.len(),
+        });
+    }
+    let labels = raw[HEADER_BYTES..HEADER_BYTES + count].to_vec();
+    if let Some(&bad) = labels.iter().find(|&&label| label > 9) {
+        return Err(ChunkError::Label(bad));
+    }
+    let images = raw[HEADER_BYTES + count..].to_vec();
+    Ok(MnistSet { images, labels })
+}

@@ -1,0 +1,80 @@
+use burn::tensor::{Device, Int, Tensor, TensorData};
+
+/// MNIST images are 28×28.
+pub const IMAGE_SIDE: usize = 28;
+pub const IMAGE_PIXELS: usize = IMAGE_SIDE * IMAGE_SIDE;
+/// The seed's `transforms.Normalize((0.1307,), (0.3081,))`.
+pub const MNIST_MEAN: f32 = 0.1307;
+pub const MNIST_STD: f32 = 0.3081;
+
+/// A grey level 0..=255 as the model sees it: scaled to [0, 1], then normalised.
+pub fn normalize_pixel(pixel: u8) -> f32 {
+    (pixel as f32 / 255.0 - MNIST_MEAN) / MNIST_STD
+}
+
+/// Images (row-major grey levels, [`IMAGE_PIXELS`] each) and their digit labels.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct MnistSet {
+    pub images: Vec<u8>,
+    pub labels: Vec<u8>,
+}
+
+/// A batch ready for the model.
+#[derive(Debug, Clone)]
+pub struct Batch {
+    /// `[batch, 1, 28, 28]`, normalised.
+    pub images: Tensor<4>,
+    /// `[batch]`
+    pub labels: Tensor<1, Int>,
+}
+
+impl MnistSet {
+    pub fn len(&self) -> usize {
+        self.labels.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.labels.is_empty()
+    }
+
+    pub fn image(&self, index: usize) -> &[u8] {
+        &self.images[index * IMAGE_PIXELS..(index + 1) * IMAGE_PIXELS]
+    }
+
+    /// Appends another set, as chunks arrive.
+    pub fn extend(&mut self, other: &MnistSet) {
+        self.images.extend_from_slice(&other.images);
+        self.labels.extend_from_slice(&other.labels);
+    }
+
+    /// Items `range` as a new set.
+    pub fn slice(&self, range: std::ops::Range<usize>) -> MnistSet {
+        MnistSet {
+            images: self.images[range.start * IMAGE_PIXELS..range.end * IMAGE_PIXELS].to_vec(),
+            labels: self.labels[range].to_vec(),
+        }
+    }
+
+    /// Normalised pixels of the given items, flat.
+    pub fn normalized_pixels(&self, indices: &[usize]) -> Vec<f32> {
+        indices
+            .iter()
+            .flat_map(|&index| self.image(index).iter().copied().map(normalize_pixel))
+            .collect()
+    }
+
+    /// The given items as tensors on `device`.
+    pub fn batch(&self, indices: &[usize], device: &Device) -> Batch {
+        let pixels = self.normalized_pixels(indices);
+        let images = Tensor::from_data(
+            TensorData::new(pixels, [indices.len(), 1, IMAGE_SIDE, IMAGE_SIDE]),
+            device,
+        );
+        let labels: Vec<i64> = indices
+            .iter()
+            .map(|&index| self.labels[index] as i64)
+            .collect();
+        let labels = Tensor::from_data(TensorData::new(labels, [indices.len()]), device);
+        Batch { images, labels }
+    }
+}

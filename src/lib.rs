@@ -1,0 +1,17 @@
+//! vitlab: a Vision Transformer that trains and explains itself in the browser.
+//!
+//! The pure parts (model, weights, data, training) know nothing of the browser and are
+//! tested natively; `web` and `ui` are the browser boundary.
+
+pub mod data;
+pub mod model;
+pub mod train;
+pub mod weights;
+
+#[cfg(not(target_arch = "wasm32"))]
+pub mod native;
+
+#[cfg(target_arch = "wasm32")]
+pub mod ui;
+#[cfg(target_arch = "wasm32")]
+pub mod web;

@@ -1,0 +1,16 @@
+//! The Vision Transformer of Dosovitskiy et al. (ICLR 2021), eq. 1–4, in plain Burn.
+//!
+//! Field names follow the seed's PyTorch modules (`patch_embed`, `layers`, `norm1`, `attn`,
+//! `qkv`, `proj`, `norm2`, `norm`, `head`) so that [`crate::weights`] maps them by path.
+
+mod attention;
+mod block;
+mod config;
+mod patch_embed;
+mod vit;
+
+pub use attention::MultiHeadAttention;
+pub use block::EncoderBlock;
+pub use config::{ConfigError, VitConfig};
+pub use patch_embed::PatchEmbedding;
+pub use vit::{VisionTransformer, VitOutput};

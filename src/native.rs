@@ -1,0 +1,105 @@
+//! Native-only helpers shared by the CLI and the tests: the chunk files on disk, thread
+//! control, and synchronous evaluation.
+
+use std::path::{Path, PathBuf};
+
+use burn::tensor::Device;
+
+use crate::data::{self, ChunkEntry, Manifest, MnistSet, Split};
+use crate::model::VisionTransformer;
+use crate::train::{Evaluation, predictions};
+
+/// Where the repository keeps the chunks the page fetches.
+pub fn default_data_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("www/mnist")
+}
+
+pub fn read_manifest(dir: &Path) -> Result<Manifest, String> {
+    let path = dir.join("manifest.json");
+    let json = std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+    Manifest::parse(&json).map_err(|e| format!("{}: {e}", path.display()))
+}
+
+/// Reads and verifies every chunk of a split.
+pub fn load_split(dir: &Path, split: Split) -> Result<MnistSet, String> {
+    let manifest = read_manifest(dir)?;
+    let mut set = MnistSet::default();
+    for entry in manifest.chunks(split) {
+        set.extend(&load_chunk(dir, entry)?);
+    }
+    Ok(set)
+}
+
+pub fn load_chunk(dir: &Path, entry: &ChunkEntry) -> Result<MnistSet, String> {
+    let path = dir.join(&entry.file);
+    let bytes = std::fs::read(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+    data::decode_chunk(&bytes, entry).map_err(|e| format!("{}: {e}", path.display()))
+}
+
+/// Writes the chunks and the manifest for both splits; the same input gives the same bytes.
+pub fn write_chunks(
+    out: &Path,
+    train: &MnistSet,
+    test: &MnistSet,
+    items_per_chunk: usize,
+) -> Result<Manifest, String> {
+    std::fs::create_dir_all(out).map_err(|e| format!("{}: {e}", out.display()))?;
+    let write_split = |name: &str, set: &MnistSet| -> Result<Vec<ChunkEntry>, String> {
+        let mut entries = Vec::new();
+        for (index, start) in (0..set.len()).step_by(items_per_chunk).enumerate() {
+            let part = set.slice(start..(start + items_per_chunk).min(set.len()));
+            let bytes = data::encode_chunk(&part);
+            let file = format!("{name}-{index:03}.bin");
+            let path = out.join(&file);
+            std::fs::write(&path, &bytes).map_err(|e| format!("{}: {e}", path.display()))?;
+            entries.push(ChunkEntry {
+                file,
+                items: part.len(),
+                bytes: bytes.len(),
+                sha256: data::sha256_hex(&bytes),
+            });
+        }
+        Ok(entries)
+    };
+    let manifest = Manifest {
+        format: data::MANIFEST_FORMAT.to_string(),
+        image_side: data::IMAGE_SIDE,
+        train: write_split("train", train)?,
+        test: write_split("test", test)?,
+    };
+    let json = serde_json::to_string_pretty(&manifest).expect("a manifest serialises") + "\n";
+    let path = out.join("manifest.json");
+    std::fs::write(&path, json).map_err(|e| format!("{}: {e}", path.display()))?;
+    Ok(manifest)
+}
+
+/// Sizes the CPU backend's thread pool; call before any tensor work.
+pub fn set_threads(threads: usize) -> Result<(), String> {
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build_global()
+        .map_err(|e| e.to_string())
+}
+
+/// Accuracy and confusion matrix of `model` on `set`, in batches.
+pub fn evaluate(
+    model: &VisionTransformer,
+    set: &MnistSet,
+    batch_size: usize,
+    classes: usize,
+    device: &Device,
+) -> Evaluation {
+    let mut evaluation = Evaluation::new(classes);
+    let indices: Vec<usize> = (0..set.len()).collect();
+    for chunk in indices.chunks(batch_size) {
+        let batch = set.batch(chunk, device);
+        let predicted = predictions(model.forward(batch.images))
+            .into_data()
+            .convert::<i64>()
+            .try_into_vec::<i64>()
+            .expect("predictions are integers");
+        let labels: Vec<u8> = chunk.iter().map(|&i| set.labels[i]).collect();
+        evaluation.record(&labels, &predicted);
+    }
+    evaluation
+}

@@ -1,0 +1,131 @@
+//! Training, written once for every device: the native CLI and the browser call the same
+//! [`Trainer::step`].
+
+mod evaluate;
+mod rng;
+mod schedule;
+
+pub use evaluate::{Evaluation, count_correct, predictions};
+pub use rng::SplitMix64;
+pub use schedule::LrSchedule;
+
+use burn::module::Module;
+use burn::optim::{AdamWConfig, GradientsParams, ModuleOptimizer};
+use burn::tensor::activation::log_softmax;
+use burn::tensor::{Device, Int, Tensor};
+
+use crate::data::Batch;
+use crate::model::{VisionTransformer, VitConfig};
+
+/// Optimiser settings.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct OptimizerSettings {
+    /// AdamW's decoupled weight decay; 0 gives plain Adam, the seed's optimiser.
+    pub weight_decay: f32,
+    /// Share of the probability mass spread over all classes (0 = none).
+    pub label_smoothing: f32,
+}
+
+impl Default for OptimizerSettings {
+    fn default() -> Self {
+        Self {
+            weight_decay: 0.0,
+            label_smoothing: 0.0,
+        }
+    }
+}
+
+/// Cross-entropy against targets smoothed towards uniform.
+///
+/// # Shapes
+/// - logits: `[batch, classes]`
+/// - labels: `[batch]`
+/// - output: `[1]`, the batch mean
+pub fn cross_entropy(logits: Tensor<2>, labels: Tensor<1, Int>, smoothing: f32) -> Tensor<1> {
+    let [_, classes] = logits.dims();
+    let log_probs = log_softmax(logits, 1); // [B, C]
+    let targets = labels.one_hot(classes).float(); // [B, C]
+    let targets = targets * (1.0 - smoothing) + smoothing / classes as f32; // [B, C]
+    (log_probs * targets).sum_dim(1).mean().neg() // [1]
+}
+
+/// What one step hands back, still on the device: read it synchronously natively and with
+/// `into_data_async` in the browser.
+pub struct StepOutput {
+    /// `[1]`
+    pub loss: Tensor<1>,
+    /// `[1]`, correct predictions in the batch (before the update).
+    pub correct: Tensor<1, Int>,
+}
+
+/// A model on an autodiff device and its optimiser state.
+pub struct Trainer {
+    /// Taken out only for the duration of an optimiser step.
+    model: Option<VisionTransformer>,
+    pub config: VitConfig,
+    optimizer: ModuleOptimizer,
+    settings: OptimizerSettings,
+    device: Device,
+    /// Steps taken so far.
+    pub step: usize,
+}
+
+impl Trainer {
+    /// Starts from `model`, which is moved to the autodiff version of `device`.
+    pub fn new(
+        model: VisionTransformer,
+        config: VitConfig,
+        settings: OptimizerSettings,
+        device: &Device,
+    ) -> Self {
+        let device = device.clone().autodiff();
+        let optimizer = AdamWConfig::new()
+            .with_weight_decay(settings.weight_decay)
+            .with_epsilon(1e-8)
+            .init();
+        Self {
+            // Whatever device and mode the model comes in, it trains on `device`.
+            model: Some(model.valid().to_device(&device.clone().inner()).train()),
+            config,
+            optimizer,
+            settings,
+            device,
+            step: 0,
+        }
+    }
+
+    /// The autodiff device batches must live on.
+    pub fn device(&self) -> &Device {
+        &self.device
+    }
+
+    /// One optimiser step on `batch` at learning rate `lr`.
+    pub fn step(&mut self, batch: &Batch, lr: f64) -> StepOutput {
+        let model = self
+            .model
+            .take()
+            .expect("the model is back after every step");
+        let logits = model.forward(batch.images.clone()); // [B, C]
+        let correct = count_correct(logits.clone().detach(), batch.labels.clone());
+        let loss = cross_entropy(logits, batch.labels.clone(), self.settings.label_smoothing);
+        let gradients = GradientsParams::from_grads(loss.backward(), &model);
+        self.model = Some(self.optimizer.step(lr, model, gradients));
+        self.step += 1;
+        StepOutput {
+            loss: loss.detach(),
+            correct,
+        }
+    }
+
+    /// The model being trained, on the autodiff device.
+    pub fn model(&self) -> &VisionTransformer {
+        self.model
+            .as_ref()
+            .expect("the model is back after every step")
+    }
+
+    /// The model for inference: no autodiff, no dropout.
+    pub fn inference_model(&self) -> VisionTransformer {
+        self.model().valid()
+    }
+}

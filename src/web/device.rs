@@ -1,0 +1,57 @@
+use burn::tensor::Device;
+
+/// Which Burn backend runs the model in this tab.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Backend {
+    WebGpu,
+    Cpu,
+}
+
+impl Backend {
+    /// Reads `?backend=cpu` / `?backend=webgpu`.
+    pub fn parse(text: &str) -> Option<Self> {
+        match text.to_ascii_lowercase().as_str() {
+            "cpu" => Some(Self::Cpu),
+            "webgpu" | "gpu" | "wgpu" => Some(Self::WebGpu),
+            _ => None,
+        }
+    }
+
+    pub fn label(self) -> &'static str {
+        match self {
+            Self::WebGpu => "WebGPU",
+            Self::Cpu => "CPU (wasm)",
+        }
+    }
+}
+
+/// A started device, and why it is not WebGPU when it is not.
+#[derive(Debug, Clone)]
+pub struct StartedDevice {
+    pub device: Device,
+    pub backend: Backend,
+    pub fallback_reason: Option<String>,
+}
+
+/// Starts WebGPU unless the CPU is asked for; falls back to the CPU when WebGPU fails.
+pub async fn start_device(preferred: Option<Backend>) -> StartedDevice {
+    if preferred == Some(Backend::Cpu) {
+        return StartedDevice {
+            device: Device::flex(),
+            backend: Backend::Cpu,
+            fallback_reason: None,
+        };
+    }
+    match Device::wgpu_options().init_async().await {
+        Ok(device) => StartedDevice {
+            device,
+            backend: Backend::WebGpu,
+            fallback_reason: None,
+        },
+        Err(error) => StartedDevice {
+            device: Device::flex(),
+            backend: Backend::Cpu,
+            fallback_reason: Some(format!("WebGPU is unavailable ({error:?})")),
+        },
+    }
+}

@@ -1,0 +1,458 @@
+//! Weights as safetensors, named and laid out exactly like the seed's PyTorch `state_dict`.
+//!
+//! Burn keeps a linear layer's weight as `[in, out]` and names LayerNorm's parameters
+//! `gamma`/`beta`; PyTorch has `[out, in]` and `weight`/`bias`, and the seed's MLP lives in an
+//! `nn.Sequential` (`mlp.0`, `mlp.3`). [`torch_name`] and the transpose of every 2-D tensor are
+//! the whole translation. The model config travels in the file's metadata.
+
+use std::collections::{BTreeMap, HashMap};
+
+use burn::module::{Module, ModuleMapper, ModuleVisitor, Param};
+use burn::tensor::{Device, Tensor, TensorData};
+use serde::{Deserialize, Serialize};
+
+use crate::model::{VisionTransformer, VitConfig};
+
+/// Metadata key holding the [`VitConfig`] as JSON.
+pub const CONFIG_KEY: &str = "vitlab.config";
+/// Largest model a file may describe; keeps a hostile config from exhausting memory.
+pub const MAX_PARAMS: usize = 50_000_000;
+const MAX_HEADER_BYTES: u64 = 16 * 1024 * 1024;
+
+/// What is wrong with a weights file, in words a person can act on.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum WeightsError {
+    #[error("the file is too short to be safetensors ({0} bytes)")]
+    TooShort(usize),
+    #[error("the header claims {claimed} bytes but the file has only {available} after it")]
+    TruncatedHeader { claimed: u64, available: usize },
+    #[error("the header is not valid safetensors JSON: {0}")]
+    Header(String),
+    #[error("the model config in the metadata is invalid: {0}")]
+    Config(String),
+    #[error("tensor `{name}` is {dtype}; only F32 is supported")]
+    Dtype { name: String, dtype: String },
+    #[error(
+        "tensor `{name}` needs bytes {begin}..{end} but the data section has {available} (truncated or corrupt file)"
+    )]
+    DataOutOfRange {
+        name: String,
+        begin: usize,
+        end: usize,
+        available: usize,
+    },
+    #[error("tensor `{name}` holds {bytes} bytes, which does not match its shape {shape:?}")]
+    SizeMismatch {
+        name: String,
+        shape: Vec<usize>,
+        bytes: usize,
+    },
+    #[error("tensor `{0}` contains NaN or infinite values")]
+    NonFinite(String),
+    #[error("the tensors do not match the model: {0}")]
+    Mismatch(Mismatch),
+}
+
+/// How a file's tensors differ from what the model needs.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Mismatch {
+    pub missing: Vec<String>,
+    pub unexpected: Vec<String>,
+    /// `(name, expected shape, shape in the file)`
+    pub misshaped: Vec<(String, Vec<usize>, Vec<usize>)>,
+}
+
+impl std::fmt::Display for Mismatch {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let mut parts = Vec::new();
+        if !self.missing.is_empty() {
+            parts.push(format!("missing {}", self.missing.join(", ")));
+        }
+        if !self.unexpected.is_empty() {
+            parts.push(format!("unexpected {}", self.unexpected.join(", ")));
+        }
+        for (name, expected, found) in &self.misshaped {
+            parts.push(format!("{name} is {found:?}, expected {expected:?}"));
+        }
+        f.write_str(&parts.join("; "))
+    }
+}
+
+/// One tensor as PyTorch names and lays it out.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NamedTensor {
+    pub name: String,
+    pub shape: Vec<usize>,
+    pub values: Vec<f32>,
+}
+
+/// A parsed weights file: its config and its tensors, not yet on any device.
+#[derive(Debug, Clone)]
+pub struct WeightsFile {
+    pub config: VitConfig,
+    pub tensors: Vec<NamedTensor>,
+}
+
+/// The seed's name for the parameter at a Burn module path.
+pub fn torch_name(path: &[String]) -> String {
+    path.iter()
+        .map(|segment| match segment.as_str() {
+            "gamma" => "weight",
+            "beta" => "bias",
+            "mlp_in" => "mlp.0",
+            "mlp_out" => "mlp.3",
+            other => other,
+        })
+        .collect::<Vec<_>>()
+        .join(".")
+}
+
+/// The names and PyTorch shapes a model of this config has, in module order.
+pub fn expected_tensors(config: &VitConfig) -> Vec<(String, Vec<usize>)> {
+    // Parameters are lazily initialised, so this reads shapes without drawing random values.
+    let model = config.init(&Device::flex());
+    let mut lister = ParamLister::default();
+    model.visit(&mut lister);
+    lister.entries
+}
+
+#[derive(Default)]
+struct PathStack(Vec<String>);
+
+impl PathStack {
+    fn enter(&mut self, name: &str) {
+        self.0.push(name.to_string());
+    }
+    fn exit(&mut self) {
+        self.0.pop();
+    }
+    fn torch_name(&self) -> String {
+        torch_name(&self.0)
+    }
+}
+
+/// PyTorch's layout of a Burn parameter's shape: linear weights are transposed.
+fn torch_shape(dims: &[usize]) -> Vec<usize> {
+    match dims {
+        [input, output] => vec![*output, *input],
+        other => other.to_vec(),
+    }
+}
+
+#[derive(Default)]
+struct ParamLister {
+    path: PathStack,
+    entries: Vec<(String, Vec<usize>)>,
+}
+
+impl ModuleVisitor for ParamLister {
+    fn enter_module(&mut self, name: &str, _container_type: &str) {
+        self.path.enter(name);
+    }
+    fn exit_module(&mut self, _name: &str, _container_type: &str) {
+        self.path.exit();
+    }
+    fn visit_float<const D: usize>(&mut self, param: &Param<Tensor<D>>) {
+        let dims = param.lazy_shape().dims::<D>();
+        self.entries
+            .push((self.path.torch_name(), torch_shape(&dims)));
+    }
+}
+
+/// Each parameter in PyTorch layout, flattened, still on its device.
+struct ParamCollector {
+    path: PathStack,
+    entries: Vec<(String, Vec<usize>, Tensor<1>)>,
+}
+
+impl ModuleVisitor for ParamCollector {
+    fn enter_module(&mut self, name: &str, _container_type: &str) {
+        self.path.enter(name);
+    }
+    fn exit_module(&mut self, _name: &str, _container_type: &str) {
+        self.path.exit();
+    }
+    fn visit_float<const D: usize>(&mut self, param: &Param<Tensor<D>>) {
+        let mut tensor = param.val();
+        if D == 2 {
+            tensor = tensor.transpose();
+        }
+        let shape = tensor.dims().to_vec();
+        let flat = tensor.reshape([shape.iter().product::<usize>()]);
+        self.entries.push((self.path.torch_name(), shape, flat));
+    }
+}
+
+fn collect(model: &VisionTransformer) -> Vec<(String, Vec<usize>, Tensor<1>)> {
+    let mut collector = ParamCollector {
+        path: PathStack::default(),
+        entries: Vec::new(),
+    };
+    model.visit(&mut collector);
+    collector.entries
+}
+
+fn to_values(data: TensorData) -> Vec<f32> {
+    data.convert::<f32>()
+        .try_into_vec::<f32>()
+        .expect("a float tensor converts to f32")
+}
+
+/// Serialises a model natively. In the browser use [`to_safetensors_async`].
+#[cfg(not(target_arch = "wasm32"))]
+pub fn to_safetensors(model: &VisionTransformer, config: &VitConfig) -> Vec<u8> {
+    let tensors = collect(model)
+        .into_iter()
+        .map(|(name, shape, flat)| NamedTensor {
+            name,
+            shape,
+            values: to_values(flat.into_data()),
+        })
+        .collect::<Vec<_>>();
+    encode(config, &tensors)
+}
+
+/// Serialises a model without a synchronous read, as the browser requires.
+pub async fn to_safetensors_async(
+    model: &VisionTransformer,
+    config: &VitConfig,
+) -> Result<Vec<u8>, String> {
+    let mut tensors = Vec::new();
+    for (name, shape, flat) in collect(model) {
+        let data = flat
+            .into_data_async()
+            .await
+            .map_err(|error| format!("reading `{name}` from the device failed: {error:?}"))?;
+        tensors.push(NamedTensor {
+            name,
+            shape,
+            values: to_values(data),
+        });
+    }
+    Ok(encode(config, &tensors))
+}
+
+#[derive(Serialize, Deserialize)]
+struct TensorHeader {
+    dtype: String,
+    shape: Vec<usize>,
+    data_offsets: [usize; 2],
+}
+
+/// Writes safetensors bytes: F32 little-endian, the config in `__metadata__`.
+pub fn encode(config: &VitConfig, tensors: &[NamedTensor]) -> Vec<u8> {
+    let mut header = serde_json::Map::new();
+    let mut metadata = serde_json::Map::new();
+    metadata.insert("format".into(), "pt".into());
+    metadata.insert(
+        CONFIG_KEY.into(),
+        serde_json::to_string(config)
+            .expect("a config serialises")
+            .into(),
+    );
+    header.insert("__metadata__".into(), metadata.into());
+    let mut offset = 0;
+    for tensor in tensors {
+        let end = offset + tensor.values.len() * 4;
+        let entry = TensorHeader {
+            dtype: "F32".into(),
+            shape: tensor.shape.clone(),
+            data_offsets: [offset, end],
+        };
+        header.insert(
+            tensor.name.clone(),
+            serde_json::to_value(entry).expect("a header entry serialises"),
+        );
+        offset = end;
+    }
+    let mut header = serde_json::to_vec(&header).expect("a header serialises");
+    // The reference implementation aligns the data section to 8 bytes with spaces.
+    while header.len() % 8 != 0 {
+        header.push(b' ');
+    }
+    let mut bytes = Vec::with_capacity(8 + header.len() + offset);
+    bytes.extend_from_slice(&(header.len() as u64).to_le_bytes());
+    bytes.extend_from_slice(&header);
+    for tensor in tensors {
+        for value in &tensor.values {
+            bytes.extend_from_slice(&value.to_le_bytes());
+        }
+    }
+    bytes
+}
+
+/// Parses safetensors bytes and checks them against the config they carry (the seed
+/// preset when they carry none): every name, shape, byte range and value.
+pub fn decode(bytes: &[u8]) -> Result<WeightsFile, WeightsError> {
+    if bytes.len() < 8 {
+        return Err(WeightsError::TooShort(bytes.len()));
+    }
+    let header_len = u64::from_le_bytes(bytes[..8].try_into().expect("8 bytes"));
+    let rest = &bytes[8..];
+    if header_len > MAX_HEADER_BYTES || header_len as usize > rest.len() {
+        return Err(WeightsError::TruncatedHeader {
+            claimed: header_len,
+            available: rest.len(),
+        });
+    }
+    let (header, data) = rest.split_at(header_len as usize);
+    let header: BTreeMap<String, serde_json::Value> =
+        serde_json::from_slice(header).map_err(|error| WeightsError::Header(error.to_string()))?;
+
+    let mut config = VitConfig::seed();
+    let mut entries = HashMap::new();
+    for (name, value) in header {
+        if name == "__metadata__" {
+            let metadata: HashMap<String, String> = serde_json::from_value(value)
+                .map_err(|error| WeightsError::Header(format!("__metadata__: {error}")))?;
+            if let Some(json) = metadata.get(CONFIG_KEY) {
+                config = serde_json::from_str(json)
+                    .map_err(|error| WeightsError::Config(error.to_string()))?;
+            }
+        } else {
+            let entry: TensorHeader = serde_json::from_value(value)
+                .map_err(|error| WeightsError::Header(format!("`{name}`: {error}")))?;
+            entries.insert(name, entry);
+        }
+    }
+    config
+        .validate()
+        .map_err(|error| WeightsError::Config(error.to_string()))?;
+    if config.num_params() > MAX_PARAMS {
+        return Err(WeightsError::Config(format!(
+            "{} parameters is more than the {MAX_PARAMS} this app accepts",
+            config.num_params()
+        )));
+    }
+
+    let expected = expected_tensors(&config);
+    let mut mismatch = Mismatch::default();
+    for (name, shape) in &expected {
+        match entries.get(name) {
+            None => mismatch.missing.push(name.clone()),
+            Some(entry) if &entry.shape != shape => {
+                mismatch
+                    .misshaped
+                    .push((name.clone(), shape.clone(), entry.shape.clone()))
+            }
+            Some(_) => {}
+        }
+    }
+    let mut unexpected: Vec<_> = entries
+        .keys()
+        .filter(|name| !expected.iter().any(|(known, _)| known == *name))
+        .cloned()
+        .collect();
+    unexpected.sort();
+    mismatch.unexpected = unexpected;
+    if mismatch != Mismatch::default() {
+        return Err(WeightsError::Mismatch(mismatch));
+    }
+
+    let mut tensors = Vec::with_capacity(expected.len());
+    for (name, shape) in expected {
+        let entry = &entries[&name];
+        if entry.dtype != "F32" {
+            return Err(WeightsError::Dtype {
+                name,
+                dtype: entry.dtype.clone(),
+            });
+        }
+        let [begin, end] = entry.data_offsets;
+        if begin > end || end > data.len() {
+            return Err(WeightsError::DataOutOfRange {
+                name,
+                begin,
+                end,
+                available: data.len(),
+            });
+        }
+        let raw = &data[begin..end];
+        if raw.len() != shape.iter().product::<usize>() * 4 {
+            return Err(WeightsError::SizeMismatch {
+                name,
+                shape,
+                bytes: raw.len(),
+            });
+        }
+        let values: Vec<f32> = raw
+            .chunks_exact(4)
+            .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+            .collect();
+        if values.iter().any(|value| !value.is_finite()) {
+            return Err(WeightsError::NonFinite(name));
+        }
+        tensors.push(NamedTensor {
+            name,
+            shape,
+            values,
+        });
+    }
+    Ok(WeightsFile { config, tensors })
+}
+
+/// Replaces each parameter by the file's tensor of the same name, keeping its id and
+/// whether it trains.
+struct ParamLoader<'a> {
+    path: PathStack,
+    tensors: HashMap<&'a str, &'a NamedTensor>,
+}
+
+impl ModuleMapper for ParamLoader<'_> {
+    fn enter_module(&mut self, name: &str, _container_type: &str) {
+        self.path.enter(name);
+    }
+    fn exit_module(&mut self, _name: &str, _container_type: &str) {
+        self.path.exit();
+    }
+    fn map_float<const D: usize>(&mut self, param: Param<Tensor<D>>) -> Param<Tensor<D>> {
+        let source = self.tensors[self.path.torch_name().as_str()];
+        // Transposed here, on the host, so the parameter stays a leaf tensor.
+        let data = match source.shape.as_slice() {
+            &[rows, cols] => TensorData::new(transpose(&source.values, rows, cols), [cols, rows]),
+            _ => TensorData::new(source.values.clone(), source.shape.clone()),
+        };
+        // `map` keeps the id and whether the parameter trains.
+        param.map(|old| Tensor::from_data(data, &old.device()))
+    }
+}
+
+/// A row-major `[rows, cols]` matrix as row-major `[cols, rows]`.
+fn transpose(values: &[f32], rows: usize, cols: usize) -> Vec<f32> {
+    let mut out = vec![0.0; values.len()];
+    for row in 0..rows {
+        for col in 0..cols {
+            out[col * rows + row] = values[row * cols + col];
+        }
+    }
+    out
+}
+
+impl WeightsFile {
+    /// Builds the model on `device` with these weights; on an autodiff device it is ready
+    /// to train.
+    pub fn into_model(&self, device: &Device) -> VisionTransformer {
+        let mut loader = ParamLoader {
+            path: PathStack::default(),
+            tensors: self
+                .tensors
+                .iter()
+                .map(|tensor| (tensor.name.as_str(), tensor))
+                .collect(),
+        };
+        // Weights are loaded as plain data; `train` is Burn's one way into autodiff.
+        let model = self.config.init(&device.clone().inner()).map(&mut loader);
+        if device.is_autodiff() {
+            model.train()
+        } else {
+            model
+        }
+    }
+}
+
+/// Parses and loads in one step.
+pub fn load(bytes: &[u8], device: &Device) -> Result<(VisionTransformer, VitConfig), WeightsError> {
+    let file = decode(bytes)?;
+    let model = file.into_model(device);
+    Ok((model, file.config))
+}

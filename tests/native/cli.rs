@@ -1,0 +1,80 @@
+use std::process::Command;
+
+const VIT: &str = env!("CARGO_BIN_EXE_vit");
+const PARITY_WEIGHTS: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/tests/fixtures/parity.safetensors"
+);
+
+#[test]
+fn eval_json_reports_accuracy_on_the_ten_thousand_test_images() {
+    let output = Command::new(VIT)
+        .args(["eval", "--weights", PARITY_WEIGHTS, "--json"])
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let stdout = String::from_utf8(output.stdout).unwrap();
+    let last = stdout.lines().last().unwrap();
+    let summary: serde_json::Value = serde_json::from_str(last).unwrap();
+    assert_eq!(summary["examples"], 10_000);
+    let accuracy = summary["test_accuracy"].as_f64().unwrap();
+    // Random weights: near chance, and consistent with the confusion matrix.
+    assert!((0.0..0.5).contains(&accuracy), "{accuracy}");
+    let diagonal: u64 = (0..10)
+        .map(|i| summary["confusion"][i][i].as_u64().unwrap())
+        .sum();
+    assert_eq!(diagonal, summary["correct"].as_u64().unwrap());
+}
+
+#[test]
+fn eval_names_a_corrupt_weights_file_and_fails() {
+    let path =
+        std::env::temp_dir().join(format!("vitlab-corrupt-{}.safetensors", std::process::id()));
+    let bytes = std::fs::read(PARITY_WEIGHTS).unwrap();
+    std::fs::write(&path, &bytes[..bytes.len() / 3]).unwrap();
+    let output = Command::new(VIT)
+        .arg("eval")
+        .arg("--weights")
+        .arg(&path)
+        .output()
+        .unwrap();
+    std::fs::remove_file(&path).unwrap();
+    assert!(!output.status.success());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("truncated or corrupt"), "{stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+}
+
+#[test]
+fn train_runs_and_lowers_the_loss() {
+    let out = std::env::temp_dir().join(format!("vitlab-train-{}.safetensors", std::process::id()));
+    let output = Command::new(VIT)
+        .args([
+            "train", "--preset", "seed", "--depth", "2", "--epochs", "3", "--limit", "1024",
+        ])
+        .args(["--batch-size", "64", "--lr", "2e-3", "--out"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let stdout = String::from_utf8(output.stdout).unwrap();
+    let losses: Vec<f64> = stdout
+        .lines()
+        .filter_map(|line| line.split("train loss ").nth(1))
+        .map(|rest| rest.split(',').next().unwrap().parse().unwrap())
+        .collect();
+    assert_eq!(losses.len(), 3, "{stdout}");
+    assert!(losses[2] < losses[0], "{losses:?}");
+    let saved = std::fs::read(&out).unwrap();
+    std::fs::remove_file(&out).unwrap();
+    let file = vitlab::weights::decode(&saved).unwrap();
+    assert_eq!(file.config.depth, 2);
+}

@@ -1,0 +1,132 @@
+use std::path::Path;
+
+use vitlab::data::{self, ChunkError, MnistSet, Split};
+use vitlab::native;
+
+fn tiny_set(count: usize) -> MnistSet {
+    MnistSet {
+        images: (0..count * data::IMAGE_PIXELS)
+            .map(|i| (i * 37 % 256) as u8)
+            .collect(),
+        labels: (0..count).map(|i| (i % 10) as u8).collect(),
+    }
+}
+
+fn entry_for(bytes: &[u8], items: usize) -> data::ChunkEntry {
+    data::ChunkEntry {
+        file: "x.bin".into(),
+        items,
+        bytes: bytes.len(),
+        sha256: data::sha256_hex(bytes),
+    }
+}
+
+#[test]
+fn a_chunk_round_trips_and_encodes_deterministically() {
+    let set = tiny_set(30);
+    let bytes = data::encode_chunk(&set);
+    assert_eq!(bytes, data::encode_chunk(&set));
+    assert_eq!(
+        data::decode_chunk(&bytes, &entry_for(&bytes, 30)).unwrap(),
+        set
+    );
+}
+
+#[test]
+fn a_flipped_byte_is_detected() {
+    let bytes = data::encode_chunk(&tiny_set(30));
+    let entry = entry_for(&bytes, 30);
+    for position in [0, bytes.len() / 2, bytes.len() - 1] {
+        let mut damaged = bytes.clone();
+        damaged[position] ^= 0x40;
+        assert!(matches!(
+            data::decode_chunk(&damaged, &entry),
+            Err(ChunkError::Checksum { .. })
+        ));
+        // Without the checksum the format itself still refuses it or decodes other data.
+        if let Ok(decoded) = data::decode_chunk_unverified(&damaged) {
+            assert_ne!(decoded, tiny_set(30));
+        }
+    }
+}
+
+#[test]
+fn truncated_and_miscounted_chunks_are_errors() {
+    let bytes = data::encode_chunk(&tiny_set(30));
+    let cut = &bytes[..bytes.len() / 2];
+    assert!(data::decode_chunk_unverified(cut).is_err());
+    assert!(matches!(
+        data::decode_chunk(&bytes, &entry_for(&bytes, 31)),
+        Err(ChunkError::Count {
+            expected: 31,
+            actual: 30
+        })
+    ));
+    // A well-formed stream that is not a chunk.
+    let other = miniz_oxide::deflate::compress_to_vec(b"hello, this is not MNIST", 6);
+    assert_eq!(
+        data::decode_chunk_unverified(&other),
+        Err(ChunkError::Magic)
+    );
+}
+
+#[test]
+fn the_repository_holds_all_of_mnist_in_small_verified_chunks() {
+    let dir = native::default_data_dir();
+    let manifest = native::read_manifest(&dir).unwrap();
+    assert_eq!(manifest.items(Split::Train), 60_000);
+    assert_eq!(manifest.items(Split::Test), 10_000);
+    for entry in manifest.train.iter().chain(&manifest.test) {
+        assert!(
+            entry.bytes <= 1_000_000,
+            "{} is {} bytes",
+            entry.file,
+            entry.bytes
+        );
+        assert_eq!(
+            std::fs::metadata(dir.join(&entry.file)).unwrap().len() as usize,
+            entry.bytes
+        );
+    }
+    let test = native::load_split(&dir, Split::Test).unwrap();
+    let mut counts = [0usize; 10];
+    for &label in &test.labels {
+        counts[label as usize] += 1;
+    }
+    // The published MNIST test distribution (shared/data/mnist/SOURCE.md).
+    assert_eq!(
+        counts,
+        [980, 1135, 1032, 1010, 982, 892, 958, 1028, 974, 1009]
+    );
+}
+
+/// `vit prepare-data` regenerates the committed chunks byte for byte from the IDX files.
+#[test]
+fn regenerating_from_idx_reproduces_the_committed_chunks() {
+    let idx = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/data/mnist");
+    if !idx.join("t10k-images-idx3-ubyte.gz").exists() {
+        eprintln!("skipped: no IDX files at {}", idx.display());
+        return;
+    }
+    let out = std::env::temp_dir().join(format!("vitlab-chunks-{}", std::process::id()));
+    let status = std::process::Command::new(env!("CARGO_BIN_EXE_vit"))
+        .args(["prepare-data", "--idx"])
+        .arg(&idx)
+        .arg("--out")
+        .arg(&out)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let committed = native::default_data_dir();
+    let manifest = native::read_manifest(&committed).unwrap();
+    assert_eq!(native::read_manifest(&out).unwrap(), manifest);
+    for entry in manifest.train.iter().chain(&manifest.test) {
+        assert_eq!(
+            std::fs::read(out.join(&entry.file)).unwrap(),
+            std::fs::read(committed.join(&entry.file)).unwrap(),
+            "{}",
+            entry.file
+        );
+    }
+    std::fs::remove_dir_all(out).unwrap();
+}

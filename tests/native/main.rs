@@ -1,0 +1,30 @@
+//! Native tests, in one binary so that Burn is linked once.
+
+mod cli;
+mod data;
+mod model;
+mod parity;
+mod train;
+mod weights;
+
+use burn::tensor::{Device, Tensor};
+
+pub fn device() -> Device {
+    Device::flex()
+}
+
+pub fn to_vec<const D: usize>(tensor: Tensor<D>) -> Vec<f32> {
+    tensor
+        .into_data()
+        .convert::<f32>()
+        .try_into_vec::<f32>()
+        .unwrap()
+}
+
+/// A deterministic batch of normalised-looking inputs.
+pub fn sample_images(batch: usize, side: usize, device: &Device) -> Tensor<4> {
+    let values: Vec<f32> = (0..batch * side * side)
+        .map(|i| ((i * 7919 % 255) as f32 / 255.0 - 0.1307) / 0.3081)
+        .collect();
+    Tensor::<1>::from_floats(values.as_slice(), device).reshape([batch, 1, side, side])
+}

@@ -1,0 +1,102 @@
+use vitlab::data::MnistSet;
+use vitlab::model::VitConfig;
+use vitlab::native;
+use vitlab::train::{LrSchedule, OptimizerSettings, SplitMix64, Trainer, cross_entropy};
+use vitlab::weights;
+
+use crate::{device, to_vec};
+
+fn small_config() -> VitConfig {
+    VitConfig::lab()
+        .with_depth(2)
+        .with_dim(32)
+        .with_heads(4)
+        .with_mlp_dim(64)
+}
+
+fn first_train_images(count: usize) -> MnistSet {
+    let dir = native::default_data_dir();
+    let manifest = native::read_manifest(&dir).unwrap();
+    native::load_chunk(&dir, &manifest.train[0])
+        .unwrap()
+        .slice(0..count)
+}
+
+#[test]
+fn a_few_steps_lower_the_loss_on_real_digits() {
+    let device = device();
+    device.seed(7);
+    let config = small_config().with_dropout(0.0);
+    let set = first_train_images(128);
+    let settings = OptimizerSettings::default();
+    let mut trainer = Trainer::new(config.init(&device), config, settings, &device);
+    let indices: Vec<usize> = (0..set.len()).collect();
+    let batch = set.batch(&indices, trainer.device());
+    let losses: Vec<f32> = (0..40)
+        .map(|_| trainer.step(&batch, 3e-3).loss.into_scalar::<f32>())
+        .collect();
+    assert!(losses.iter().all(|loss| loss.is_finite()));
+    assert!(losses[39] < 0.6 * losses[0], "{losses:?}");
+    assert_eq!(trainer.step, 40);
+}
+
+#[test]
+fn loaded_weights_keep_training() {
+    let device = device();
+    let config = small_config();
+    let set = first_train_images(64);
+    let indices: Vec<usize> = (0..set.len()).collect();
+    let bytes = weights::to_safetensors(&config.init(&device), &config);
+    let (model, config) = weights::load(&bytes, &device.clone().autodiff()).unwrap();
+    let mut trainer = Trainer::new(model, config, OptimizerSettings::default(), &device);
+    let batch = set.batch(&indices, trainer.device());
+    let before = to_vec(trainer.inference_model().head.weight.val());
+    trainer.step(&batch, 1e-3);
+    let after = to_vec(trainer.inference_model().head.weight.val());
+    assert_ne!(before, after, "a loaded model must still receive gradients");
+}
+
+#[test]
+fn label_smoothing_changes_the_target_not_the_argmax() {
+    let device = device();
+    let logits =
+        burn::tensor::Tensor::<2>::from_floats([[4.0, 0.0, 0.0], [0.0, 3.0, 0.0]], &device);
+    let labels = burn::tensor::Tensor::<1, burn::tensor::Int>::from_ints([0, 1], &device);
+    let plain = cross_entropy(logits.clone(), labels.clone(), 0.0).into_scalar::<f32>();
+    let smooth = cross_entropy(logits.clone(), labels.clone(), 0.1).into_scalar::<f32>();
+    // Plain: mean of -log softmax at the label.
+    let expected = (-(4.0f32.exp() / (4.0f32.exp() + 2.0)).ln()
+        - (3.0f32.exp() / (3.0f32.exp() + 2.0)).ln())
+        / 2.0;
+    assert!((plain - expected).abs() < 1e-5, "{plain} vs {expected}");
+    assert!(smooth > plain);
+}
+
+#[test]
+fn the_schedule_warms_up_then_decays_to_the_floor() {
+    let schedule = LrSchedule {
+        peak: 1e-3,
+        floor: 1e-5,
+        warmup_steps: 10,
+        total_steps: 110,
+    };
+    assert!((schedule.at(0) - 1e-4).abs() < 1e-12);
+    assert!((schedule.at(9) - 1e-3).abs() < 1e-12);
+    assert!((schedule.at(60) - (1e-5 + (1e-3 - 1e-5) * 0.5)).abs() < 1e-9);
+    assert!((schedule.at(110) - 1e-5).abs() < 1e-12);
+    assert!(schedule.at(30) > schedule.at(31));
+    assert_eq!(LrSchedule::constant(0.01).at(1234), 0.01);
+}
+
+#[test]
+fn shuffles_are_seeded_permutations() {
+    let mut a: Vec<usize> = (0..100).collect();
+    let mut b = a.clone();
+    SplitMix64::new(3).shuffle(&mut a);
+    SplitMix64::new(3).shuffle(&mut b);
+    assert_eq!(a, b);
+    assert_ne!(a, (0..100).collect::<Vec<_>>());
+    let mut sorted = a.clone();
+    sorted.sort();
+    assert_eq!(sorted, (0..100).collect::<Vec<_>>());
+}

@@ -1,0 +1,207 @@
+use vitlab::model::VitConfig;
+use vitlab::weights::{self, NamedTensor, WeightsError};
+
+use crate::{device, sample_images, to_vec};
+
+fn small_config() -> VitConfig {
+    VitConfig::lab()
+        .with_depth(2)
+        .with_dim(32)
+        .with_heads(4)
+        .with_mlp_dim(48)
+}
+
+fn saved(config: &VitConfig) -> Vec<u8> {
+    let model = config.init(&device());
+    weights::to_safetensors(&model, config)
+}
+
+#[test]
+fn names_and_shapes_are_the_seed_state_dict() {
+    let expected = weights::expected_tensors(&VitConfig::seed());
+    let find = |name: &str| {
+        expected
+            .iter()
+            .find(|(n, _)| n == name)
+            .unwrap_or_else(|| panic!("{name} missing"))
+            .1
+            .clone()
+    };
+    assert_eq!(expected.len(), 4 + 6 * 11 + 4);
+    assert_eq!(find("patch_embed.proj.weight"), [64, 49]);
+    assert_eq!(find("patch_embed.proj.bias"), [64]);
+    assert_eq!(find("patch_embed.pos_embedding"), [1, 17, 64]);
+    assert_eq!(find("patch_embed.cls_token"), [1, 1, 64]);
+    assert_eq!(find("layers.5.norm1.weight"), [64]);
+    assert_eq!(find("layers.0.norm1.bias"), [64]);
+    assert_eq!(find("layers.3.attn.qkv.weight"), [192, 64]);
+    assert!(!expected.iter().any(|(n, _)| n.ends_with("qkv.bias")));
+    assert_eq!(find("layers.0.attn.proj.weight"), [64, 64]);
+    assert_eq!(find("layers.0.attn.proj.bias"), [64]);
+    assert_eq!(find("layers.2.norm2.weight"), [64]);
+    assert_eq!(find("layers.1.mlp.0.weight"), [128, 64]);
+    assert_eq!(find("layers.1.mlp.0.bias"), [128]);
+    assert_eq!(find("layers.4.mlp.3.weight"), [64, 128]);
+    assert_eq!(find("layers.4.mlp.3.bias"), [64]);
+    assert_eq!(find("norm.weight"), [64]);
+    assert_eq!(find("norm.bias"), [64]);
+    assert_eq!(find("head.weight"), [10, 64]);
+    assert_eq!(find("head.bias"), [10]);
+}
+
+#[test]
+fn save_then_load_gives_the_same_model_and_config() {
+    let device = device();
+    let config = small_config();
+    let model = config.init(&device);
+    let bytes = weights::to_safetensors(&model, &config);
+    let (loaded, loaded_config) = weights::load(&bytes, &device).unwrap();
+    assert_eq!(loaded_config, config);
+    let images = sample_images(2, 28, &device);
+    let (before, after) = (
+        to_vec(model.forward(images.clone())),
+        to_vec(loaded.forward(images)),
+    );
+    assert!(
+        before.iter().zip(&after).all(|(a, b)| (a - b).abs() < 1e-5),
+        "{before:?} vs {after:?}"
+    );
+    // Saving again is byte-for-byte the same.
+    assert_eq!(weights::to_safetensors(&loaded, &config), bytes);
+}
+
+#[test]
+fn linear_weights_are_stored_transposed_like_pytorch() {
+    let config = small_config();
+    let file = weights::decode(&saved(&config)).unwrap();
+    let head = file
+        .tensors
+        .iter()
+        .find(|t| t.name == "head.weight")
+        .unwrap();
+    assert_eq!(head.shape, [10, 32]);
+    // PyTorch: y = x Wᵀ + b. Check row 3 of W produces logit 3 for a one-hot input.
+    let device = device();
+    let model = file.into_model(&device);
+    let input = burn::tensor::Tensor::<2>::zeros([1, 32], &device).slice_assign(
+        [0..1, 5..6],
+        burn::tensor::Tensor::<2>::ones([1, 1], &device),
+    );
+    let out = to_vec(model.head.forward(input));
+    let bias = &file
+        .tensors
+        .iter()
+        .find(|t| t.name == "head.bias")
+        .unwrap()
+        .values;
+    assert!((out[3] - (head.values[3 * 32 + 5] + bias[3])).abs() < 1e-6);
+}
+
+#[test]
+fn truncated_files_are_errors() {
+    let bytes = saved(&small_config());
+    assert_eq!(
+        weights::decode(&bytes[..5]).unwrap_err(),
+        WeightsError::TooShort(5)
+    );
+    for cut in [12, bytes.len() / 2, bytes.len() - 1] {
+        let error = weights::decode(&bytes[..cut]).unwrap_err();
+        assert!(
+            matches!(
+                error,
+                WeightsError::TruncatedHeader { .. } | WeightsError::DataOutOfRange { .. }
+            ),
+            "cut at {cut}: {error}"
+        );
+    }
+}
+
+#[test]
+fn corrupt_headers_are_errors() {
+    let mut bytes = saved(&small_config());
+    bytes[8] = b'!';
+    assert!(matches!(
+        weights::decode(&bytes),
+        Err(WeightsError::Header(_))
+    ));
+    let garbage: Vec<u8> = (0..4096u32).map(|i| (i * 31 % 251) as u8).collect();
+    assert!(weights::decode(&garbage).is_err());
+}
+
+fn rewrite(config: &VitConfig, edit: impl FnOnce(&mut Vec<NamedTensor>)) -> Vec<u8> {
+    let mut tensors = weights::decode(&saved(config)).unwrap().tensors;
+    edit(&mut tensors);
+    weights::encode(config, &tensors)
+}
+
+#[test]
+fn missing_extra_and_misshaped_tensors_are_named() {
+    let config = small_config();
+    let bytes = rewrite(&config, |tensors| {
+        tensors.retain(|t| t.name != "layers.1.attn.qkv.weight");
+        tensors.push(NamedTensor {
+            name: "layers.0.attn.qkv.bias".into(),
+            shape: vec![96],
+            values: vec![0.0; 96],
+        });
+        let head = tensors.iter_mut().find(|t| t.name == "head.bias").unwrap();
+        head.shape = vec![5];
+        head.values.truncate(5);
+    });
+    let Err(WeightsError::Mismatch(mismatch)) = weights::decode(&bytes) else {
+        panic!("expected a mismatch");
+    };
+    assert_eq!(mismatch.missing, ["layers.1.attn.qkv.weight"]);
+    assert_eq!(mismatch.unexpected, ["layers.0.attn.qkv.bias"]);
+    assert_eq!(
+        mismatch.misshaped,
+        [("head.bias".to_string(), vec![10], vec![5])]
+    );
+    let message = WeightsError::Mismatch(mismatch).to_string();
+    assert!(
+        message.contains("missing layers.1.attn.qkv.weight"),
+        "{message}"
+    );
+}
+
+#[test]
+fn a_config_that_disagrees_with_the_tensors_is_a_mismatch() {
+    let config = small_config();
+    let tensors = weights::decode(&saved(&config)).unwrap().tensors;
+    let bytes = weights::encode(&config.clone().with_depth(3), &tensors);
+    let Err(WeightsError::Mismatch(mismatch)) = weights::decode(&bytes) else {
+        panic!("expected a mismatch");
+    };
+    assert!(
+        mismatch
+            .missing
+            .iter()
+            .all(|name| name.starts_with("layers.2."))
+    );
+    assert_eq!(mismatch.missing.len(), 11);
+}
+
+#[test]
+fn non_finite_values_and_bad_configs_are_rejected() {
+    let config = small_config();
+    let bytes = rewrite(&config, |tensors| tensors[0].values[0] = f32::NAN);
+    assert_eq!(
+        weights::decode(&bytes).unwrap_err(),
+        WeightsError::NonFinite("patch_embed.proj.weight".into())
+    );
+    let tensors = weights::decode(&saved(&config)).unwrap().tensors;
+    let bytes = weights::encode(&config.clone().with_heads(5), &tensors);
+    assert!(matches!(
+        weights::decode(&bytes),
+        Err(WeightsError::Config(_))
+    ));
+    let huge = VitConfig::seed()
+        .with_dim(4096)
+        .with_heads(8)
+        .with_depth(64);
+    let bytes = weights::encode(&huge, &[]);
+    assert!(matches!(
+        weights::decode(&bytes),
+        Err(WeightsError::Config(_))
+    ));
+}
