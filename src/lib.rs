@@ -4,7 +4,9 @@
 //! tested natively; `web` and `ui` are the browser boundary.
 
 pub mod data;
+pub mod insight;
 pub mod model;
+pub mod preprocess;
 pub mod train;
 pub mod weights;
 

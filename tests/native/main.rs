@@ -2,8 +2,10 @@
 
 mod cli;
 mod data;
+mod insight;
 mod model;
 mod parity;
+mod preprocess;
 mod train;
 mod weights;
 

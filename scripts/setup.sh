@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# Installs what vitlab needs and is missing; a second run skips what is there.
+#   scripts/setup.sh          toolchain for building and serving the page
+#   scripts/setup.sh --test   plus Chromium and its driver for the browser tests
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+TRUNK_VERSION=0.21.14
+want_test=false
+[[ "${1:-}" == "--test" ]] && want_test=true
+
+say() { printf '\033[1msetup:\033[0m %s\n' "$*"; }
+export PATH="$HOME/.cargo/bin:$PATH"
+
+apt_install() {
+  local missing=()
+  for pkg in "$@"; do
+    dpkg -s "$pkg" >/dev/null 2>&1 || missing+=("$pkg")
+  done
+  ((${#missing[@]})) || return 0
+  say "apt-get install ${missing[*]}"
+  local sudo=""
+  [[ $(id -u) == 0 ]] || sudo=sudo
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
+}
+
+command -v cargo >/dev/null || { echo "Rust is not installed: see https://rustup.rs" >&2; exit 1; }
+
+if ! rustup target list --installed | grep -qx wasm32-unknown-unknown; then
+  say "rustup target add wasm32-unknown-unknown"
+  rustup target add wasm32-unknown-unknown
+fi
+rustup component list --installed 2>/dev/null | grep -q '^clippy' || rustup component add clippy rustfmt
+
+if [[ "$(trunk --version 2>/dev/null)" != "trunk $TRUNK_VERSION" ]]; then
+  say "cargo install trunk@$TRUNK_VERSION"
+  cargo install --quiet --locked "trunk@$TRUNK_VERSION"
+fi
+
+# wasm-bindgen's CLI must be exactly the library version in Cargo.lock.
+bindgen_version=$(awk '/^name = "wasm-bindgen"$/ { getline; gsub(/[^0-9.]/, ""); print; exit }' Cargo.lock)
+if [[ "$(wasm-bindgen --version 2>/dev/null)" != "wasm-bindgen $bindgen_version" ]]; then
+  say "cargo install wasm-bindgen-cli@$bindgen_version"
+  # Not --locked: one of its locked dependencies is missing from the registry.
+  cargo install --quiet --force "wasm-bindgen-cli@$bindgen_version"
+fi
+
+command -v wasm-opt >/dev/null || apt_install binaryen
+
+if $want_test; then
+  apt_install chromium chromium-driver
+fi
+say "ready"

@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Installs what is missing, then runs every check: format, native tests (with the PyTorch
+# parity test), the release page build, and the browser tests in headless Chromium.
+# Set VITLAB_LINT=1 to add clippy for both targets (two more dependency checks).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/setup.sh --test
+export PATH="$HOME/.cargo/bin:$PATH"
+
+started=$(date +%s)
+step() { printf '\n\033[1m== %s\033[0m (%ss)\n' "$*" $(( $(date +%s) - started )); }
+
+step "cargo fmt --check"
+cargo fmt --all -- --check
+
+if [[ "${VITLAB_LINT:-0}" == 1 ]]; then
+  step "clippy (native, wasm32)"
+  cargo clippy --release --all-targets -- -D warnings
+  cargo clippy --release --target wasm32-unknown-unknown --lib --bins --tests -- -D warnings
+fi
+
+step "native tests"
+cargo test --release
+
+step "trunk build --release (offline)"
+trunk build --release
+raw=$(du -cb dist/*.wasm dist/*.js dist/*.css | tail -1 | cut -f1)
+gz=$(cat dist/*.wasm dist/*.js dist/*.css | gzip -9 | wc -c)
+echo "app transfer size (wasm + js + css): $raw bytes raw, $gz bytes gzip"
+
+step "browser tests (headless Chromium, WebGPU on SwiftShader and the CPU backend)"
+export CHROMEDRIVER="${CHROMEDRIVER:-$(command -v chromedriver)}"
+export WASM_BINDGEN_TEST_TIMEOUT="${WASM_BINDGEN_TEST_TIMEOUT:-180}"
+cargo test --release --target wasm32-unknown-unknown --test web
+
+step "all checks passed"

@@ -1,0 +1,119 @@
+use vitlab::insight::{
+    LayerAttention, filter_components, mean_attention_distance, position_similarity, rollout,
+};
+
+/// A layer whose every head attends uniformly.
+fn uniform(heads: usize, tokens: usize) -> LayerAttention {
+    LayerAttention {
+        heads,
+        tokens,
+        values: vec![1.0 / tokens as f32; heads * tokens * tokens],
+    }
+}
+
+/// A layer whose every token attends only to itself.
+fn diagonal(heads: usize, tokens: usize) -> LayerAttention {
+    let mut values = vec![0.0; heads * tokens * tokens];
+    for h in 0..heads {
+        for t in 0..tokens {
+            values[(h * tokens + t) * tokens + t] = 1.0;
+        }
+    }
+    LayerAttention {
+        heads,
+        tokens,
+        values,
+    }
+}
+
+#[test]
+fn rollout_of_self_attention_stays_on_the_class_token() {
+    let layers = vec![diagonal(2, 5), diagonal(2, 5)];
+    assert_eq!(rollout(&layers), vec![0.0; 4]);
+}
+
+#[test]
+fn rollout_of_one_uniform_layer_is_half_identity_half_uniform() {
+    // (I + U) / 2 for the class row: 1/2 on itself, 1/(2·5) on each patch.
+    let out = rollout(&[uniform(3, 5)]);
+    assert_eq!(out.len(), 4);
+    assert!(out.iter().all(|v| (v - 0.1).abs() < 1e-6), "{out:?}");
+    // Two layers mix further but rows stay normalised: patch mass = 1 - class mass.
+    let two = rollout(&[uniform(3, 5), uniform(3, 5)]);
+    let patch_mass: f32 = two.iter().sum();
+    assert!(patch_mass > 0.4 && patch_mass < 1.0, "{patch_mass}");
+}
+
+#[test]
+fn class_attention_and_head_mean() {
+    let mut layer = diagonal(2, 3);
+    // Head 1's class token looks only at patch 1 (token 2).
+    layer.values[(3 * 3)..(3 * 3 + 3)].copy_from_slice(&[0.0, 0.0, 1.0]);
+    assert_eq!(layer.class_attention(0), [0.0, 0.0]);
+    assert_eq!(layer.class_attention(1), [0.0, 1.0]);
+    assert_eq!(layer.class_attention_mean(), [0.0, 0.5]);
+    assert_eq!(layer.patch_attention_mean(0), [1.0, 0.0]);
+}
+
+#[test]
+fn mean_attention_distance_is_zero_for_self_and_grows_when_uniform() {
+    let grid = 3;
+    let tokens = grid * grid + 1;
+    assert_eq!(
+        mean_attention_distance(&diagonal(2, tokens), grid, 4),
+        [0.0, 0.0]
+    );
+    let spread = mean_attention_distance(&uniform(1, tokens), grid, 4);
+    // Mean distance between cells of a 3×3 grid, in units of 4 pixels.
+    let mut expected = 0.0;
+    for q in 0..9 {
+        for k in 0..9 {
+            let (dy, dx) = (
+                (q / 3) as f32 - (k / 3) as f32,
+                (q % 3) as f32 - (k % 3) as f32,
+            );
+            expected += (dy * dy + dx * dx).sqrt() / 81.0;
+        }
+    }
+    assert!(
+        (spread[0] - 4.0 * expected).abs() < 1e-4,
+        "{spread:?} vs {}",
+        4.0 * expected
+    );
+}
+
+#[test]
+fn position_similarity_is_one_on_the_diagonal_and_signed() {
+    // Class token, then patches (1,0), (0,1), (-1,0).
+    let embeddings = [9.0, 9.0, 1.0, 0.0, 0.0, 2.0, -3.0, 0.0];
+    let sim = position_similarity(&embeddings, 4, 2);
+    assert_eq!(sim.len(), 9);
+    for i in 0..3 {
+        assert!((sim[i * 3 + i] - 1.0).abs() < 1e-6);
+    }
+    assert!(sim[1].abs() < 1e-6);
+    assert!((sim[2] + 1.0).abs() < 1e-6);
+}
+
+#[test]
+fn filter_components_find_the_direction_of_largest_variance() {
+    // Filters spread along (1, 1, 0) with a little noise along (0, 0, 1).
+    let mut filters = Vec::new();
+    for i in 0..20 {
+        let t = i as f32 - 9.5;
+        // + - - + per four filters: uncorrelated with t.
+        let noise = if i % 4 == 0 || i % 4 == 3 { 0.1 } else { -0.1 };
+        filters.extend_from_slice(&[t, t, noise]);
+    }
+    let components = filter_components(&filters, 20, 3, 2);
+    let (first, share) = &components[0];
+    let s = std::f32::consts::FRAC_1_SQRT_2;
+    assert!(
+        (first[0].abs() - s).abs() < 1e-4 && (first[1].abs() - s).abs() < 1e-4,
+        "{first:?}"
+    );
+    assert!(first[2].abs() < 1e-4);
+    assert!(*share > 0.99);
+    let (second, _) = &components[1];
+    assert!((second[2].abs() - 1.0).abs() < 1e-4, "{second:?}");
+}
