@@ -4,6 +4,7 @@
 //! tested natively; `web` and `ui` are the browser boundary.
 
 pub mod data;
+pub mod inference;
 pub mod insight;
 pub mod model;
 pub mod preprocess;

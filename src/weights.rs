@@ -267,7 +267,7 @@ pub fn encode(config: &VitConfig, tensors: &[NamedTensor]) -> Vec<u8> {
     }
     let mut header = serde_json::to_vec(&header).expect("a header serialises");
     // The reference implementation aligns the data section to 8 bytes with spaces.
-    while header.len() % 8 != 0 {
+    while !header.len().is_multiple_of(8) {
         header.push(b' ');
     }
     let mut bytes = Vec::with_capacity(8 + header.len() + offset);

@@ -1,11 +1,20 @@
-//! Browser tests: `wasm-bindgen-test` in headless Chromium (see scripts/test.sh).
+//! Browser tests: `wasm-bindgen-test` in headless Chromium (see scripts/test.sh). WebGPU is
+//! SwiftShader there, so the WebGPU cases are few and small; the rest run on the CPU backend.
 #![cfg(target_arch = "wasm32")]
 
+use std::rc::Rc;
+
 use burn::tensor::{Tensor, TensorData};
-use vitlab::data::{IMAGE_SIDE, normalize_pixel};
-use vitlab::web::{Backend, start_device};
+use leptos::prelude::*;
+use vitlab::data::{IMAGE_PIXELS, IMAGE_SIDE, normalize_pixel};
+use vitlab::preprocess;
+use vitlab::ui::{EngineSignal, Lab, paint};
+use vitlab::web::{Backend, Engine, start_device};
 use vitlab::weights;
+use wasm_bindgen::JsCast;
+use wasm_bindgen_futures::JsFuture;
 use wasm_bindgen_test::*;
+use web_sys::{HtmlCanvasElement, PointerEvent, PointerEventInit};
 
 wasm_bindgen_test_configure!(run_in_browser);
 
@@ -18,8 +27,22 @@ struct Fixture {
     logits: Vec<Vec<f32>>,
 }
 
-/// Runs the parity fixture through the model on `backend` and returns the worst difference
-/// from PyTorch's logits.
+fn document() -> web_sys::Document {
+    web_sys::window().unwrap().document().unwrap()
+}
+
+async fn sleep(ms: i32) {
+    let promise = js_sys::Promise::new(&mut |resolve, _| {
+        web_sys::window()
+            .unwrap()
+            .set_timeout_with_callback_and_timeout_and_arguments_0(&resolve, ms)
+            .unwrap();
+    });
+    JsFuture::from(promise).await.unwrap();
+}
+
+/// Runs the parity fixture through the model on `backend`; the worst difference from
+/// PyTorch's logits.
 async fn parity_error(backend: Backend) -> f32 {
     let started = start_device(Some(backend)).await;
     assert_eq!(started.backend, backend, "{:?}", started.fallback_reason);
@@ -58,13 +81,149 @@ async fn cpu_backend_matches_pytorch() {
 }
 
 #[wasm_bindgen_test]
-async fn webgpu_backend_matches_pytorch() {
+async fn webgpu_starts_and_matches_pytorch() {
     let error = parity_error(Backend::WebGpu).await;
     assert!(error < 1e-3, "largest logit difference {error}");
 }
 
 #[wasm_bindgen_test]
-fn corrupt_weights_are_an_error_in_the_browser_too() {
+async fn the_cpu_can_be_forced() {
+    let started = start_device(Some(Backend::Cpu)).await;
+    assert_eq!(started.backend, Backend::Cpu);
+    assert!(started.fallback_reason.is_none());
+    assert_eq!(Backend::parse("cpu"), Some(Backend::Cpu));
+    assert_eq!(Backend::parse("WebGPU"), Some(Backend::WebGpu));
+}
+
+#[wasm_bindgen_test]
+fn corrupt_weights_are_an_error_not_a_panic() {
     let truncated = &PARITY_WEIGHTS[..PARITY_WEIGHTS.len() / 2];
-    assert!(weights::decode(truncated).is_err());
+    let error = Engine::load(truncated, burn::tensor::Device::flex(), Backend::Cpu)
+        .err()
+        .unwrap();
+    assert!(error.contains("truncated or corrupt"), "{error}");
+}
+
+#[wasm_bindgen_test]
+async fn every_attention_map_has_its_shape_and_rows_sum_to_one() {
+    let engine = Engine::load(PARITY_WEIGHTS, burn::tensor::Device::flex(), Backend::Cpu).unwrap();
+    let fixture: Fixture = serde_json::from_str(PARITY_JSON).unwrap();
+    let image: [u8; IMAGE_PIXELS] = fixture.images[0].clone().try_into().unwrap();
+    let result = engine.classify(&image).await.unwrap();
+    assert_eq!(result.attention.len(), 6);
+    for layer in &result.attention {
+        assert_eq!(
+            (layer.heads, layer.tokens, layer.values.len()),
+            (8, 17, 8 * 17 * 17)
+        );
+        for row in layer.values.chunks(17) {
+            assert!((row.iter().sum::<f32>() - 1.0).abs() < 1e-4);
+        }
+    }
+    assert!((result.probabilities.iter().sum::<f32>() - 1.0).abs() < 1e-5);
+}
+
+fn new_canvas(side: u32) -> HtmlCanvasElement {
+    let canvas: HtmlCanvasElement = document()
+        .create_element("canvas")
+        .unwrap()
+        .unchecked_into();
+    canvas.set_width(side);
+    canvas.set_height(side);
+    canvas
+}
+
+#[wasm_bindgen_test]
+fn a_known_stroke_preprocesses_to_the_expected_image() {
+    // A white 40×200 bar on black, as the pad draws: fitted to 4×20, centred in 28×28.
+    let canvas = new_canvas(280);
+    let ctx = paint::context(&canvas).unwrap();
+    ctx.set_fill_style_str("black");
+    ctx.fill_rect(0.0, 0.0, 280.0, 280.0);
+    ctx.set_fill_style_str("white");
+    ctx.fill_rect(10.0, 50.0, 40.0, 200.0);
+    let raster = paint::read_grey(&canvas).unwrap();
+    let image = preprocess::to_mnist(&raster).unwrap();
+    let mut expected = [0u8; IMAGE_PIXELS];
+    for y in 4..24 {
+        for x in 12..16 {
+            expected[y * IMAGE_SIDE + x] = 255;
+        }
+    }
+    assert_eq!(image.to_vec(), expected.to_vec());
+}
+
+fn pointer(kind: &str, x: f64, y: f64) -> PointerEvent {
+    let init = PointerEventInit::new();
+    init.set_pointer_id(1);
+    init.set_bubbles(true);
+    init.set_client_x(x as i32);
+    init.set_client_y(y as i32);
+    init.set_buttons(1);
+    PointerEvent::new_with_event_init_dict(kind, &init).unwrap()
+}
+
+fn by_test_id(id: &str) -> web_sys::Element {
+    document()
+        .query_selector(&format!("[data-testid=\"{id}\"]"))
+        .unwrap()
+        .unwrap_or_else(|| panic!("no element with data-testid={id}"))
+}
+
+#[wasm_bindgen_test]
+async fn the_lab_mounts_and_a_stroke_gets_a_prediction() {
+    let engine = Engine::load(PARITY_WEIGHTS, burn::tensor::Device::flex(), Backend::Cpu).unwrap();
+    let container = document().create_element("div").unwrap();
+    document().body().unwrap().append_child(&container).unwrap();
+    let handle = leptos::mount::mount_to(container.unchecked_into(), move || {
+        let engine: EngineSignal = RwSignal::new_local(Some(Rc::new(engine)));
+        view! { <Lab engine=engine on_failure=Callback::new(|_| {}) batch_distance=Signal::stored(None) /> }
+    });
+    assert_eq!(by_test_id("prediction").text_content().unwrap(), "–");
+
+    // A vertical stroke down the middle of the pad: a "1".
+    let canvas = by_test_id("draw-canvas");
+    let rect = canvas.get_bounding_client_rect();
+    let x = rect.left() + rect.width() / 2.0;
+    canvas
+        .dispatch_event(&pointer("pointerdown", x, rect.top() + 40.0))
+        .unwrap();
+    for step in 1..=10 {
+        let y = rect.top() + 40.0 + step as f64 * 20.0;
+        canvas
+            .dispatch_event(&pointer("pointermove", x, y))
+            .unwrap();
+    }
+    canvas
+        .dispatch_event(&pointer("pointerup", x, rect.top() + 240.0))
+        .unwrap();
+
+    let mut prediction = String::new();
+    for _ in 0..100 {
+        sleep(50).await;
+        prediction = by_test_id("prediction").text_content().unwrap();
+        if prediction != "–" {
+            break;
+        }
+    }
+    let digit: usize = prediction.parse().expect("a digit is shown");
+    assert!(digit < 10);
+    let total: f32 = (0..10)
+        .map(|d| {
+            by_test_id(&format!("probability-{d}"))
+                .get_attribute("data-value")
+                .unwrap()
+                .parse::<f32>()
+                .unwrap()
+        })
+        .sum();
+    assert!((total - 1.0).abs() < 1e-3, "probabilities sum to {total}");
+
+    // Clear empties the prediction again.
+    by_test_id("clear-button")
+        .unchecked_into::<web_sys::HtmlElement>()
+        .click();
+    sleep(20).await;
+    assert_eq!(by_test_id("prediction").text_content().unwrap(), "–");
+    drop(handle);
 }

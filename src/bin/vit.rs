@@ -10,16 +10,19 @@ fn main() -> std::process::ExitCode {
 
 #[cfg(not(target_arch = "wasm32"))]
 mod cli {
-    use std::path::PathBuf;
+    use std::io::IsTerminal;
+    use std::path::{Path, PathBuf};
     use std::process::ExitCode;
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, Ordering};
     use std::time::Instant;
 
     use burn::tensor::Device;
     use clap::{Args, Parser, Subcommand};
-    use vitlab::data::Split;
+    use vitlab::data::{Augmentation, Split};
     use vitlab::model::VitConfig;
     use vitlab::native;
-    use vitlab::train::{LrSchedule, OptimizerSettings, SplitMix64, Trainer};
+    use vitlab::train::{Checkpoint, LrSchedule, OptimizerSettings, SplitMix64, Trainer};
     use vitlab::weights;
 
     #[derive(Parser)]
@@ -60,6 +63,20 @@ mod cli {
         },
         /// Train a ViT on MNIST and save its weights.
         Train(TrainArgs),
+        /// Measure training throughput and batch-1 latency of the seed preset on the CPU.
+        Bench {
+            /// Timed training steps (batch 64).
+            #[arg(long, default_value_t = 60)]
+            steps: usize,
+            /// Timed batch-1 inferences.
+            #[arg(long, default_value_t = 300)]
+            inferences: usize,
+            /// Model preset.
+            #[arg(long, default_value = "seed")]
+            preset: String,
+            #[command(flatten)]
+            common: Common,
+        },
     }
 
     #[derive(Args)]
@@ -112,9 +129,15 @@ mod cli {
         /// Use only the first N training images (quick runs).
         #[arg(long)]
         limit: Option<usize>,
-        /// Where to write the weights (after every epoch).
+        /// Random shifts (±2 px), rotations (±10°) and scaling (±10%); never flips.
+        #[arg(long)]
+        augment: bool,
+        /// Where to write the weights (after every epoch); the checkpoint goes to OUT.ckpt/.
         #[arg(long, default_value = "vit.safetensors")]
         out: PathBuf,
+        /// Continue from OUT.ckpt/ (model, optimiser, data order) to --epochs in total.
+        #[arg(long)]
+        resume: bool,
         #[command(flatten)]
         common: Common,
     }
@@ -133,6 +156,12 @@ mod cli {
                 common,
             } => eval(weights, json, common),
             Command::Train(args) => train(args),
+            Command::Bench {
+                steps,
+                inferences,
+                preset,
+                common,
+            } => bench(steps, inferences, &preset, common),
         };
         match result {
             Ok(()) => ExitCode::SUCCESS,
@@ -242,9 +271,85 @@ mod cli {
         Ok(config)
     }
 
+    /// What `--resume` needs besides the model and optimiser bytes.
+    #[derive(serde::Serialize, serde::Deserialize)]
+    struct TrainState {
+        config: VitConfig,
+        epochs_done: usize,
+        step: usize,
+        shuffle_rng: u64,
+        augment_rng: u64,
+        /// Test accuracy after each epoch.
+        history: Vec<f64>,
+        seconds: f64,
+    }
+
+    fn checkpoint_dir(out: &Path) -> PathBuf {
+        let mut name = out.as_os_str().to_owned();
+        name.push(".ckpt");
+        PathBuf::from(name)
+    }
+
+    /// Writes via a temporary file and a rename, so an interrupted write never leaves a
+    /// half-written file where the last good one was.
+    fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), String> {
+        let mut temporary = path.as_os_str().to_owned();
+        temporary.push(".partial");
+        std::fs::write(&temporary, bytes).map_err(|e| format!("{}: {e}", path.display()))?;
+        std::fs::rename(&temporary, path).map_err(|e| format!("{}: {e}", path.display()))
+    }
+
+    fn save_checkpoint(dir: &Path, trainer: &Trainer, state: &TrainState) -> Result<(), String> {
+        std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+        let checkpoint = trainer.checkpoint()?;
+        write_atomically(&dir.join("model.bpk"), &checkpoint.model)?;
+        write_atomically(&dir.join("optimizer.bpk"), &checkpoint.optimizer)?;
+        let json = serde_json::to_string_pretty(state).expect("the state serialises");
+        write_atomically(&dir.join("state.json"), json.as_bytes())
+    }
+
+    fn load_checkpoint(
+        dir: &Path,
+        settings: OptimizerSettings,
+        device: &Device,
+    ) -> Result<(Trainer, TrainState), String> {
+        let read = |name: &str| {
+            std::fs::read(dir.join(name)).map_err(|e| format!("{}: {e}", dir.join(name).display()))
+        };
+        let state: TrainState = serde_json::from_slice(&read("state.json")?)
+            .map_err(|e| format!("{}: {e}", dir.join("state.json").display()))?;
+        let checkpoint = Checkpoint {
+            model: read("model.bpk")?,
+            optimizer: read("optimizer.bpk")?,
+            step: state.step,
+        };
+        let trainer = Trainer::resume(&checkpoint, state.config.clone(), settings, device)?;
+        Ok((trainer, state))
+    }
+
+    fn progress_line(
+        epoch: usize,
+        epochs: usize,
+        done: usize,
+        total: usize,
+        loss: f64,
+        accuracy: f64,
+        rate: f64,
+    ) -> String {
+        const WIDTH: usize = 24;
+        let filled = WIDTH * done / total.max(1);
+        let left = (total - done) as f64 / rate.max(1e-9);
+        format!(
+            "epoch {epoch}/{epochs} [{}{}] {done}/{total} loss {loss:.4} acc {:.2}% {rate:.0} img/s {:.0}s left",
+            "#".repeat(filled),
+            "-".repeat(WIDTH - filled),
+            100.0 * accuracy,
+            left
+        )
+    }
+
     fn train(args: TrainArgs) -> Result<(), String> {
         let data_dir = setup(&args.common)?;
-        let config = model_config(&args)?;
         if args.batch_size == 0 || args.epochs == 0 {
             return Err("--batch-size and --epochs must be at least 1".into());
         }
@@ -259,7 +364,31 @@ mod cli {
             weight_decay: args.weight_decay,
             label_smoothing: args.label_smoothing,
         };
-        let mut trainer = Trainer::new(config.init(&device), config.clone(), settings, &device);
+        let ckpt = checkpoint_dir(&args.out);
+        let (mut trainer, mut state) = if args.resume {
+            let (trainer, state) = load_checkpoint(&ckpt, settings, &device)?;
+            println!(
+                "resuming after epoch {} (step {}) from {}",
+                state.epochs_done,
+                state.step,
+                ckpt.display()
+            );
+            (trainer, state)
+        } else {
+            let config = model_config(&args)?;
+            let trainer = Trainer::new(config.init(&device), config.clone(), settings, &device);
+            let state = TrainState {
+                config,
+                epochs_done: 0,
+                step: 0,
+                shuffle_rng: args.seed,
+                augment_rng: args.seed ^ 0xa5a5_a5a5,
+                history: Vec::new(),
+                seconds: 0.0,
+            };
+            (trainer, state)
+        };
+        let config = state.config.clone();
         let steps_per_epoch = train_set.len().div_ceil(args.batch_size);
         let schedule = match args.warmup_epochs {
             Some(warmup) => LrSchedule {
@@ -270,41 +399,83 @@ mod cli {
             },
             None => LrSchedule::constant(args.lr),
         };
+        let augmentation = args.augment.then(Augmentation::default);
         println!(
-            "training {} parameters ({:?}) on {} images, {} steps per epoch",
+            "training {} parameters ({:?}) on {} images, {steps_per_epoch} steps per epoch, augmentation {}",
             config.num_params(),
             config,
             train_set.len(),
-            steps_per_epoch
+            if augmentation.is_some() { "on" } else { "off" }
         );
-        let mut rng = SplitMix64::new(args.seed);
+
+        let interrupted = Arc::new(AtomicBool::new(false));
+        {
+            let interrupted = interrupted.clone();
+            ctrlc::set_handler(move || interrupted.store(true, Ordering::SeqCst))
+                .map_err(|e| format!("installing the Ctrl-C handler: {e}"))?;
+        }
+        let interactive = std::io::stderr().is_terminal();
+        let mut shuffle_rng = SplitMix64::new(state.shuffle_rng);
+        let mut augment_rng = SplitMix64::new(state.augment_rng);
         let mut order: Vec<usize> = (0..train_set.len()).collect();
-        for epoch in 1..=args.epochs {
-            rng.shuffle(&mut order);
+        for epoch in state.epochs_done + 1..=args.epochs {
+            order.sort_unstable();
+            shuffle_rng.shuffle(&mut order);
             let started = Instant::now();
             let (mut loss_sum, mut correct, mut seen) = (0.0f64, 0usize, 0usize);
             for (index, indices) in order.chunks(args.batch_size).enumerate() {
-                let batch = train_set.batch(indices, trainer.device());
+                if interrupted.load(Ordering::SeqCst) {
+                    eprintln!();
+                    return Err(format!(
+                        "interrupted in epoch {epoch}; the checkpoint after epoch {} is kept in {} (continue with --resume)",
+                        epoch - 1,
+                        ckpt.display()
+                    ));
+                }
+                let batch = match &augmentation {
+                    Some(augmentation) => train_set.augmented_batch(
+                        indices,
+                        augmentation,
+                        &mut augment_rng,
+                        trainer.device(),
+                    ),
+                    None => train_set.batch(indices, trainer.device()),
+                };
                 let lr = schedule.at(trainer.step);
                 let output = trainer.step(&batch, lr);
                 let loss = output.loss.into_scalar::<f32>() as f64;
                 if !loss.is_finite() {
-                    return Err(format!("the loss became {loss} at step {}", trainer.step));
+                    return Err(format!(
+                        "the loss became {loss} at step {}; lower --lr (the last good checkpoint is in {})",
+                        trainer.step,
+                        ckpt.display()
+                    ));
                 }
                 loss_sum += loss * indices.len() as f64;
                 correct += output.correct.into_scalar::<i64>() as usize;
                 seen += indices.len();
-                if (index + 1) % 100 == 0 || index + 1 == steps_per_epoch {
+                let line = || {
                     let rate = seen as f64 / started.elapsed().as_secs_f64();
-                    let left = (train_set.len() - seen) as f64 / rate;
-                    println!(
-                        "epoch {epoch} step {}/{steps_per_epoch} loss {:.4} acc {:.2}% lr {lr:.2e} {rate:.0} img/s {left:.0} s left",
-                        index + 1,
+                    progress_line(
+                        epoch,
+                        args.epochs,
+                        seen,
+                        train_set.len(),
                         loss_sum / seen as f64,
-                        100.0 * correct as f64 / seen as f64
-                    );
+                        correct as f64 / seen as f64,
+                        rate,
+                    )
+                };
+                if interactive {
+                    eprint!("\r{}", line());
+                } else if (index + 1) % 100 == 0 {
+                    println!("{}", line());
                 }
             }
+            if interactive {
+                eprintln!();
+            }
+            let train_seconds = started.elapsed().as_secs_f64();
             let model = trainer.inference_model();
             let evaluation = native::evaluate(
                 &model,
@@ -313,17 +484,109 @@ mod cli {
                 config.num_classes,
                 &device,
             );
+            state.history.push(evaluation.accuracy());
+            state.epochs_done = epoch;
+            state.step = trainer.step;
+            state.shuffle_rng = shuffle_rng.state();
+            state.augment_rng = augment_rng.state();
+            state.seconds += started.elapsed().as_secs_f64();
             println!(
-                "epoch {epoch}: train loss {:.4}, train acc {:.2}%, test acc {:.2}%, {:.1} s",
+                "epoch {epoch}: train loss {:.4}, train acc {:.2}%, test acc {:.2}%, {:.0} img/s, {:.1} s",
                 loss_sum / seen as f64,
                 100.0 * correct as f64 / seen as f64,
                 100.0 * evaluation.accuracy(),
+                seen as f64 / train_seconds,
                 started.elapsed().as_secs_f64()
             );
-            let bytes = weights::to_safetensors(&model, &config);
-            std::fs::write(&args.out, bytes).map_err(|e| format!("{}: {e}", args.out.display()))?;
+            write_atomically(&args.out, &weights::to_safetensors(&model, &config))?;
+            save_checkpoint(&ckpt, &trainer, &state)?;
         }
-        println!("weights written to {}", args.out.display());
+        println!(
+            "weights written to {} ({:.0} s of training)",
+            args.out.display(),
+            state.seconds
+        );
+        Ok(())
+    }
+
+    /// Peak resident memory of this process so far, from /proc (Linux), in MB.
+    fn peak_memory_mb() -> Option<f64> {
+        let status = std::fs::read_to_string("/proc/self/status").ok()?;
+        let line = status.lines().find(|line| line.starts_with("VmHWM:"))?;
+        let kb: f64 = line.split_whitespace().nth(1)?.parse().ok()?;
+        Some(kb / 1024.0)
+    }
+
+    fn percentile(sorted: &[f64], q: f64) -> f64 {
+        sorted[((sorted.len() - 1) as f64 * q).round() as usize]
+    }
+
+    fn bench(steps: usize, inferences: usize, preset: &str, common: Common) -> Result<(), String> {
+        const BATCH: usize = 64;
+        const WARMUP: usize = 5;
+        let data_dir = setup(&common)?;
+        let threads = common.threads.unwrap_or_else(rayon::current_num_threads);
+        let manifest = native::read_manifest(&data_dir)?;
+        let set = native::load_chunk(&data_dir, &manifest.train[0])?;
+        let config =
+            VitConfig::preset(preset).ok_or_else(|| format!("unknown preset `{preset}`"))?;
+        let device = Device::flex();
+        device.seed(0);
+        let mut trainer = Trainer::new(
+            config.init(&device),
+            config.clone(),
+            OptimizerSettings::default(),
+            &device,
+        );
+        let batches: Vec<Vec<usize>> = (0..WARMUP + steps)
+            .map(|i| {
+                ((i * BATCH) % (set.len() - BATCH)..(i * BATCH) % (set.len() - BATCH) + BATCH)
+                    .collect()
+            })
+            .collect();
+        let mut started = Instant::now();
+        for (i, indices) in batches.iter().enumerate() {
+            if i == WARMUP {
+                started = Instant::now();
+            }
+            // The batch is made inside the timed loop, as a training loop must.
+            let batch = set.batch(indices, trainer.device());
+            let loss = trainer.step(&batch, 1e-3).loss.into_scalar::<f32>();
+            if !loss.is_finite() {
+                return Err("the loss is not finite".into());
+            }
+        }
+        let train_rate = (steps * BATCH) as f64 / started.elapsed().as_secs_f64();
+        let train_peak = peak_memory_mb();
+
+        let model = trainer.inference_model();
+        let mut latencies = Vec::with_capacity(inferences);
+        for i in 0..WARMUP + inferences {
+            let started = Instant::now();
+            let batch = set.batch(&[i % set.len()], &device);
+            let logits = model.forward(batch.images).into_data();
+            std::hint::black_box(logits);
+            if i >= WARMUP {
+                latencies.push(started.elapsed().as_secs_f64() * 1e3);
+            }
+        }
+        latencies.sort_by(f64::total_cmp);
+        let summary = serde_json::json!({
+            "implementation": "vitlab (Burn, flex CPU backend)",
+            "preset": preset,
+            "threads": threads,
+            "train_images_per_s": train_rate,
+            "latency_p50_ms": percentile(&latencies, 0.5),
+            "latency_p95_ms": percentile(&latencies, 0.95),
+            "peak_memory_mb": train_peak,
+        });
+        println!(
+            "{threads} thread(s): training {train_rate:.0} images/s (batch {BATCH}); batch-1 latency p50 {:.2} ms, p95 {:.2} ms; peak memory {:.0} MB",
+            percentile(&latencies, 0.5),
+            percentile(&latencies, 0.95),
+            train_peak.unwrap_or(f64::NAN)
+        );
+        println!("{summary}");
         Ok(())
     }
 }

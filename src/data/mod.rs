@@ -1,11 +1,13 @@
 //! MNIST as this project stores it: compressed chunks listed in a manifest, decoded by one
 //! reader that the browser and the native tools share.
 
+mod augment;
 mod chunk;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod idx;
 mod set;
 
+pub use augment::{Augmentation, transform};
 pub use chunk::{
     CHUNK_MAGIC, ChunkEntry, ChunkError, MANIFEST_FORMAT, Manifest, Split, decode_chunk,
     decode_chunk_unverified, encode_chunk, sha256_hex,

@@ -1,5 +1,8 @@
 use burn::tensor::{Device, Int, Tensor, TensorData};
 
+use super::Augmentation;
+use crate::train::SplitMix64;
+
 /// MNIST images are 28×28.
 pub const IMAGE_SIDE: usize = 28;
 pub const IMAGE_PIXELS: usize = IMAGE_SIDE * IMAGE_SIDE;
@@ -65,7 +68,26 @@ impl MnistSet {
 
     /// The given items as tensors on `device`.
     pub fn batch(&self, indices: &[usize], device: &Device) -> Batch {
-        let pixels = self.normalized_pixels(indices);
+        self.batch_from_pixels(indices, self.normalized_pixels(indices), device)
+    }
+
+    /// The given items, each randomly moved by `augmentation`, as tensors on `device`.
+    pub fn augmented_batch(
+        &self,
+        indices: &[usize],
+        augmentation: &Augmentation,
+        rng: &mut SplitMix64,
+        device: &Device,
+    ) -> Batch {
+        let pixels = indices
+            .iter()
+            .flat_map(|&index| augmentation.apply(self.image(index), rng))
+            .map(normalize_pixel)
+            .collect();
+        self.batch_from_pixels(indices, pixels, device)
+    }
+
+    fn batch_from_pixels(&self, indices: &[usize], pixels: Vec<f32>, device: &Device) -> Batch {
         let images = Tensor::from_data(
             TensorData::new(pixels, [indices.len(), 1, IMAGE_SIDE, IMAGE_SIDE]),
             device,

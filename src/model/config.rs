@@ -104,13 +104,13 @@ impl VitConfig {
                 return Err(ConfigError::Zero(name));
             }
         }
-        if self.image_size % self.patch_size != 0 {
+        if !self.image_size.is_multiple_of(self.patch_size) {
             return Err(ConfigError::PatchDoesNotDivideImage {
                 patch: self.patch_size,
                 image: self.image_size,
             });
         }
-        if self.dim % self.heads != 0 {
+        if !self.dim.is_multiple_of(self.heads) {
             return Err(ConfigError::HeadsDoNotDivideDim {
                 heads: self.heads,
                 dim: self.dim,

@@ -11,8 +11,9 @@ pub use schedule::LrSchedule;
 
 use burn::module::Module;
 use burn::optim::{AdamWConfig, GradientsParams, ModuleOptimizer};
+use burn::store::ModuleRecord;
 use burn::tensor::activation::log_softmax;
-use burn::tensor::{Device, Int, Tensor};
+use burn::tensor::{Bytes, Device, Int, Tensor};
 
 use crate::data::Batch;
 use crate::model::{VisionTransformer, VitConfig};
@@ -58,6 +59,23 @@ pub struct StepOutput {
     pub correct: Tensor<1, Int>,
 }
 
+/// AdamW with PyTorch's epsilon; weight decay 0 makes it Adam.
+fn new_optimizer(settings: &OptimizerSettings) -> ModuleOptimizer {
+    AdamWConfig::new()
+        .with_weight_decay(settings.weight_decay)
+        .with_epsilon(1e-8)
+        .init()
+}
+
+/// Everything needed to continue training exactly where it stopped: the model with its
+/// parameter ids and the optimiser's moments, both in Burn's own record format.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Checkpoint {
+    pub model: Vec<u8>,
+    pub optimizer: Vec<u8>,
+    pub step: usize,
+}
+
 /// A model on an autodiff device and its optimiser state.
 pub struct Trainer {
     /// Taken out only for the duration of an optimiser step.
@@ -79,10 +97,7 @@ impl Trainer {
         device: &Device,
     ) -> Self {
         let device = device.clone().autodiff();
-        let optimizer = AdamWConfig::new()
-            .with_weight_decay(settings.weight_decay)
-            .with_epsilon(1e-8)
-            .init();
+        let optimizer = new_optimizer(&settings);
         Self {
             // Whatever device and mode the model comes in, it trains on `device`.
             model: Some(model.valid().to_device(&device.clone().inner()).train()),
@@ -115,6 +130,47 @@ impl Trainer {
             loss: loss.detach(),
             correct,
         }
+    }
+
+    /// The model and optimiser state as bytes (reads tensors synchronously: native only).
+    #[cfg(not(target_arch = "wasm32"))]
+    pub fn checkpoint(&self) -> Result<Checkpoint, String> {
+        let model = self
+            .model()
+            .clone()
+            .into_record()
+            .into_bytes()
+            .map_err(|e| format!("saving the model state: {e:?}"))?;
+        let optimizer = self
+            .optimizer
+            .into_bytes()
+            .map_err(|e| format!("saving the optimiser state: {e:?}"))?;
+        Ok(Checkpoint {
+            model: model.to_vec(),
+            optimizer: optimizer.to_vec(),
+            step: self.step,
+        })
+    }
+
+    /// Continues from a [`Checkpoint`] taken of a trainer with the same config.
+    pub fn resume(
+        checkpoint: &Checkpoint,
+        config: VitConfig,
+        settings: OptimizerSettings,
+        device: &Device,
+    ) -> Result<Self, String> {
+        let record = ModuleRecord::from_bytes(Bytes::from_bytes_vec(checkpoint.model.clone()))
+            .map_err(|e| format!("the model state is unreadable: {e:?}"))?;
+        let model = config
+            .init(&device.clone().inner())
+            .try_load_record(record)
+            .map_err(|e| format!("the model state does not fit the config: {e:?}"))?;
+        let mut trainer = Self::new(model, config, settings, device);
+        trainer.optimizer = new_optimizer(&settings)
+            .from_bytes(Bytes::from_bytes_vec(checkpoint.optimizer.clone()))
+            .map_err(|e| format!("the optimiser state is unreadable: {e:?}"))?;
+        trainer.step = checkpoint.step;
+        Ok(trainer)
     }
 
     /// The model being trained, on the autodiff device.

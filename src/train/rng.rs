@@ -8,6 +8,11 @@ impl SplitMix64 {
         Self(seed)
     }
 
+    /// The whole state, to save with a checkpoint; [`SplitMix64::new`] restores it.
+    pub fn state(&self) -> u64 {
+        self.0
+    }
+
     pub fn next_u64(&mut self) -> u64 {
         self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
         let mut z = self.0;

@@ -1,32 +1,316 @@
-//! Leptos components. They never touch a tensor: the model sits behind `web`.
+//! Leptos components. They never touch a tensor: the model sits behind [`crate::web::Engine`].
+
+mod analysis;
+mod attention;
+mod draw_pad;
+mod heat_canvas;
+pub mod paint;
+
+use std::rc::Rc;
+use std::sync::Arc;
 
 use leptos::prelude::*;
+use leptos::task::spawn_local;
 
-use crate::model::VitConfig;
-use crate::web::{self, Backend};
+pub use analysis::AnalysisView;
+pub use attention::{AttentionView, MapChoice};
+pub use draw_pad::DrawPad;
+pub use heat_canvas::{HeatCanvas, Palette};
 
-/// The whole page.
+use crate::data::{IMAGE_PIXELS, Manifest, Split, decode_chunk};
+use crate::inference::{Classification, images_of};
+use crate::web::{self, Backend, Engine};
+
+/// The weights the page opens with, relative to the page; `?weights=URL` overrides.
+pub const DEFAULT_WEIGHTS: &str = "pretrained/vit-seed.safetensors";
+/// Where the data chunks are served.
+pub const DATA_BASE: &str = "mnist";
+/// Test digits for the mean-attention-distance batch.
+const DISTANCE_BATCH: usize = 64;
+
+/// The engine everything reads, swapped when the backend changes.
+pub type EngineSignal = RwSignal<Option<Rc<Engine>>, LocalStorage>;
+
+/// The whole page: starts the device, loads the weights, then shows the lab.
 #[component]
 pub fn App() -> impl IntoView {
+    let engine: EngineSignal = RwSignal::new_local(None);
+    let error = RwSignal::new(None::<String>);
+    let status = RwSignal::new("Starting the device…".to_string());
+    let note = RwSignal::new(None::<String>);
+    let weight_bytes = StoredValue::new(Vec::<u8>::new());
+    let batch_distance = RwSignal::new(None::<Vec<Vec<f32>>>);
+
     let preferred = web::query_param("backend").and_then(|text| Backend::parse(&text));
-    let started = LocalResource::new(move || web::start_device(preferred));
-    let seed = VitConfig::seed();
+    let weights_url = web::query_param("weights").unwrap_or_else(|| DEFAULT_WEIGHTS.to_string());
+
+    spawn_local(async move {
+        let started = web::start_device(preferred).await;
+        note.set(started.fallback_reason.clone());
+        status.set(format!("Loading weights on {}…", started.backend.label()));
+        let bytes = match web::fetch_bytes(&weights_url, |done, total| {
+            status.set(match total {
+                Some(total) => format!("Loading weights: {} / {} kB", done / 1000, total / 1000),
+                None => format!("Loading weights: {} kB", done / 1000),
+            })
+        })
+        .await
+        {
+            Ok(bytes) => bytes,
+            Err(message) => {
+                status.set("No model loaded.".into());
+                error.set(Some(message));
+                return;
+            }
+        };
+        weight_bytes.set_value(bytes.clone());
+        status.set("Warming up…".into());
+        let ready = match warm_engine(&bytes, started.device, started.backend).await {
+            Ok(ready) => Ok(ready),
+            Err(message) if started.backend == Backend::WebGpu => {
+                note.set(Some(format!(
+                    "WebGPU failed ({message}); running on the CPU"
+                )));
+                warm_engine(&bytes, burn::tensor::Device::flex(), Backend::Cpu).await
+            }
+            Err(message) => Err(message),
+        };
+        match ready {
+            Ok(ready) => {
+                engine.set(Some(Rc::new(ready)));
+                status.set(String::new());
+            }
+            Err(message) => {
+                status.set("No model loaded.".into());
+                error.set(Some(message));
+                return;
+            }
+        }
+        match test_batch_distance(engine).await {
+            Ok(distance) => batch_distance.set(Some(distance)),
+            Err(message) => error.set(Some(format!(
+                "The test batch for attention distance: {message}"
+            ))),
+        }
+    });
+
+    // A failing GPU (lost device, driver reset) must not end the session: rebuild on the CPU.
+    let on_failure = Callback::new(move |message: String| {
+        let on_gpu =
+            engine.with_untracked(|e| e.as_ref().map(|e| e.backend) == Some(Backend::WebGpu));
+        if !on_gpu {
+            error.set(Some(message));
+            return;
+        }
+        note.set(Some(format!(
+            "The GPU failed ({message}); switched to the CPU"
+        )));
+        let bytes = weight_bytes.get_value();
+        spawn_local(async move {
+            match warm_engine(&bytes, burn::tensor::Device::flex(), Backend::Cpu).await {
+                Ok(ready) => engine.set(Some(Rc::new(ready))),
+                Err(message) => error.set(Some(message)),
+            }
+        });
+    });
+
     view! {
         <header>
-            <h1>"vitlab"</h1>
-            <p class="tagline">"A Vision Transformer that lives in your browser."</p>
+            <div>
+                <h1>"vitlab"</h1>
+                <p class="tagline">"A Vision Transformer in your browser: draw a digit and watch where it looks."</p>
+            </div>
+            <div class="backend">
+                <span data-testid="backend">
+                    {move || engine.with(|e| e.as_ref().map(|e| e.backend.label()).unwrap_or("starting…"))}
+                </span>
+                {move || note.get().map(|note| view! { <span class="note">{note}</span> })}
+                {move || engine.with(|e| e.is_some()).then(|| view! { <span data-testid="model-ready" class="ready">"model ready"</span> })}
+            </div>
         </header>
-        <main>
-            <section class="card">
-                <h2>"Backend"</h2>
-                <Suspense fallback=|| view! { <p>"Starting the device…"</p> }>
-                    {move || started.get().map(|started| view! {
-                        <p data-testid="backend">{started.backend.label()}</p>
-                        {started.fallback_reason.map(|reason| view! { <p class="note">{reason}</p> })}
-                    })}
-                </Suspense>
-                <p>{format!("Seed model: {} parameters.", seed.num_params())}</p>
+        <ErrorBanner error=error />
+        {move || (!status.get().is_empty()).then(|| view! { <p class="status" data-testid="status">{status.get()}</p> })}
+        <Show when=move || engine.with(|e| e.is_some())>
+            <Lab engine=engine on_failure=on_failure batch_distance=batch_distance />
+        </Show>
+        <footer>
+            "MNIST by Yann LeCun and Corinna Cortes, CC BY-SA 3.0. Model: Dosovitskiy et al., ICLR 2021."
+        </footer>
+    }
+}
+
+async fn warm_engine(
+    bytes: &[u8],
+    device: burn::tensor::Device,
+    backend: Backend,
+) -> Result<Engine, String> {
+    let engine = Engine::load(bytes, device, backend)?;
+    // The first pass compiles the GPU kernels; do it before the first stroke.
+    engine.classify(&[0u8; IMAGE_PIXELS]).await?;
+    Ok(engine)
+}
+
+async fn test_batch_distance(engine: EngineSignal) -> Result<Vec<Vec<f32>>, String> {
+    let manifest = web::fetch_bytes(&format!("{DATA_BASE}/manifest.json"), |_, _| {}).await?;
+    let manifest =
+        Manifest::parse(&String::from_utf8_lossy(&manifest)).map_err(|e| e.to_string())?;
+    let entry = manifest
+        .chunks(Split::Test)
+        .first()
+        .ok_or("the manifest lists no test chunk")?;
+    let bytes = web::fetch_bytes(&format!("{DATA_BASE}/{}", entry.file), |_, _| {}).await?;
+    let set = decode_chunk(&bytes, entry).map_err(|e| format!("{}: {e}", entry.file))?;
+    let engine = engine.get_untracked().ok_or("no model")?;
+    engine
+        .attention_distance(&images_of(&set, DISTANCE_BATCH))
+        .await
+}
+
+/// A visible message that can be dismissed; the app keeps working underneath.
+#[component]
+pub fn ErrorBanner(error: RwSignal<Option<String>>) -> impl IntoView {
+    move || {
+        error.get().map(|message| {
+            view! {
+                <div class="error" data-testid="error" role="alert">
+                    <span>{message}</span>
+                    <button on:click=move |_| error.set(None)>"Dismiss"</button>
+                </div>
+            }
+        })
+    }
+}
+
+/// Draw, classify live, and look inside: everything that needs a loaded model.
+#[component]
+pub fn Lab(
+    engine: EngineSignal,
+    /// Told when a classification fails, e.g. because the GPU was lost.
+    on_failure: Callback<String>,
+    /// Mean attention distance over a batch of test digits, when known.
+    #[prop(into)]
+    batch_distance: Signal<Option<Vec<Vec<f32>>>>,
+) -> impl IntoView {
+    let Some(first) = engine.get_untracked() else {
+        return view! { <p>"No model loaded."</p> }.into_any();
+    };
+    let config = first.config.clone();
+    let insight = Arc::new(first.insight.clone());
+
+    let input = RwSignal::new(None::<Vec<u8>>);
+    let result = RwSignal::new(None::<Arc<Classification>>);
+    let latencies = RwSignal::new(Vec::<f64>::new());
+    let in_flight = StoredValue::new(false);
+    let pending = StoredValue::new(None::<(Vec<u8>, f64)>);
+
+    // At most one inference in flight; while it runs only the newest drawing waits.
+    let on_image = Callback::new(move |image: Option<Vec<u8>>| {
+        input.set(image.clone());
+        let Some(image) = image else {
+            result.set(None);
+            return;
+        };
+        let job = (image, web::now_ms());
+        if in_flight.get_value() {
+            pending.set_value(Some(job));
+            return;
+        }
+        in_flight.set_value(true);
+        spawn_local(async move {
+            let mut next = Some(job);
+            while let Some((image, asked_at)) = next {
+                let Some(engine) = engine.get_untracked() else {
+                    break;
+                };
+                let image: [u8; IMAGE_PIXELS] =
+                    image.try_into().expect("the pad makes 28×28 images");
+                match engine.classify(&image).await {
+                    Ok(classification) if input.with_untracked(Option::is_some) => {
+                        result.set(Some(Arc::new(classification)));
+                        let took = web::now_ms() - asked_at;
+                        latencies.update(|l| {
+                            l.push(took);
+                            if l.len() > 200 {
+                                l.remove(0);
+                            }
+                        });
+                    }
+                    Ok(_) => result.set(None),
+                    Err(message) => on_failure.run(message),
+                }
+                next = pending.try_update_value(Option::take).flatten();
+            }
+            in_flight.set_value(false);
+        });
+    });
+
+    let grid = config.grid_size();
+    view! {
+        <main class="lab">
+            <section class="card draw">
+                <h2>"Draw a digit"</h2>
+                <DrawPad on_image=on_image />
+                <Latency latencies=latencies />
+            </section>
+            <section class="card prediction">
+                <h2>"Prediction"</h2>
+                <Prediction result=result />
+            </section>
+            <section class="card heatmaps">
+                <h2>"Where it looks"</h2>
+                <AttentionView result=result input=input grid=grid depth=config.depth heads=config.heads />
+            </section>
+            <section class="card wide">
+                <h2>"Inside the model"</h2>
+                <AnalysisView insight=insight result=result batch_distance=batch_distance grid=grid patch_size=config.patch_size />
             </section>
         </main>
     }
+    .into_any()
+}
+
+/// The predicted digit, large, and a bar per class.
+#[component]
+pub fn Prediction(#[prop(into)] result: Signal<Option<Arc<Classification>>>) -> impl IntoView {
+    view! {
+        <div class="digit" data-testid="prediction">
+            {move || result.get().map(|r| r.predicted().to_string()).unwrap_or_else(|| "–".into())}
+        </div>
+        <ol class="bars">
+            {(0..10)
+                .map(|digit| {
+                    let p = move || result.get().map(|r| r.probabilities[digit]).unwrap_or(0.0);
+                    view! {
+                        <li data-testid=format!("probability-{digit}") data-value=move || format!("{:.6}", p())>
+                            <span class="label">{digit}</span>
+                            <span class="bar" style:width=move || format!("{:.1}%", 100.0 * p())></span>
+                            <span class="value">{move || format!("{:.1}%", 100.0 * p())}</span>
+                        </li>
+                    }
+                })
+                .collect_view()}
+        </ol>
+    }
+}
+
+/// p50 and p95 of drawing-to-prediction latency.
+#[component]
+fn Latency(latencies: RwSignal<Vec<f64>>) -> impl IntoView {
+    let text = move || {
+        latencies.with(|l| {
+            if l.is_empty() {
+                return String::new();
+            }
+            let mut sorted = l.clone();
+            sorted.sort_by(f64::total_cmp);
+            let at = |q: f64| sorted[((sorted.len() - 1) as f64 * q).round() as usize];
+            format!(
+                "latency p50 {:.1} ms · p95 {:.1} ms ({} runs)",
+                at(0.5),
+                at(0.95),
+                sorted.len()
+            )
+        })
+    };
+    view! { <p class="latency" data-testid="latency">{text}</p> }
 }

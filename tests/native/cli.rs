@@ -78,3 +78,55 @@ fn train_runs_and_lowers_the_loss() {
     let file = vitlab::weights::decode(&saved).unwrap();
     assert_eq!(file.config.depth, 2);
 }
+
+#[test]
+fn train_resumes_from_its_checkpoint() {
+    let out =
+        std::env::temp_dir().join(format!("vitlab-resume-{}.safetensors", std::process::id()));
+    let run = |epochs: &str, resume: bool| {
+        let mut command = Command::new(VIT);
+        command
+            .args([
+                "train",
+                "--preset",
+                "seed",
+                "--depth",
+                "1",
+                "--limit",
+                "256",
+                "--epochs",
+                epochs,
+                "--augment",
+            ])
+            .arg("--out")
+            .arg(&out);
+        if resume {
+            command.arg("--resume");
+        }
+        let output = command.output().unwrap();
+        assert!(
+            output.status.success(),
+            "{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        String::from_utf8(output.stdout).unwrap()
+    };
+    let first = run("1", false);
+    assert!(first.contains("epoch 1: train loss"), "{first}");
+    let second = run("2", true);
+    assert!(
+        second.contains("resuming after epoch 1 (step 4)"),
+        "{second}"
+    );
+    assert!(
+        second.contains("epoch 2: train loss") && !second.contains("epoch 1: train loss"),
+        "{second}"
+    );
+    let ckpt = std::path::PathBuf::from(format!("{}.ckpt", out.display()));
+    let state: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(ckpt.join("state.json")).unwrap()).unwrap();
+    assert_eq!(state["epochs_done"], 2);
+    assert_eq!(state["history"].as_array().unwrap().len(), 2);
+    std::fs::remove_file(&out).unwrap();
+    std::fs::remove_dir_all(ckpt).unwrap();
+}

@@ -130,3 +130,59 @@ fn regenerating_from_idx_reproduces_the_committed_chunks() {
     }
     std::fs::remove_dir_all(out).unwrap();
 }
+
+#[test]
+fn the_identity_transform_keeps_the_image_and_a_shift_moves_it() {
+    let set = tiny_set(1);
+    let image = set.image(0);
+    assert_eq!(
+        data::transform(image, 0.0, 1.0, 0.0, 0.0).to_vec(),
+        image.to_vec()
+    );
+    let shifted = data::transform(image, 0.0, 1.0, 2.0, 0.0);
+    for y in 0..data::IMAGE_SIDE {
+        for x in 2..data::IMAGE_SIDE {
+            assert_eq!(shifted[y * 28 + x], image[y * 28 + x - 2]);
+        }
+        assert_eq!(shifted[y * 28], 0);
+    }
+}
+
+#[test]
+fn augmentation_never_mirrors_and_stays_close() {
+    // A real digit moved by the default augmentation keeps most of its ink where it was.
+    let dir = native::default_data_dir();
+    let manifest = native::read_manifest(&dir).unwrap();
+    let set = native::load_chunk(&dir, &manifest.test[0]).unwrap();
+    let mut rng = vitlab::train::SplitMix64::new(5);
+    let augmentation = data::Augmentation::default();
+    for index in 0..20 {
+        let original = set.image(index);
+        let moved = augmentation.apply(original, &mut rng);
+        assert_ne!(moved.to_vec(), original.to_vec());
+        let ink = |img: &[u8]| img.iter().map(|&p| p as f32).sum::<f32>();
+        let ratio = ink(&moved) / ink(original);
+        assert!((0.7..1.35).contains(&ratio), "ink ratio {ratio}");
+    }
+    // A bar on the left stays on the left: never mirrored.
+    let mut bar = [0u8; 784];
+    for y in 6..22 {
+        for x in 5..9 {
+            bar[y * 28 + x] = 255;
+        }
+    }
+    for _ in 0..50 {
+        let moved = augmentation.apply(&bar, &mut rng);
+        let (mass, cx) = moved
+            .iter()
+            .enumerate()
+            .fold((0.0, 0.0), |(m, c), (i, &p)| {
+                (m + p as f32, c + p as f32 * (i % 28) as f32)
+            });
+        assert!(
+            cx / mass < 11.0,
+            "centre of mass moved to x = {}",
+            cx / mass
+        );
+    }
+}

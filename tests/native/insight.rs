@@ -117,3 +117,64 @@ fn filter_components_find_the_direction_of_largest_variance() {
     let (second, _) = &components[1];
     assert!((second[2].abs() - 1.0).abs() < 1e-4, "{second:?}");
 }
+
+mod from_the_model {
+    use vitlab::inference::{
+        Classification, WeightInsight, batch_attention_distance, classify, images_of,
+    };
+    use vitlab::model::VitConfig;
+    use vitlab::native;
+    use vitlab::weights;
+
+    use crate::{device, to_vec};
+
+    #[test]
+    fn one_pass_gives_probabilities_and_every_map() {
+        let device = device();
+        let config = VitConfig::lab().with_depth(2);
+        let model = config.init(&device);
+        let dir = native::default_data_dir();
+        let manifest = native::read_manifest(&dir).unwrap();
+        let test = native::load_chunk(&dir, &manifest.test[0]).unwrap();
+        let images = images_of(&test, 3);
+
+        let pending = classify(&model, &images[..1], &device);
+        let result = Classification::from_values(
+            to_vec(pending.probabilities),
+            to_vec(pending.attention),
+            &config,
+        );
+        assert_eq!(result.probabilities.len(), 10);
+        assert!((result.probabilities.iter().sum::<f32>() - 1.0).abs() < 1e-5);
+        assert_eq!(result.attention.len(), 2);
+        assert!(result.predicted() < 10);
+        let rollout = result.rollout();
+        assert_eq!(rollout.len(), 49);
+        assert!(rollout.iter().sum::<f32>() <= 1.0 + 1e-5);
+
+        let pending = classify(&model, &images, &device);
+        let distances = batch_attention_distance(&to_vec(pending.attention), 3, &config);
+        assert_eq!(distances.len(), 2);
+        assert_eq!(distances[0].len(), config.heads);
+        // Never farther than the grid's diagonal.
+        let diagonal = (2.0f32 * 6.0 * 6.0).sqrt() * 4.0;
+        assert!(
+            distances
+                .iter()
+                .flatten()
+                .all(|d| *d > 0.0 && *d <= diagonal)
+        );
+    }
+
+    #[test]
+    fn weight_insight_reads_the_embeddings() {
+        let config = VitConfig::lab().with_depth(1);
+        let bytes = weights::to_safetensors(&config.init(&device()), &config);
+        let insight = WeightInsight::from_weights(&weights::decode(&bytes).unwrap(), 8);
+        assert_eq!(insight.position_similarity.len(), 49 * 49);
+        assert_eq!(insight.filter_components.len(), 8);
+        assert_eq!(insight.filter_components[0].0.len(), 16);
+        let shares: Vec<f32> = insight.filter_components.iter().map(|c| c.1).collect();
+        assert!(shares.windows(2).all(|w| w[0] >= w[1]));
+    }
+}

@@ -100,3 +100,40 @@ fn shuffles_are_seeded_permutations() {
     sorted.sort();
     assert_eq!(sorted, (0..100).collect::<Vec<_>>());
 }
+
+#[test]
+fn a_resumed_trainer_continues_exactly() {
+    let device = device();
+    let config = small_config().with_dropout(0.0);
+    let set = first_train_images(32);
+    let indices: Vec<usize> = (0..set.len()).collect();
+    let settings = OptimizerSettings {
+        weight_decay: 0.05,
+        label_smoothing: 0.1,
+    };
+    let mut original = Trainer::new(config.init(&device), config.clone(), settings, &device);
+    let batch = set.batch(&indices, original.device());
+    for _ in 0..3 {
+        original.step(&batch, 1e-3);
+    }
+    let checkpoint = original.checkpoint().unwrap();
+    let mut resumed = Trainer::resume(&checkpoint, config, settings, &device).unwrap();
+    assert_eq!(resumed.step, 3);
+    original.step(&batch, 1e-3);
+    resumed.step(&batch, 1e-3);
+    // Adam's moments came back too: a fresh optimiser would take a different step.
+    let a = to_vec(original.inference_model().head.weight.val());
+    let b = to_vec(resumed.inference_model().head.weight.val());
+    let worst = a
+        .iter()
+        .zip(&b)
+        .map(|(x, y)| (x - y).abs())
+        .fold(0.0f32, f32::max);
+    assert!(worst < 1e-6, "{worst}");
+
+    let broken = vitlab::train::Checkpoint {
+        model: checkpoint.model[..checkpoint.model.len() / 2].to_vec(),
+        ..checkpoint
+    };
+    assert!(Trainer::resume(&broken, small_config(), settings, &device).is_err());
+}

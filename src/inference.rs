@@ -1,0 +1,148 @@
+//! One image through the model: probabilities and every attention map from a single pass,
+//! turned into plain arrays for the page. Tensor reads stay with the caller (synchronous
+//! natively, `into_data_async` in the browser).
+
+use burn::tensor::activation::softmax;
+use burn::tensor::{Device, Tensor, TensorData};
+
+use crate::data::{IMAGE_PIXELS, IMAGE_SIDE, MnistSet, normalize_pixel};
+use crate::insight::{self, LayerAttention};
+use crate::model::{VisionTransformer, VitConfig};
+use crate::weights::WeightsFile;
+
+/// The tensors one classification needs read back.
+pub struct PendingClassification {
+    /// `[batch, classes]`
+    pub probabilities: Tensor<2>,
+    /// `[depth · batch, heads, tokens, tokens]`, layer-major.
+    pub attention: Tensor<4>,
+}
+
+/// Runs `images` (grey levels, 784 each) through the model.
+pub fn classify(
+    model: &VisionTransformer,
+    images: &[[u8; IMAGE_PIXELS]],
+    device: &Device,
+) -> PendingClassification {
+    let pixels: Vec<f32> = images
+        .iter()
+        .flatten()
+        .copied()
+        .map(normalize_pixel)
+        .collect();
+    let input = Tensor::<4>::from_data(
+        TensorData::new(pixels, [images.len(), 1, IMAGE_SIDE, IMAGE_SIDE]),
+        device,
+    );
+    let output = model.forward_with_attention(input);
+    PendingClassification {
+        probabilities: softmax(output.logits, 1),
+        // One tensor, so the browser reads all maps back in one round trip.
+        attention: Tensor::cat(output.attention, 0),
+    }
+}
+
+/// What the page shows for one drawing.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Classification {
+    pub probabilities: Vec<f32>,
+    /// One per layer.
+    pub attention: Vec<LayerAttention>,
+}
+
+impl Classification {
+    /// Splits read-back values for a batch of one.
+    pub fn from_values(probabilities: Vec<f32>, attention: Vec<f32>, config: &VitConfig) -> Self {
+        let layers = LayerAttention::split_batch(
+            &attention,
+            config.depth,
+            config.heads,
+            config.num_tokens(),
+        );
+        Self {
+            probabilities,
+            attention: layers,
+        }
+    }
+
+    pub fn predicted(&self) -> usize {
+        self.probabilities
+            .iter()
+            .enumerate()
+            .max_by(|a, b| a.1.total_cmp(b.1))
+            .map(|(digit, _)| digit)
+            .unwrap_or(0)
+    }
+
+    /// Attention rollout over all layers, one weight per patch.
+    pub fn rollout(&self) -> Vec<f32> {
+        insight::rollout(&self.attention)
+    }
+}
+
+/// Mean attention distance per layer and head, averaged over a batch whose attention was
+/// read back as `[depth · batch, heads, tokens, tokens]`.
+pub fn batch_attention_distance(values: &[f32], batch: usize, config: &VitConfig) -> Vec<Vec<f32>> {
+    let all = LayerAttention::split_batch(
+        values,
+        config.depth * batch,
+        config.heads,
+        config.num_tokens(),
+    );
+    all.chunks(batch)
+        .map(|layer_images| {
+            let mut mean = vec![0.0; config.heads];
+            for image in layer_images {
+                let distances =
+                    insight::mean_attention_distance(image, config.grid_size(), config.patch_size);
+                for (m, d) in mean.iter_mut().zip(distances) {
+                    *m += d / batch as f32;
+                }
+            }
+            mean
+        })
+        .collect()
+}
+
+/// The parts of the paper's Fig. 7 that depend on the weights alone.
+#[derive(Debug, Clone, PartialEq)]
+pub struct WeightInsight {
+    /// `patches × patches` cosine similarities of the position embeddings.
+    pub position_similarity: Vec<f32>,
+    /// Principal components of the patch-embedding filters, with their variance shares.
+    pub filter_components: Vec<(Vec<f32>, f32)>,
+}
+
+impl WeightInsight {
+    pub fn from_weights(file: &WeightsFile, components: usize) -> Self {
+        let config = &file.config;
+        let tensor = |name: &str| {
+            &file
+                .tensors
+                .iter()
+                .find(|t| t.name == name)
+                .expect("a decoded file has every tensor")
+                .values
+        };
+        Self {
+            position_similarity: insight::position_similarity(
+                tensor("patch_embed.pos_embedding"),
+                config.num_tokens(),
+                config.dim,
+            ),
+            filter_components: insight::filter_components(
+                tensor("patch_embed.proj.weight"),
+                config.dim,
+                config.patch_dim(),
+                components,
+            ),
+        }
+    }
+}
+
+/// The first `count` images of a set, as classify takes them.
+pub fn images_of(set: &MnistSet, count: usize) -> Vec<[u8; IMAGE_PIXELS]> {
+    (0..count.min(set.len()))
+        .map(|i| set.image(i).try_into().expect("784 pixels"))
+        .collect()
+}

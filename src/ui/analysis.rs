@@ -1,0 +1,115 @@
+use std::sync::Arc;
+
+use leptos::prelude::*;
+
+use super::heat_canvas::{HeatCanvas, Palette};
+use crate::inference::{Classification, WeightInsight};
+use crate::insight;
+
+/// Fig. 7 of the paper, live: position-embedding similarity, patch-filter components, and
+/// mean attention distance per head against depth.
+#[component]
+pub fn AnalysisView(
+    insight: Arc<WeightInsight>,
+    /// The latest classification, for the distance on the current drawing.
+    #[prop(into)]
+    result: Signal<Option<Arc<Classification>>>,
+    /// Mean distance per layer and head over a batch of test digits, once computed.
+    #[prop(into)]
+    batch_distance: Signal<Option<Vec<Vec<f32>>>>,
+    grid: usize,
+    patch_size: usize,
+) -> impl IntoView {
+    let patches = grid * grid;
+    let similarity = insight.position_similarity.clone();
+    let position_grid = (0..patches)
+        .map(|patch| {
+            let row = similarity[patch * patches..(patch + 1) * patches].to_vec();
+            let title = format!("patch ({}, {})", patch / grid + 1, patch % grid + 1);
+            view! { <HeatCanvas values=Signal::stored(row) grid=grid size=28 palette=Palette::HeatFixed(-1.0, 1.0) title=title /> }
+        })
+        .collect_view();
+    let filters = insight
+        .filter_components
+        .iter()
+        .enumerate()
+        .map(|(k, (component, share))| {
+            let caption = format!("PC{} · {:.0}%", k + 1, 100.0 * share);
+            view! {
+                <figure>
+                    <HeatCanvas values=Signal::stored(component.clone()) grid=patch_size size=56 palette=Palette::Diverging />
+                    <figcaption>{caption}</figcaption>
+                </figure>
+            }
+        })
+        .collect_view();
+
+    let drawing_distance = Signal::derive(move || {
+        result.get().map(|r| {
+            r.attention
+                .iter()
+                .map(|layer| insight::mean_attention_distance(layer, grid, patch_size))
+                .collect::<Vec<_>>()
+        })
+    });
+    let max_distance = (2.0f32).sqrt() * (grid - 1).max(1) as f32 * patch_size as f32;
+
+    view! {
+        <div class="analysis">
+            <section>
+                <h3>"Position embedding similarity"</h3>
+                <p class="hint">"Cosine similarity of each patch's learned position embedding with every other's (the paper's Fig. 7, centre): neighbours come out alike, rows and columns show."</p>
+                <div class="grid-of-grids" style=format!("grid-template-columns: repeat({grid}, auto)")>{position_grid}</div>
+            </section>
+            <section>
+                <h3>"Patch-embedding filters"</h3>
+                <p class="hint">"Principal components of the rows of E (Fig. 7, left), with their share of the variance."</p>
+                <div class="filters">{filters}</div>
+            </section>
+            <section>
+                <h3>"Mean attention distance"</h3>
+                <p class="hint">"Per head, how far (in pixels) attention reaches, against depth (Fig. 7, right). Filled: this drawing; rings: a batch of test digits."</p>
+                <DistanceChart drawing=drawing_distance batch=batch_distance max=max_distance />
+            </section>
+        </div>
+    }
+}
+
+/// Scatter of distance per head against layer, as SVG.
+#[component]
+fn DistanceChart(
+    #[prop(into)] drawing: Signal<Option<Vec<Vec<f32>>>>,
+    #[prop(into)] batch: Signal<Option<Vec<Vec<f32>>>>,
+    max: f32,
+) -> impl IntoView {
+    const W: f32 = 320.0;
+    const H: f32 = 200.0;
+    const PAD: f32 = 32.0;
+    let points = move |series: Option<Vec<Vec<f32>>>, filled: bool| {
+        let series = series.unwrap_or_default();
+        let layers = series.len().max(1);
+        series
+            .into_iter()
+            .enumerate()
+            .flat_map(|(l, heads)| {
+                let x = PAD + (l as f32 + 0.5) * (W - PAD) / layers as f32;
+                heads.into_iter().map(move |d| {
+                    let y = H - PAD - (d / max).clamp(0.0, 1.0) * (H - 2.0 * PAD);
+                    let (fill, stroke) = if filled { ("#3b528b", "none") } else { ("none", "#e07020") };
+                    view! { <circle cx=x cy=y r=3.5 fill=fill stroke=stroke stroke-width=1.5></circle> }
+                })
+            })
+            .collect_view()
+    };
+    view! {
+        <svg viewBox=format!("0 0 {W} {H}") class="chart" data-testid="distance-chart">
+            <line x1=PAD y1=H - PAD x2=W y2=H - PAD stroke="#888"></line>
+            <line x1=PAD y1=PAD x2=PAD y2=H - PAD stroke="#888"></line>
+            <text x=PAD - 4.0 y=PAD text-anchor="end" font-size="10">{format!("{max:.0}")}</text>
+            <text x=PAD - 4.0 y=H - PAD text-anchor="end" font-size="10">"0 px"</text>
+            <text x=(W + PAD) / 2.0 y=H - 8.0 text-anchor="middle" font-size="11">"layer (depth)"</text>
+            {move || points(batch.get(), false)}
+            {move || points(drawing.get(), true)}
+        </svg>
+    }
+}

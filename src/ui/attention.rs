@@ -1,0 +1,212 @@
+use std::sync::Arc;
+
+use leptos::ev::MouseEvent;
+use leptos::html::Canvas;
+use leptos::prelude::*;
+
+use super::heat_canvas::HeatCanvas;
+use super::paint;
+use crate::data::IMAGE_SIDE;
+use crate::inference::Classification;
+
+/// Which attention map the large view shows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MapChoice {
+    /// Attention rollout through all layers.
+    Rollout,
+    /// The class token's attention in one layer, averaged over heads.
+    LayerMean(usize),
+    /// The class token's attention in one layer and head.
+    Head(usize, usize),
+}
+
+impl MapChoice {
+    fn label(self) -> String {
+        match self {
+            Self::Rollout => "attention rollout (all layers)".into(),
+            Self::LayerMean(l) => format!("layer {}, mean of heads", l + 1),
+            Self::Head(l, h) => format!("layer {}, head {}", l + 1, h + 1),
+        }
+    }
+
+    fn layer(self, depth: usize) -> usize {
+        match self {
+            Self::Rollout => depth.saturating_sub(1),
+            Self::LayerMean(l) | Self::Head(l, _) => l,
+        }
+    }
+}
+
+fn class_map(result: &Classification, choice: MapChoice) -> Vec<f32> {
+    match choice {
+        MapChoice::Rollout => result.rollout(),
+        MapChoice::LayerMean(l) => result
+            .attention
+            .get(l)
+            .map(|a| a.class_attention_mean())
+            .unwrap_or_default(),
+        MapChoice::Head(l, h) => result
+            .attention
+            .get(l)
+            .map(|a| a.class_attention(h))
+            .unwrap_or_default(),
+    }
+}
+
+/// The heatmaps: the chosen map over the model's input, a legend, patch hover, and every
+/// layer and head as small multiples.
+#[component]
+pub fn AttentionView(
+    /// The latest classification.
+    #[prop(into)]
+    result: Signal<Option<Arc<Classification>>>,
+    /// The 28×28 image the model saw.
+    #[prop(into)]
+    input: Signal<Option<Vec<u8>>>,
+    /// Patches per side.
+    grid: usize,
+    depth: usize,
+    heads: usize,
+) -> impl IntoView {
+    let choice = RwSignal::new(MapChoice::Rollout);
+    let hovered = RwSignal::new(None::<usize>);
+    let image_ref = NodeRef::<Canvas>::new();
+    let overlay_ref = NodeRef::<Canvas>::new();
+    let legend_ref = NodeRef::<Canvas>::new();
+
+    // What the large view shows: the chosen class-token map, or the hovered patch's view.
+    let shown = Memo::new(move |_| {
+        let result = result.get()?;
+        let choice = choice.get();
+        Some(match hovered.get() {
+            Some(patch) => {
+                let layer = choice.layer(depth);
+                let values = result
+                    .attention
+                    .get(layer)
+                    .map(|a| a.patch_attention_mean(patch))
+                    .unwrap_or_default();
+                let (row, col) = (patch / grid + 1, patch % grid + 1);
+                (
+                    values,
+                    format!(
+                        "what patch ({row}, {col}) attends to in layer {}",
+                        layer + 1
+                    ),
+                )
+            }
+            None => (
+                class_map(&result, choice),
+                format!("class token: {}", choice.label()),
+            ),
+        })
+    });
+    let scale = Memo::new(move |_| shown.get().map(|(values, _)| paint::range(&values)));
+
+    Effect::new(move |_| {
+        if let (Some(canvas), Some(pixels)) = (image_ref.get(), input.get()) {
+            paint::grey_image(&canvas, &pixels, IMAGE_SIDE);
+        }
+    });
+    Effect::new(move |_| {
+        let Some(canvas) = overlay_ref.get() else {
+            return;
+        };
+        match (shown.get(), scale.get()) {
+            (Some((values, _)), Some(range)) => paint::heatmap(&canvas, &values, grid, range, 0.6),
+            _ => {
+                if let Some(ctx) = paint::context(&canvas) {
+                    ctx.clear_rect(0.0, 0.0, canvas.width() as f64, canvas.height() as f64);
+                }
+            }
+        }
+    });
+    Effect::new(move |_| {
+        if let Some(canvas) = legend_ref.get() {
+            paint::legend(&canvas);
+        }
+    });
+
+    let on_hover = move |event: MouseEvent| {
+        let Some(canvas) = overlay_ref.get_untracked() else {
+            return;
+        };
+        let rect = canvas.get_bounding_client_rect();
+        let x = (event.client_x() as f64 - rect.left()) / rect.width().max(1.0);
+        let y = (event.client_y() as f64 - rect.top()) / rect.height().max(1.0);
+        if (0.0..1.0).contains(&x) && (0.0..1.0).contains(&y) {
+            let (row, col) = ((y * grid as f64) as usize, (x * grid as f64) as usize);
+            hovered.set(Some(row * grid + col));
+        }
+    };
+
+    let thumb = move |pick: MapChoice| {
+        let values = Signal::derive(move || {
+            result
+                .get()
+                .map(|r| class_map(&r, pick))
+                .unwrap_or_default()
+        });
+        view! {
+            <button
+                class="thumb"
+                class:selected=move || choice.get() == pick
+                title=pick.label()
+                on:click=move |_| choice.set(pick)
+            >
+                <HeatCanvas values=values grid=grid size=48 />
+            </button>
+        }
+    };
+
+    view! {
+        <div class="attention">
+            <div class="attention-main">
+                <div class="stack">
+                    <canvas node_ref=image_ref width=280 height=280 data-testid="model-input" class="under"></canvas>
+                    <canvas
+                        node_ref=overlay_ref
+                        width=280
+                        height=280
+                        class="over"
+                        data-testid="attention-map"
+                        on:mousemove=on_hover
+                        on:mouseleave=move |_| hovered.set(None)
+                    ></canvas>
+                </div>
+                <p class="caption">{move || shown.get().map(|(_, label)| label).unwrap_or_else(|| "draw a digit".into())}</p>
+                <div class="legend">
+                    <span>{move || scale.get().map(|(lo, _)| format!("{lo:.3}")).unwrap_or_default()}</span>
+                    <canvas node_ref=legend_ref width=160 height=12></canvas>
+                    <span>{move || scale.get().map(|(_, hi)| format!("{hi:.3}")).unwrap_or_default()}</span>
+                </div>
+                <p class="hint">"Hover a patch to see where it looks. The model sees the 28×28 image underneath."</p>
+            </div>
+            <div class="multiples">
+                <table>
+                    <thead>
+                        <tr>
+                            <th></th>
+                            <th>"mean"</th>
+                            {(0..heads).map(|h| view! { <th>{format!("h{}", h + 1)}</th> }).collect_view()}
+                        </tr>
+                    </thead>
+                    <tbody>
+                        {(0..depth)
+                            .map(|l| view! {
+                                <tr>
+                                    <th>{format!("L{}", l + 1)}</th>
+                                    <td>{thumb(MapChoice::LayerMean(l))}</td>
+                                    {(0..heads).map(|h| view! { <td>{thumb(MapChoice::Head(l, h))}</td> }).collect_view()}
+                                </tr>
+                            })
+                            .collect_view()}
+                    </tbody>
+                </table>
+                <button class="rollout" class:selected=move || choice.get() == MapChoice::Rollout on:click=move |_| choice.set(MapChoice::Rollout)>
+                    "Attention rollout"
+                </button>
+            </div>
+        </div>
+    }
+}

@@ -1,0 +1,126 @@
+//! Drawing numbers onto canvases: colour scale, heatmap grids, grey images.
+
+use wasm_bindgen::{Clamped, JsCast};
+use web_sys::{CanvasRenderingContext2d, HtmlCanvasElement, ImageData};
+
+/// A perceptually ordered dark-blue → teal → yellow scale (viridis-like), `t` in [0, 1].
+pub fn colour(t: f32) -> [u8; 3] {
+    const STOPS: [[f32; 3]; 5] = [
+        [68.0, 1.0, 84.0],
+        [59.0, 82.0, 139.0],
+        [33.0, 145.0, 140.0],
+        [94.0, 201.0, 98.0],
+        [253.0, 231.0, 37.0],
+    ];
+    let t = if t.is_finite() {
+        t.clamp(0.0, 1.0)
+    } else {
+        0.0
+    };
+    let scaled = t * (STOPS.len() - 1) as f32;
+    let i = (scaled.floor() as usize).min(STOPS.len() - 2);
+    let f = scaled - i as f32;
+    let mix = |k: usize| (STOPS[i][k] + (STOPS[i + 1][k] - STOPS[i][k]) * f).round() as u8;
+    [mix(0), mix(1), mix(2)]
+}
+
+pub fn context(canvas: &HtmlCanvasElement) -> Option<CanvasRenderingContext2d> {
+    canvas.get_context("2d").ok()??.dyn_into().ok()
+}
+
+/// `(min, max)` of the values, with a non-empty range.
+pub fn range(values: &[f32]) -> (f32, f32) {
+    let min = values.iter().copied().fold(f32::INFINITY, f32::min);
+    let max = values.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+    if !min.is_finite() || !max.is_finite() {
+        (0.0, 1.0)
+    } else if max - min < 1e-12 {
+        (min, min + 1e-12)
+    } else {
+        (min, max)
+    }
+}
+
+/// Fills the canvas with a `grid × grid` heatmap of `values` scaled to `(lo, hi)`.
+pub fn heatmap(
+    canvas: &HtmlCanvasElement,
+    values: &[f32],
+    grid: usize,
+    (lo, hi): (f32, f32),
+    alpha: f32,
+) {
+    let Some(ctx) = context(canvas) else { return };
+    let (w, h) = (canvas.width() as f64, canvas.height() as f64);
+    ctx.clear_rect(0.0, 0.0, w, h);
+    let (cw, ch) = (w / grid as f64, h / grid as f64);
+    for (index, value) in values.iter().enumerate().take(grid * grid) {
+        let [r, g, b] = colour((value - lo) / (hi - lo));
+        ctx.set_fill_style_str(&format!("rgba({r},{g},{b},{alpha})"));
+        let (row, col) = ((index / grid) as f64, (index % grid) as f64);
+        // Overlap by a hair so no seams show between cells.
+        ctx.fill_rect(col * cw, row * ch, cw + 0.5, ch + 0.5);
+    }
+}
+
+/// Puts a grey image (`side × side`, 0 = black) on the canvas, scaled to fill it.
+pub fn grey_image(canvas: &HtmlCanvasElement, pixels: &[u8], side: usize) {
+    let Some(ctx) = context(canvas) else { return };
+    let (w, h) = (canvas.width() as f64, canvas.height() as f64);
+    let (cw, ch) = (w / side as f64, h / side as f64);
+    for (index, &p) in pixels.iter().enumerate().take(side * side) {
+        ctx.set_fill_style_str(&format!("rgb({p},{p},{p})"));
+        let (row, col) = ((index / side) as f64, (index % side) as f64);
+        ctx.fill_rect(col * cw, row * ch, cw + 0.5, ch + 0.5);
+    }
+}
+
+/// A signed image (e.g. a filter) as blue (negative) to white to red (positive).
+pub fn diverging_image(canvas: &HtmlCanvasElement, values: &[f32], side: usize) {
+    let Some(ctx) = context(canvas) else { return };
+    let scale = values.iter().fold(1e-12f32, |m, v| m.max(v.abs()));
+    let (w, h) = (canvas.width() as f64, canvas.height() as f64);
+    let (cw, ch) = (w / side as f64, h / side as f64);
+    for (index, v) in values.iter().enumerate().take(side * side) {
+        let t = (v / scale).clamp(-1.0, 1.0);
+        let fade = (255.0 * (1.0 - t.abs())) as u8;
+        let fill = if t >= 0.0 {
+            format!("rgb(255,{fade},{fade})")
+        } else {
+            format!("rgb({fade},{fade},255)")
+        };
+        ctx.set_fill_style_str(&fill);
+        let (row, col) = ((index / side) as f64, (index % side) as f64);
+        ctx.fill_rect(col * cw, row * ch, cw + 0.5, ch + 0.5);
+    }
+}
+
+/// The canvas's pixels as a grey raster, ink taken from the red channel.
+pub fn read_grey(canvas: &HtmlCanvasElement) -> Option<crate::preprocess::Raster> {
+    let ctx = context(canvas)?;
+    let (w, h) = (canvas.width(), canvas.height());
+    let data: Clamped<Vec<u8>> = ctx
+        .get_image_data(0.0, 0.0, w as f64, h as f64)
+        .ok()?
+        .data();
+    Some(crate::preprocess::Raster {
+        width: w as usize,
+        height: h as usize,
+        pixels: data.0.chunks_exact(4).map(|rgba| rgba[0]).collect(),
+    })
+}
+
+/// A horizontal colour-scale strip for legends.
+pub fn legend(canvas: &HtmlCanvasElement) {
+    let Some(ctx) = context(canvas) else { return };
+    let (w, h) = (canvas.width(), canvas.height());
+    let mut data = Vec::with_capacity((w * h * 4) as usize);
+    for _y in 0..h {
+        for x in 0..w {
+            let [r, g, b] = colour(x as f32 / (w.max(2) - 1) as f32);
+            data.extend_from_slice(&[r, g, b, 255]);
+        }
+    }
+    if let Ok(image) = ImageData::new_with_u8_clamped_array_and_sh(Clamped(&data), w, h) {
+        let _ = ctx.put_image_data(&image, 0.0, 0.0);
+    }
+}

@@ -1,0 +1,86 @@
+use burn::tensor::Device;
+
+use crate::data::IMAGE_PIXELS;
+use crate::inference::{self, Classification, WeightInsight};
+use crate::model::{VisionTransformer, VitConfig};
+use crate::weights::{self, WeightsFile};
+
+use super::Backend;
+
+/// A model on a device, ready to classify drawings.
+pub struct Engine {
+    pub device: Device,
+    pub backend: Backend,
+    pub model: VisionTransformer,
+    pub config: VitConfig,
+    pub insight: WeightInsight,
+}
+
+/// Principal components of the patch filters the analysis panel shows.
+pub const FILTER_COMPONENTS: usize = 8;
+
+fn read_error(what: &str, error: impl std::fmt::Debug) -> String {
+    format!("reading the {what} back from the device failed: {error:?}")
+}
+
+impl Engine {
+    /// Validates `bytes` and builds the model; an error leaves nothing half-loaded.
+    pub fn load(bytes: &[u8], device: Device, backend: Backend) -> Result<Self, String> {
+        let file: WeightsFile = weights::decode(bytes).map_err(|e| e.to_string())?;
+        let model = file.into_model(&device);
+        Ok(Self {
+            insight: WeightInsight::from_weights(&file, FILTER_COMPONENTS),
+            config: file.config,
+            model,
+            device,
+            backend,
+        })
+    }
+
+    /// Probabilities and attention for one 28×28 image, from one forward pass.
+    pub async fn classify(&self, image: &[u8; IMAGE_PIXELS]) -> Result<Classification, String> {
+        let pending = inference::classify(&self.model, std::slice::from_ref(image), &self.device);
+        let probabilities = pending
+            .probabilities
+            .into_data_async()
+            .await
+            .map_err(|e| read_error("probabilities", e))?;
+        let attention = pending
+            .attention
+            .into_data_async()
+            .await
+            .map_err(|e| read_error("attention maps", e))?;
+        let to_vec = |data: burn::tensor::TensorData| {
+            data.convert::<f32>()
+                .try_into_vec::<f32>()
+                .map_err(|e| read_error("values", e))
+        };
+        let result =
+            Classification::from_values(to_vec(probabilities)?, to_vec(attention)?, &self.config);
+        if result.probabilities.iter().any(|p| !p.is_finite()) {
+            return Err("the model produced NaN probabilities".into());
+        }
+        Ok(result)
+    }
+
+    /// Mean attention distance per layer and head over a batch of images.
+    pub async fn attention_distance(
+        &self,
+        images: &[[u8; IMAGE_PIXELS]],
+    ) -> Result<Vec<Vec<f32>>, String> {
+        let pending = inference::classify(&self.model, images, &self.device);
+        let attention = pending
+            .attention
+            .into_data_async()
+            .await
+            .map_err(|e| read_error("attention maps", e))?
+            .convert::<f32>()
+            .try_into_vec::<f32>()
+            .map_err(|e| read_error("values", e))?;
+        Ok(inference::batch_attention_distance(
+            &attention,
+            images.len(),
+            &self.config,
+        ))
+    }
+}

@@ -1,0 +1,47 @@
+// End-to-end: the release build in Chromium draws digits and gets them right, on WebGPU
+// (SwiftShader here) and on the CPU backend.
+import { after, before, test } from "node:test";
+import assert from "node:assert/strict";
+import { fileURLToPath } from "node:url";
+import { LabPage, ONE, ZERO, launch, serve } from "./support.mjs";
+
+const dist = fileURLToPath(new URL("../../dist", import.meta.url));
+let server, browser;
+before(async () => {
+  server = await serve(dist);
+  browser = await launch();
+});
+after(async () => {
+  await browser?.close();
+  server?.close();
+});
+
+for (const backend of ["cpu", "webgpu"]) {
+  test(`draws a 1 and a 0 on ${backend}`, async () => {
+    const lab = new LabPage(await browser.newPage());
+    const errors = [];
+    lab.page.on("pageerror", (error) => errors.push(error.message));
+    await lab.open(`${server.url}?backend=${backend}`);
+    assert.match(await lab.backend(), backend === "cpu" ? /CPU/ : /WebGPU/);
+
+    await lab.stroke(ONE);
+    assert.equal(await lab.settledPrediction(), "1");
+    const total = (await lab.probabilities()).reduce((a, b) => a + b, 0);
+    assert.ok(Math.abs(total - 1) < 1e-3, `probabilities sum to ${total}`);
+
+    await lab.clear();
+    await lab.stroke(ZERO);
+    assert.equal(await lab.settledPrediction(), "0");
+    assert.ok(await lab.byTestId("attention-map").isVisible());
+    assert.deepEqual(errors, []);
+    await lab.page.close();
+  });
+}
+
+test("a missing weights file shows an error, not a broken page", async () => {
+  const lab = new LabPage(await browser.newPage());
+  await lab.page.goto(`${server.url}?backend=cpu&weights=pretrained/missing.safetensors`);
+  await lab.byTestId("error").waitFor({ timeout: 60_000 });
+  assert.match(await lab.byTestId("error").textContent(), /HTTP 404/);
+  await lab.page.close();
+});
