@@ -50,5 +50,7 @@ command -v wasm-opt >/dev/null || apt_install binaryen
 
 if $want_test; then
   apt_install chromium chromium-driver
+  # The end-to-end tests use playwright-core, which needs Node.js 20 or newer.
+  command -v npm >/dev/null || apt_install nodejs npm
 fi
 say "ready"

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs what is missing, then runs every check: format, native tests (with the PyTorch
-# parity test), the release page build, and the browser tests in headless Chromium.
+# parity test), the release page build, the browser tests in headless Chromium, and the
+# end-to-end tests of the built page.
 # Set VITLAB_LINT=1 to add clippy for both targets (two more dependency checks).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -32,5 +33,8 @@ step "browser tests (headless Chromium, WebGPU on SwiftShader and the CPU backen
 export CHROMEDRIVER="${CHROMEDRIVER:-$(command -v chromedriver)}"
 export WASM_BINDGEN_TEST_TIMEOUT="${WASM_BINDGEN_TEST_TIMEOUT:-180}"
 cargo test --release --target wasm32-unknown-unknown --test web
+
+step "end-to-end tests (playwright-core driving Debian's Chromium on the release build)"
+(cd tests/e2e && npm ci --no-audit --no-fund --loglevel=error && npm test)
 
 step "all checks passed"

@@ -1,3 +1,4 @@
+#![cfg(not(target_arch = "wasm32"))]
 //! Native tests, in one binary so that Burn is linked once.
 
 mod cli;
