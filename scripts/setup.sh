@@ -10,7 +10,7 @@ want_test=false
 [[ "${1:-}" == "--test" ]] && want_test=true
 
 say() { printf '\033[1msetup:\033[0m %s\n' "$*"; }
-export PATH="$HOME/.cargo/bin:$PATH"
+export PATH="${CARGO_HOME:-$HOME/.cargo}/bin:$PATH"
 
 apt_install() {
   local missing=()
@@ -45,8 +45,6 @@ if [[ "$(wasm-bindgen --version 2>/dev/null)" != "wasm-bindgen $bindgen_version"
   # Not --locked: one of its locked dependencies is missing from the registry.
   cargo install --quiet --force "wasm-bindgen-cli@$bindgen_version"
 fi
-
-command -v wasm-opt >/dev/null || apt_install binaryen
 
 if $want_test; then
   apt_install chromium chromium-driver

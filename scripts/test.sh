@@ -6,7 +6,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh --test
-export PATH="$HOME/.cargo/bin:$PATH"
+export PATH="${CARGO_HOME:-$HOME/.cargo}/bin:$PATH"
 
 started=$(date +%s)
 step() { printf '\n\033[1m== %s\033[0m (%ss)\n' "$*" $(( $(date +%s) - started )); }
