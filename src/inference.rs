@@ -18,22 +18,28 @@ pub struct PendingClassification {
     pub attention: Tensor<4>,
 }
 
+/// Grey-level images (784 pixels each) as the model's normalised input.
+///
+/// # Shapes
+/// - output: `[images, 1, 28, 28]`
+pub fn input_tensor<I: AsRef<[u8]>>(images: &[I], device: &Device) -> Tensor<4> {
+    let pixels: Vec<f32> = images
+        .iter()
+        .flat_map(|image| image.as_ref().iter().copied().map(normalize_pixel))
+        .collect();
+    Tensor::from_data(
+        TensorData::new(pixels, [images.len(), 1, IMAGE_SIDE, IMAGE_SIDE]),
+        device,
+    )
+}
+
 /// Runs `images` (grey levels, 784 each) through the model.
 pub fn classify(
     model: &VisionTransformer,
     images: &[[u8; IMAGE_PIXELS]],
     device: &Device,
 ) -> PendingClassification {
-    let pixels: Vec<f32> = images
-        .iter()
-        .flatten()
-        .copied()
-        .map(normalize_pixel)
-        .collect();
-    let input = Tensor::<4>::from_data(
-        TensorData::new(pixels, [images.len(), 1, IMAGE_SIDE, IMAGE_SIDE]),
-        device,
-    );
+    let input = input_tensor(images, device);
     let output = model.forward_with_attention(input);
     PendingClassification {
         probabilities: softmax(output.logits, 1),

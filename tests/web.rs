@@ -4,9 +4,9 @@
 
 use std::rc::Rc;
 
-use burn::tensor::{Tensor, TensorData};
 use leptos::prelude::*;
-use vitlab::data::{IMAGE_PIXELS, IMAGE_SIDE, normalize_pixel};
+use vitlab::data::{IMAGE_PIXELS, IMAGE_SIDE};
+use vitlab::inference::input_tensor;
 use vitlab::preprocess;
 use vitlab::ui::{EngineSignal, Lab, paint};
 use vitlab::web::{Backend, Engine, start_device};
@@ -49,17 +49,7 @@ async fn parity_error(backend: Backend) -> f32 {
     let device = started.device;
     let fixture: Fixture = serde_json::from_str(PARITY_JSON).unwrap();
     let (model, _) = weights::load(PARITY_WEIGHTS, &device).unwrap();
-    let batch = fixture.images.len();
-    let pixels: Vec<f32> = fixture
-        .images
-        .iter()
-        .flatten()
-        .map(|&p| normalize_pixel(p))
-        .collect();
-    let images = Tensor::<4>::from_data(
-        TensorData::new(pixels, [batch, 1, IMAGE_SIDE, IMAGE_SIDE]),
-        &device,
-    );
+    let images = input_tensor(&fixture.images, &device);
     let ours = model
         .forward(images)
         .into_data_async()

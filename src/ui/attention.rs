@@ -104,9 +104,14 @@ pub fn AttentionView(
     let scale = Memo::new(move |_| shown.get().map(|(values, _)| paint::range(&values)));
 
     Effect::new(move |_| {
-        if let (Some(canvas), Some(pixels)) = (image_ref.get(), input.get()) {
-            paint::grey_image(&canvas, &pixels, IMAGE_SIDE);
-        }
+        let Some(canvas) = image_ref.get() else {
+            return;
+        };
+        // An empty pad shows as the black square the model would see.
+        let pixels = input
+            .get()
+            .unwrap_or_else(|| vec![0; IMAGE_SIDE * IMAGE_SIDE]);
+        paint::grey_image(&canvas, &pixels, IMAGE_SIDE);
     });
     Effect::new(move |_| {
         let Some(canvas) = overlay_ref.get() else {

@@ -36,6 +36,14 @@ pub fn HeatCanvas(
         let Some(canvas) = canvas_ref.get() else {
             return;
         };
+        if values.is_empty() {
+            // Nothing to show yet: a neutral tile keeps the layout readable.
+            if let Some(ctx) = paint::context(&canvas) {
+                ctx.set_fill_style_str("#e4e6ee");
+                ctx.fill_rect(0.0, 0.0, canvas.width() as f64, canvas.height() as f64);
+            }
+            return;
+        }
         match palette {
             Palette::Heat => paint::heatmap(&canvas, &values, grid, paint::range(&values), 1.0),
             Palette::HeatFixed(lo, hi) => paint::heatmap(&canvas, &values, grid, (lo, hi), 1.0),

@@ -6,18 +6,20 @@ const PARITY_WEIGHTS: &str = concat!(
     "/tests/fixtures/parity.safetensors"
 );
 
-#[test]
-fn eval_json_reports_accuracy_on_the_ten_thousand_test_images() {
-    let output = Command::new(VIT)
-        .args(["eval", "--weights", PARITY_WEIGHTS, "--json"])
-        .output()
-        .unwrap();
+/// Runs `vit`; its standard output, after asserting that it succeeded.
+fn vit(command: &mut Command) -> String {
+    let output = command.output().unwrap();
     assert!(
         output.status.success(),
         "{}",
         String::from_utf8_lossy(&output.stderr)
     );
-    let stdout = String::from_utf8(output.stdout).unwrap();
+    String::from_utf8(output.stdout).unwrap()
+}
+
+#[test]
+fn eval_json_reports_accuracy_on_the_ten_thousand_test_images() {
+    let stdout = vit(Command::new(VIT).args(["eval", "--weights", PARITY_WEIGHTS, "--json"]));
     let last = stdout.lines().last().unwrap();
     let summary: serde_json::Value = serde_json::from_str(last).unwrap();
     assert_eq!(summary["examples"], 10_000);
@@ -52,20 +54,12 @@ fn eval_names_a_corrupt_weights_file_and_fails() {
 #[test]
 fn train_runs_and_lowers_the_loss() {
     let out = std::env::temp_dir().join(format!("vitlab-train-{}.safetensors", std::process::id()));
-    let output = Command::new(VIT)
+    let stdout = vit(Command::new(VIT)
         .args([
             "train", "--preset", "seed", "--depth", "2", "--epochs", "3", "--limit", "1024",
         ])
         .args(["--batch-size", "64", "--lr", "2e-3", "--out"])
-        .arg(&out)
-        .output()
-        .unwrap();
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    let stdout = String::from_utf8(output.stdout).unwrap();
+        .arg(&out));
     let losses: Vec<f64> = stdout
         .lines()
         .filter_map(|line| line.split("train loss ").nth(1))
@@ -103,13 +97,7 @@ fn train_resumes_from_its_checkpoint() {
         if resume {
             command.arg("--resume");
         }
-        let output = command.output().unwrap();
-        assert!(
-            output.status.success(),
-            "{}",
-            String::from_utf8_lossy(&output.stderr)
-        );
-        String::from_utf8(output.stdout).unwrap()
+        vit(&mut command)
     };
     let first = run("1", false);
     assert!(first.contains("epoch 1: train loss"), "{first}");

@@ -1,8 +1,8 @@
 //! The seed's PyTorch model and ours give the same logits for the same weights and images.
 //! Fixture made by `tools/make_parity_fixture.py`.
 
-use burn::tensor::{Tensor, TensorData};
-use vitlab::data::{IMAGE_SIDE, normalize_pixel};
+use vitlab::inference::input_tensor;
+
 use vitlab::model::VitConfig;
 use vitlab::weights;
 
@@ -27,17 +27,7 @@ fn logits_match_pytorch_within_1e_4() {
     // The fixture carries no vitlab metadata: it must be read as the seed preset.
     assert_eq!(config, VitConfig::seed());
 
-    let batch = fixture.images.len();
-    let pixels: Vec<f32> = fixture
-        .images
-        .iter()
-        .flatten()
-        .map(|&p| normalize_pixel(p))
-        .collect();
-    let images = Tensor::<4>::from_data(
-        TensorData::new(pixels, [batch, 1, IMAGE_SIDE, IMAGE_SIDE]),
-        &device,
-    );
+    let images = input_tensor(&fixture.images, &device);
     let ours = to_vec(model.forward(images));
     let theirs: Vec<f32> = fixture.logits.iter().flatten().copied().collect();
     assert_eq!(ours.len(), theirs.len());
