@@ -3,9 +3,9 @@
 //! natively, `into_data_async` in the browser).
 
 use burn::tensor::activation::softmax;
-use burn::tensor::{Device, Tensor, TensorData};
+use burn::tensor::{Device, Tensor};
 
-use crate::data::{IMAGE_PIXELS, IMAGE_SIDE, MnistSet, normalize_pixel};
+use crate::data::{IMAGE_PIXELS, MnistSet, images_tensor};
 use crate::insight::{self, LayerAttention};
 use crate::model::{VisionTransformer, VitConfig};
 use crate::weights::WeightsFile;
@@ -18,28 +18,13 @@ pub struct PendingClassification {
     pub attention: Tensor<4>,
 }
 
-/// Grey-level images (784 pixels each) as the model's normalised input.
-///
-/// # Shapes
-/// - output: `[images, 1, 28, 28]`
-pub fn input_tensor<I: AsRef<[u8]>>(images: &[I], device: &Device) -> Tensor<4> {
-    let pixels: Vec<f32> = images
-        .iter()
-        .flat_map(|image| image.as_ref().iter().copied().map(normalize_pixel))
-        .collect();
-    Tensor::from_data(
-        TensorData::new(pixels, [images.len(), 1, IMAGE_SIDE, IMAGE_SIDE]),
-        device,
-    )
-}
-
 /// Runs `images` (grey levels, 784 each) through the model.
 pub fn classify(
     model: &VisionTransformer,
     images: &[[u8; IMAGE_PIXELS]],
     device: &Device,
 ) -> PendingClassification {
-    let input = input_tensor(images, device);
+    let input = images_tensor(images, device);
     let output = model.forward_with_attention(input);
     PendingClassification {
         probabilities: softmax(output.logits, 1),

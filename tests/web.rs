@@ -5,8 +5,8 @@
 use std::rc::Rc;
 
 use leptos::prelude::*;
+use vitlab::data::images_tensor;
 use vitlab::data::{IMAGE_PIXELS, IMAGE_SIDE};
-use vitlab::inference::input_tensor;
 use vitlab::preprocess;
 use vitlab::ui::{EngineSignal, Lab, paint};
 use vitlab::web::{Backend, Engine, start_device};
@@ -49,7 +49,7 @@ async fn parity_error(backend: Backend) -> f32 {
     let device = started.device;
     let fixture: Fixture = serde_json::from_str(PARITY_JSON).unwrap();
     let (model, _) = weights::load(PARITY_WEIGHTS, &device).unwrap();
-    let images = input_tensor(&fixture.images, &device);
+    let images = images_tensor(&fixture.images, &device);
     let ours = model
         .forward(images)
         .into_data_async()

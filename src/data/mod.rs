@@ -12,4 +12,7 @@ pub use chunk::{
     CHUNK_MAGIC, ChunkEntry, ChunkError, MANIFEST_FORMAT, Manifest, Split, decode_chunk,
     decode_chunk_unverified, encode_chunk, sha256_hex,
 };
-pub use set::{Batch, IMAGE_PIXELS, IMAGE_SIDE, MNIST_MEAN, MNIST_STD, MnistSet, normalize_pixel};
+pub use set::{
+    Batch, IMAGE_PIXELS, IMAGE_SIDE, MNIST_MEAN, MNIST_STD, MnistSet, images_tensor,
+    normalize_pixel,
+};

@@ -15,6 +15,22 @@ pub fn normalize_pixel(pixel: u8) -> f32 {
     (pixel as f32 / 255.0 - MNIST_MEAN) / MNIST_STD
 }
 
+/// Grey-level images (784 pixels each) as the model's normalised input; the one way pixels
+/// become model input, for training batches and drawings alike.
+///
+/// # Shapes
+/// - output: `[images, 1, 28, 28]`
+pub fn images_tensor<I: AsRef<[u8]>>(images: &[I], device: &Device) -> Tensor<4> {
+    let pixels: Vec<f32> = images
+        .iter()
+        .flat_map(|image| image.as_ref().iter().copied().map(normalize_pixel))
+        .collect();
+    Tensor::from_data(
+        TensorData::new(pixels, [images.len(), 1, IMAGE_SIDE, IMAGE_SIDE]),
+        device,
+    )
+}
+
 /// Images (row-major grey levels, [`IMAGE_PIXELS`] each) and their digit labels.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct MnistSet {
@@ -58,17 +74,10 @@ impl MnistSet {
         }
     }
 
-    /// Normalised pixels of the given items, flat.
-    pub fn normalized_pixels(&self, indices: &[usize]) -> Vec<f32> {
-        indices
-            .iter()
-            .flat_map(|&index| self.image(index).iter().copied().map(normalize_pixel))
-            .collect()
-    }
-
     /// The given items as tensors on `device`.
     pub fn batch(&self, indices: &[usize], device: &Device) -> Batch {
-        self.batch_from_pixels(indices, self.normalized_pixels(indices), device)
+        let images: Vec<&[u8]> = indices.iter().map(|&index| self.image(index)).collect();
+        self.labelled(indices, images_tensor(&images, device))
     }
 
     /// The given items, each randomly moved by `augmentation`, as tensors on `device`.
@@ -79,24 +88,20 @@ impl MnistSet {
         rng: &mut SplitMix64,
         device: &Device,
     ) -> Batch {
-        let pixels = indices
+        let images: Vec<_> = indices
             .iter()
-            .flat_map(|&index| augmentation.apply(self.image(index), rng))
-            .map(normalize_pixel)
+            .map(|&index| augmentation.apply(self.image(index), rng))
             .collect();
-        self.batch_from_pixels(indices, pixels, device)
+        self.labelled(indices, images_tensor(&images, device))
     }
 
-    fn batch_from_pixels(&self, indices: &[usize], pixels: Vec<f32>, device: &Device) -> Batch {
-        let images = Tensor::from_data(
-            TensorData::new(pixels, [indices.len(), 1, IMAGE_SIDE, IMAGE_SIDE]),
-            device,
-        );
+    /// `images` (the given items, in order) with their labels.
+    fn labelled(&self, indices: &[usize], images: Tensor<4>) -> Batch {
         let labels: Vec<i64> = indices
             .iter()
             .map(|&index| self.labels[index] as i64)
             .collect();
-        let labels = Tensor::from_data(TensorData::new(labels, [indices.len()]), device);
+        let labels = Tensor::from_data(TensorData::new(labels, [indices.len()]), &images.device());
         Batch { images, labels }
     }
 }

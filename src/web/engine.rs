@@ -1,4 +1,4 @@
-use burn::tensor::Device;
+use burn::tensor::{Device, Tensor};
 
 use crate::data::IMAGE_PIXELS;
 use crate::inference::{self, Classification, WeightInsight};
@@ -19,8 +19,18 @@ pub struct Engine {
 /// Principal components of the patch filters the analysis panel shows.
 pub const FILTER_COMPONENTS: usize = 8;
 
-fn read_error(what: &str, error: impl std::fmt::Debug) -> String {
-    format!("reading the {what} back from the device failed: {error:?}")
+/// A tensor's values, read back without blocking (the browser forbids a synchronous read).
+async fn read_values<const D: usize>(tensor: Tensor<D>, what: &str) -> Result<Vec<f32>, String> {
+    let failed = |error: &dyn std::fmt::Debug| {
+        format!("reading the {what} back from the device failed: {error:?}")
+    };
+    tensor
+        .into_data_async()
+        .await
+        .map_err(|e| failed(&e))?
+        .convert::<f32>()
+        .try_into_vec::<f32>()
+        .map_err(|e| failed(&e))
 }
 
 impl Engine {
@@ -40,23 +50,9 @@ impl Engine {
     /// Probabilities and attention for one 28×28 image, from one forward pass.
     pub async fn classify(&self, image: &[u8; IMAGE_PIXELS]) -> Result<Classification, String> {
         let pending = inference::classify(&self.model, std::slice::from_ref(image), &self.device);
-        let probabilities = pending
-            .probabilities
-            .into_data_async()
-            .await
-            .map_err(|e| read_error("probabilities", e))?;
-        let attention = pending
-            .attention
-            .into_data_async()
-            .await
-            .map_err(|e| read_error("attention maps", e))?;
-        let to_vec = |data: burn::tensor::TensorData| {
-            data.convert::<f32>()
-                .try_into_vec::<f32>()
-                .map_err(|e| read_error("values", e))
-        };
-        let result =
-            Classification::from_values(to_vec(probabilities)?, to_vec(attention)?, &self.config);
+        let probabilities = read_values(pending.probabilities, "probabilities").await?;
+        let attention = read_values(pending.attention, "attention maps").await?;
+        let result = Classification::from_values(probabilities, attention, &self.config);
         if result.probabilities.iter().any(|p| !p.is_finite()) {
             return Err("the model produced NaN probabilities".into());
         }
@@ -69,14 +65,7 @@ impl Engine {
         images: &[[u8; IMAGE_PIXELS]],
     ) -> Result<Vec<Vec<f32>>, String> {
         let pending = inference::classify(&self.model, images, &self.device);
-        let attention = pending
-            .attention
-            .into_data_async()
-            .await
-            .map_err(|e| read_error("attention maps", e))?
-            .convert::<f32>()
-            .try_into_vec::<f32>()
-            .map_err(|e| read_error("values", e))?;
+        let attention = read_values(pending.attention, "attention maps").await?;
         Ok(inference::batch_attention_distance(
             &attention,
             images.len(),

@@ -1,7 +1,7 @@
 //! The seed's PyTorch model and ours give the same logits for the same weights and images.
 //! Fixture made by `tools/make_parity_fixture.py`.
 
-use vitlab::inference::input_tensor;
+use vitlab::data::images_tensor;
 
 use vitlab::model::VitConfig;
 use vitlab::weights;
@@ -27,7 +27,7 @@ fn logits_match_pytorch_within_1e_4() {
     // The fixture carries no vitlab metadata: it must be read as the seed preset.
     assert_eq!(config, VitConfig::seed());
 
-    let images = input_tensor(&fixture.images, &device);
+    let images = images_tensor(&fixture.images, &device);
     let ours = to_vec(model.forward(images));
     let theirs: Vec<f32> = fixture.logits.iter().flatten().copied().collect();
     assert_eq!(ours.len(), theirs.len());
