@@ -5,6 +5,7 @@ mod augment;
 mod chunk;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod idx;
+mod loader;
 mod set;
 
 pub use augment::{Augmentation, transform};
@@ -12,6 +13,7 @@ pub use chunk::{
     CHUNK_MAGIC, ChunkEntry, ChunkError, MANIFEST_FORMAT, Manifest, Split, decode_chunk,
     decode_chunk_unverified, encode_chunk, sha256_hex,
 };
+pub use loader::{Retry, RetryPolicy, load_verified};
 pub use set::{
     Batch, IMAGE_PIXELS, IMAGE_SIDE, MNIST_MEAN, MNIST_STD, MnistSet, images_tensor,
     normalize_pixel,

@@ -2,12 +2,18 @@
 //! [`Trainer::step`].
 
 mod evaluate;
+pub mod messages;
 mod rng;
 mod schedule;
+mod session;
 
 pub use evaluate::{Evaluation, count_correct, predictions};
 pub use rng::SplitMix64;
 pub use schedule::LrSchedule;
+pub use session::{
+    EvalPoint, History, MAX_MISTAKES, Mistake, PendingStep, Session, SessionState, Smoothing,
+    StepPoint, StepReport, TestReport, TrainingError, TrainingPlan, test_report,
+};
 
 use burn::module::Module;
 use burn::optim::{AdamWConfig, GradientsParams, ModuleOptimizer};
@@ -132,8 +138,8 @@ impl Trainer {
         }
     }
 
-    /// The model and optimiser state as bytes (reads tensors synchronously: native only).
-    #[cfg(not(target_arch = "wasm32"))]
+    /// The model and optimiser state as bytes. It reads tensors synchronously: natively and on
+    /// the browser's CPU device only (a WebGPU read must be awaited).
     pub fn checkpoint(&self) -> Result<Checkpoint, String> {
         let model = self
             .model()

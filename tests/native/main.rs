@@ -7,6 +7,7 @@ mod insight;
 mod model;
 mod parity;
 mod preprocess;
+mod session;
 mod train;
 mod weights;
 

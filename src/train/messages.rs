@@ -1,0 +1,150 @@
+//! What the page and the training worker say to each other: plain data, sent as JSON, with
+//! weights bytes travelling beside the message rather than inside it.
+
+use serde::{Deserialize, Serialize};
+
+use super::{History, StepReport, TestReport, TrainingPlan};
+
+/// The page to the worker.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub enum ToTrainer {
+    /// A new run (the saved one is forgotten). `backend` is `cpu`, `webgpu` or none for
+    /// WebGPU-if-possible.
+    Start {
+        plan: TrainingPlan,
+        backend: Option<String>,
+    },
+    /// Continue the run saved in this browser.
+    ResumeSaved {
+        backend: Option<String>,
+    },
+    Pause,
+    Resume,
+    /// Stop for good (the state stays saved and can be resumed after a reload).
+    Stop,
+    /// Forget the run and its saved state.
+    Reset,
+    /// Send the weights as they are now, as safetensors.
+    ExportWeights {
+        purpose: WeightsPurpose,
+    },
+    /// Is there a saved run?
+    Probe,
+}
+
+/// What the page will do with exported weights.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum WeightsPurpose {
+    /// Put them into the draw panel.
+    Use,
+    /// Offer them as a file.
+    Download,
+}
+
+/// Where a run stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum RunState {
+    Idle,
+    /// Started, waiting for the device or the first chunk.
+    Starting,
+    Running,
+    Paused,
+    Stopped,
+    Finished,
+    Failed,
+}
+
+impl RunState {
+    pub fn label(self) -> &'static str {
+        match self {
+            Self::Idle => "idle",
+            Self::Starting => "starting",
+            Self::Running => "training",
+            Self::Paused => "paused",
+            Self::Stopped => "stopped",
+            Self::Finished => "finished",
+            Self::Failed => "failed",
+        }
+    }
+
+    /// A model exists that can be exported or continued.
+    pub fn has_model(self) -> bool {
+        matches!(
+            self,
+            Self::Running | Self::Paused | Self::Stopped | Self::Finished | Self::Failed
+        )
+    }
+}
+
+/// Download progress of the data.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct DataProgress {
+    pub chunks: usize,
+    pub total_chunks: usize,
+    pub bytes: usize,
+    pub total_bytes: usize,
+    pub images: usize,
+    pub total_images: usize,
+    /// Chunks answered from Cache Storage instead of the network.
+    pub cached_chunks: usize,
+}
+
+impl DataProgress {
+    /// 0..1, by bytes.
+    pub fn fraction(&self) -> f64 {
+        if self.total_bytes == 0 {
+            0.0
+        } else {
+            (self.bytes as f64 / self.total_bytes as f64).min(1.0)
+        }
+    }
+}
+
+/// A run saved in the browser.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SavedSummary {
+    pub step: usize,
+    pub total_steps: usize,
+    pub plan: TrainingPlan,
+    /// The optimiser's state was saved too (CPU runs); otherwise it starts afresh.
+    pub with_optimizer: bool,
+}
+
+/// The worker to the page.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub enum FromTrainer {
+    /// Answer to [`ToTrainer::Probe`].
+    Saved {
+        summary: Option<SavedSummary>,
+    },
+    /// The device is up and the model built; `history` is not empty when a run resumed.
+    Started {
+        backend: String,
+        note: Option<String>,
+        plan: TrainingPlan,
+        history: History,
+    },
+    State {
+        state: RunState,
+    },
+    Data(DataProgress),
+    /// A few digits from the first chunk, to show what was loaded.
+    Samples {
+        images: Vec<Vec<u8>>,
+        labels: Vec<u8>,
+    },
+    /// Worth telling, not an error: a retried chunk, the state saved.
+    Notice {
+        message: String,
+    },
+    Step(StepReport),
+    Test(TestReport),
+    /// Safetensors bytes travel beside this message.
+    Weights {
+        purpose: WeightsPurpose,
+    },
+    /// Training cannot go on (the model before the failure is kept).
+    Failed {
+        message: String,
+    },
+}

@@ -1,0 +1,335 @@
+//! The page's training session and chunk loader, run natively.
+
+use std::cell::RefCell;
+use std::future::Future;
+use std::pin::pin;
+use std::task::{Context, Poll, Waker};
+
+use vitlab::data::{ChunkEntry, MnistSet, RetryPolicy, encode_chunk, load_verified, sha256_hex};
+use vitlab::model::VitConfig;
+use vitlab::native;
+use vitlab::train::messages::{FromTrainer, ToTrainer, WeightsPurpose};
+use vitlab::train::{History, Session, StepPoint, TrainingError, TrainingPlan, test_report};
+
+use crate::device;
+
+/// Runs a future that never waits on anything outside itself.
+fn run_now<F: Future>(future: F) -> F::Output {
+    let mut future = pin!(future);
+    match future
+        .as_mut()
+        .poll(&mut Context::from_waker(Waker::noop()))
+    {
+        Poll::Ready(output) => output,
+        Poll::Pending => panic!("the future waited on something"),
+    }
+}
+
+fn first_chunk() -> (ChunkEntry, Vec<u8>) {
+    let dir = native::default_data_dir();
+    let manifest = native::read_manifest(&dir).unwrap();
+    let entry = manifest.train[0].clone();
+    let bytes = std::fs::read(dir.join(&entry.file)).unwrap();
+    (entry, bytes)
+}
+
+fn no_wait(_: u32) -> std::future::Ready<()> {
+    std::future::ready(())
+}
+
+#[test]
+fn a_damaged_chunk_is_fetched_again_until_it_checks_out() {
+    let (entry, good) = first_chunk();
+    let mut damaged = good.clone();
+    damaged[1000] ^= 0x40;
+    let answers = RefCell::new(vec![Err("HTTP 503".to_string()), Ok(damaged), Ok(good)]);
+    let mut retries = Vec::new();
+    let set = run_now(load_verified(
+        &entry,
+        RetryPolicy::default(),
+        |_| std::future::ready(answers.borrow_mut().remove(0)),
+        no_wait,
+        |retry| retries.push(retry.clone()),
+    ))
+    .unwrap();
+    assert_eq!(set.len(), entry.items);
+    assert_eq!(retries.len(), 2);
+    assert!(retries[0].reason.contains("503"), "{:?}", retries[0]);
+    assert!(retries[1].reason.contains("checksum"), "{:?}", retries[1]);
+    assert_eq!(
+        retries.iter().map(|r| r.delay_ms).collect::<Vec<_>>(),
+        [500, 1000],
+        "the wait doubles"
+    );
+}
+
+#[test]
+fn a_chunk_that_never_arrives_is_an_error_naming_it() {
+    let (entry, _) = first_chunk();
+    let policy = RetryPolicy {
+        attempts: 3,
+        ..RetryPolicy::default()
+    };
+    let mut tries = Vec::new();
+    let error = run_now(load_verified(
+        &entry,
+        policy,
+        |attempt| {
+            tries.push(attempt);
+            std::future::ready(Err::<Vec<u8>, _>("offline".to_string()))
+        },
+        no_wait,
+        |_| {},
+    ))
+    .unwrap_err();
+    assert_eq!(tries, [1, 2, 3]);
+    assert!(
+        error.contains(&entry.file) && error.contains("3 tries"),
+        "{error}"
+    );
+}
+
+#[test]
+fn backoff_is_capped() {
+    let policy = RetryPolicy::default();
+    assert_eq!(policy.delay_ms(1), 500);
+    assert_eq!(policy.delay_ms(4), 4000);
+    assert_eq!(policy.delay_ms(30), policy.max_delay_ms);
+}
+
+fn tiny_plan() -> TrainingPlan {
+    TrainingPlan {
+        config: VitConfig::seed()
+            .with_depth(1)
+            .with_dim(32)
+            .with_heads(4)
+            .with_mlp_dim(64)
+            .with_dropout(0.0),
+        epochs: 2,
+        batch_size: 32,
+        lr: 3e-3,
+        eval_images: 64,
+        eval_every: 5,
+        ..TrainingPlan::seed()
+    }
+}
+
+fn digits(count: usize) -> MnistSet {
+    let (entry, bytes) = first_chunk();
+    vitlab::data::decode_chunk(&bytes, &entry)
+        .unwrap()
+        .slice(0..count)
+}
+
+/// Runs the session's steps synchronously, as the native backend allows.
+fn run_steps(session: &mut Session, steps: usize) -> Vec<f32> {
+    (0..steps)
+        .map(|_| {
+            let pending = session.begin_step().expect("data is loaded");
+            let loss = pending.loss.clone().into_scalar::<f32>();
+            let correct = pending.correct.clone().into_scalar::<i64>();
+            session
+                .finish_step(&pending, loss, correct, 0.01)
+                .unwrap()
+                .point
+                .loss
+        })
+        .collect()
+}
+
+#[test]
+fn a_session_waits_for_data_then_trains_and_lowers_the_loss() {
+    let device = device();
+    // 20 steps an epoch over a 640-image "split", of which 128 arrive first.
+    let plan = TrainingPlan {
+        epochs: 4,
+        ..tiny_plan()
+    };
+    let mut session = Session::new(plan, 640, &device).unwrap();
+    assert!(session.begin_step().is_none(), "no step before data");
+    let data = digits(256);
+    session.add_train(&data.slice(0..128));
+    let early = run_steps(&mut session, 4);
+    session.add_train(&data.slice(128..256));
+    assert_eq!(session.train_loaded(), 256);
+    let late = run_steps(&mut session, 56);
+    let mean = |l: &[f32]| l.iter().sum::<f32>() / l.len() as f32;
+    assert!(
+        mean(&late[50..]) < 0.75 * mean(&early),
+        "{early:?} → {late:?}"
+    );
+    assert_eq!(session.step(), 60);
+    assert_eq!(session.steps_per_epoch(), 20);
+    assert_eq!(session.history.steps.len(), 60);
+}
+
+#[test]
+fn evaluation_is_due_every_n_steps_and_at_epoch_ends_and_reports_mistakes() {
+    let device = device();
+    let mut plan = tiny_plan();
+    plan.eval_every = 0;
+    let mut session = Session::new(plan, 96, &device).unwrap();
+    session.add_train(&digits(96));
+    session.add_test(&digits(64));
+    let due: Vec<bool> = (0..6)
+        .map(|_| {
+            run_steps(&mut session, 1);
+            session.evaluation_due()
+        })
+        .collect();
+    assert_eq!(due, [false, false, true, false, false, true]);
+    assert!(session.is_finished(), "2 epochs of 3 steps");
+    assert!(session.begin_step().is_none(), "no step past the plan");
+
+    let batches = session.evaluation_batches(40);
+    assert_eq!(batches.iter().map(Vec::len).collect::<Vec<_>>(), [40, 24]);
+    let indices: Vec<usize> = batches.concat();
+    // A model that always says 1.
+    let predicted = vec![1i64; indices.len()];
+    let report = session.finish_evaluation(&indices, &predicted);
+    let ones = indices
+        .iter()
+        .filter(|&&i| session.test_set().labels[i] == 1)
+        .count();
+    assert_eq!(report.examples, 64);
+    assert!((report.point.accuracy - ones as f32 / 64.0).abs() < 1e-6);
+    assert_eq!(
+        report.mistakes.len(),
+        (64 - ones).min(vitlab::train::MAX_MISTAKES)
+    );
+    assert!(
+        report
+            .mistakes
+            .iter()
+            .all(|m| m.predicted == 1 && m.label != 1)
+    );
+    assert_eq!(report.confusion.iter().map(|row| row[1]).sum::<usize>(), 64);
+    assert_eq!(session.history.evals.len(), 1);
+}
+
+#[test]
+fn a_nan_loss_stops_the_run_with_a_message() {
+    let device = device();
+    let mut session = Session::new(tiny_plan(), 640, &device).unwrap();
+    session.add_train(&digits(64));
+    let pending = session.begin_step().unwrap();
+    let error = session.finish_step(&pending, f32::NAN, 3, 0.1).unwrap_err();
+    assert!(matches!(
+        error,
+        TrainingError::NonFiniteLoss { step: 1, .. }
+    ));
+    assert!(error.to_string().contains("NaN"), "{error}");
+    assert!(session.history.steps.is_empty(), "the NaN is not charted");
+}
+
+#[test]
+fn a_saved_session_resumes_with_the_same_next_step() {
+    let device = device();
+    let data = digits(128);
+    let mut original = Session::new(tiny_plan(), 640, &device).unwrap();
+    original.add_train(&data);
+    run_steps(&mut original, 3);
+    let state: vitlab::train::SessionState =
+        serde_json::from_str(&serde_json::to_string(&original.state()).unwrap()).unwrap();
+    let checkpoint = original.checkpoint().unwrap();
+    let resumed = Session::resume(state, &checkpoint, &device).unwrap();
+    assert_eq!(resumed.step(), 3);
+    assert_eq!(resumed.history, original.history);
+    let (a, b) = (resumed.state(), original.state());
+    assert_eq!(
+        (a.shuffle_rng, a.augment_rng),
+        (b.shuffle_rng, b.augment_rng)
+    );
+    assert_eq!((a.images_seen, a.plan), (b.images_seen, b.plan));
+    // Same parameters, ids included (that the AdamW moments come back exactly is
+    // `train::a_resumed_trainer_continues_exactly`).
+    assert_eq!(resumed.checkpoint().unwrap().model, checkpoint.model);
+    let mut resumed = resumed;
+    resumed.add_train(&data);
+    assert!(run_steps(&mut resumed, 1)[0].is_finite());
+    assert_eq!(resumed.step(), 4);
+}
+
+#[test]
+fn history_keeps_its_newest_point_when_thinned() {
+    let mut history = History::default();
+    for step in 1..=History::MAX_POINTS + 1 {
+        history.push_step(StepPoint {
+            step,
+            loss: 1.0,
+            smoothed_loss: 1.0,
+            accuracy: 0.5,
+        });
+    }
+    assert!(history.steps.len() <= History::MAX_POINTS / 2 + 2);
+    assert_eq!(history.steps.last().unwrap().step, History::MAX_POINTS + 1);
+    assert_eq!(history.steps[0].step, 1);
+}
+
+#[test]
+fn presets_are_valid_and_bad_plans_say_why() {
+    for name in ["seed", "lab"] {
+        TrainingPlan::preset(name).unwrap().validate().unwrap();
+    }
+    let mut plan = TrainingPlan::seed();
+    plan.lr = 0.0;
+    assert!(plan.validate().unwrap_err().contains("learning rate"));
+    plan = TrainingPlan::seed();
+    plan.config.heads = 5;
+    assert!(plan.validate().unwrap_err().contains("heads"));
+    assert!(TrainingPlan::lab().schedule(60_000).warmup_steps > 0);
+}
+
+#[test]
+fn test_report_counts_every_prediction() {
+    let set = digits(10);
+    let indices: Vec<usize> = (0..10).collect();
+    let predicted: Vec<i64> = set.labels.iter().map(|&l| l as i64).collect();
+    let report = test_report(&set, &indices, &predicted, 7, 1.5);
+    assert_eq!(report.point.accuracy, 1.0);
+    assert!(report.mistakes.is_empty());
+    assert_eq!(report.point.step, 7);
+}
+
+#[test]
+fn messages_survive_json() {
+    let messages = [
+        ToTrainer::Start {
+            plan: TrainingPlan::lab(),
+            backend: Some("cpu".into()),
+        },
+        ToTrainer::ExportWeights {
+            purpose: WeightsPurpose::Download,
+        },
+    ];
+    for message in messages {
+        let json = serde_json::to_string(&message).unwrap();
+        assert_eq!(serde_json::from_str::<ToTrainer>(&json).unwrap(), message);
+    }
+    let failed = FromTrainer::Failed {
+        message: "x".into(),
+    };
+    let json = serde_json::to_string(&failed).unwrap();
+    assert_eq!(serde_json::from_str::<FromTrainer>(&json).unwrap(), failed);
+}
+
+#[test]
+fn chunk_loader_accepts_a_freshly_encoded_chunk() {
+    let set = digits(50);
+    let bytes = encode_chunk(&set);
+    let entry = ChunkEntry {
+        file: "x.bin".into(),
+        items: 50,
+        bytes: bytes.len(),
+        sha256: sha256_hex(&bytes),
+    };
+    let loaded = run_now(load_verified(
+        &entry,
+        RetryPolicy::default(),
+        |_| std::future::ready(Ok(bytes.clone())),
+        no_wait,
+        |_| panic!("no retry needed"),
+    ))
+    .unwrap();
+    assert_eq!(loaded, set);
+}
