@@ -3,7 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{History, StepReport, TestReport, TrainingPlan};
+use super::{History, StepPoint, StepReport, TestReport, TrainingPlan};
 
 /// The page to the worker.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -113,6 +113,8 @@ pub struct SavedSummary {
 /// The worker to the page.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub enum FromTrainer {
+    /// The worker listens: messages sent before this would have been lost.
+    Ready,
     /// Answer to [`ToTrainer::Probe`].
     Saved {
         summary: Option<SavedSummary>,
@@ -133,11 +135,17 @@ pub enum FromTrainer {
         images: Vec<Vec<u8>>,
         labels: Vec<u8>,
     },
-    /// Worth telling, not an error: a retried chunk, the state saved.
+    /// Worth telling: a retried chunk, the state saved; a `warning` (a chunk given up on)
+    /// does not stop training either.
     Notice {
         message: String,
+        warning: bool,
     },
-    Step(StepReport),
+    /// Steps since the last message (the worker sends at most ~10 a second) and the latest.
+    Steps {
+        points: Vec<StepPoint>,
+        report: StepReport,
+    },
     Test(TestReport),
     /// Safetensors bytes travel beside this message.
     Weights {

@@ -272,6 +272,7 @@ pub struct Session {
     seconds: f64,
     smoothing: Smoothing,
     pub history: History,
+    last_report: Option<StepReport>,
 }
 
 impl Session {
@@ -346,7 +347,21 @@ impl Session {
             seconds: state.seconds,
             smoothing: state.smoothing,
             history: state.history,
+            last_report: None,
         }
+    }
+
+    /// Moves the loaded images over from `other` (a session being replaced).
+    pub fn take_data_from(&mut self, other: &mut Session) {
+        self.train = std::mem::take(&mut other.train);
+        self.test = std::mem::take(&mut other.test);
+        self.order = (0..self.train.len()).collect();
+        self.shuffle_rng.shuffle(&mut self.order);
+    }
+
+    /// The report of the latest step.
+    pub fn last_report(&self) -> Option<StepReport> {
+        self.last_report.clone()
     }
 
     /// What to save besides the model.
@@ -475,7 +490,7 @@ impl Session {
         };
         self.history.push_step(point);
         let steps_left = self.total_steps().saturating_sub(self.step());
-        Ok(StepReport {
+        let report = StepReport {
             point,
             epoch: ((self.step().max(1) - 1) / self.steps_per_epoch() + 1).min(self.plan.epochs),
             epochs: self.plan.epochs,
@@ -486,7 +501,9 @@ impl Session {
             images_per_second: smoothed_rate,
             seconds: self.seconds,
             seconds_left: (steps_left * self.plan.batch_size) as f64 / smoothed_rate.max(1e-6),
-        })
+        };
+        self.last_report = Some(report.clone());
+        Ok(report)
     }
 
     /// The model for inference as it is now: no autodiff, no dropout.

@@ -2,9 +2,11 @@
 
 mod analysis;
 mod attention;
+mod chart;
 mod draw_pad;
 mod heat_canvas;
 pub mod paint;
+mod training;
 
 use std::rc::Rc;
 use std::sync::Arc;
@@ -14,8 +16,10 @@ use leptos::task::spawn_local;
 
 pub use analysis::AnalysisView;
 pub use attention::{AttentionView, MapChoice};
+pub use chart::{LineChart, Series};
 pub use draw_pad::DrawPad;
 pub use heat_canvas::{HeatCanvas, Palette};
+pub use training::{TrainingPanel, WeightsOffer};
 
 use crate::data::{IMAGE_PIXELS, Manifest, Split, decode_chunk};
 use crate::inference::{Classification, images_of};
@@ -43,9 +47,18 @@ pub fn App() -> impl IntoView {
 
     let preferred = web::query_param("backend").and_then(|text| Backend::parse(&text));
     let weights_url = web::query_param("weights").unwrap_or_else(|| DEFAULT_WEIGHTS.to_string());
+    let model_source = RwSignal::new(weights_url.clone());
+    let training_backend = match preferred {
+        Some(Backend::Cpu) => "cpu",
+        Some(Backend::WebGpu) => "webgpu",
+        None => "auto",
+    }
+    .to_string();
+    let device = StoredValue::new_local(None::<(burn::tensor::Device, Backend)>);
 
     spawn_local(async move {
         let started = web::start_device(preferred).await;
+        device.set_value(Some((started.device.clone(), started.backend)));
         note.set(started.fallback_reason.clone());
         status.set(format!("Loading weights on {}…", started.backend.label()));
         let bytes = match web::fetch_bytes(&weights_url, |done, total| {
@@ -77,6 +90,7 @@ pub fn App() -> impl IntoView {
         };
         match ready {
             Ok(ready) => {
+                device.set_value(Some((ready.device.clone(), ready.backend)));
                 engine.set(Some(Rc::new(ready)));
                 status.set(String::new());
             }
@@ -114,6 +128,28 @@ pub fn App() -> impl IntoView {
         });
     });
 
+    // Weights from the training run or an upload: checked and warmed up before they replace
+    // the model in use, which stays when they fail.
+    let on_weights = Callback::new(move |(bytes, source): WeightsOffer| {
+        let (device, backend) = device
+            .get_value()
+            .unwrap_or_else(|| (burn::tensor::Device::flex(), Backend::Cpu));
+        spawn_local(async move {
+            match warm_engine(&bytes, device, backend).await {
+                Ok(ready) => {
+                    weight_bytes.set_value(bytes);
+                    engine.set(Some(Rc::new(ready)));
+                    model_source.set(source);
+                    error.set(None);
+                    batch_distance.set(test_batch_distance(engine).await.ok());
+                }
+                Err(message) => error.set(Some(format!(
+                    "{source} was not loaded: {message}. The model in use stays."
+                ))),
+            }
+        });
+    });
+
     view! {
         <header>
             <div>
@@ -130,9 +166,10 @@ pub fn App() -> impl IntoView {
         </header>
         <ErrorBanner error=error />
         {move || (!status.get().is_empty()).then(|| view! { <p class="status" data-testid="status">{status.get()}</p> })}
-        <Show when=move || engine.with(|e| e.is_some())>
-            <Lab engine=engine on_failure=on_failure batch_distance=batch_distance />
-        </Show>
+        <p class="model-source">"Model in use: " <span data-testid="model-source">{move || model_source.get()}</span></p>
+        // Rebuilt when the model changes: its grid and depth may change with it.
+        {move || engine.get().map(|_| view! { <Lab engine=engine on_failure=on_failure batch_distance=batch_distance /> })}
+        <TrainingPanel on_weights=on_weights preferred_backend=training_backend />
         <footer>
             "MNIST by Yann LeCun and Corinna Cortes, CC BY-SA 3.0. Model: Dosovitskiy et al., ICLR 2021."
         </footer>

@@ -1,4 +1,4 @@
-use burn::tensor::{Device, Tensor};
+use burn::tensor::Device;
 
 use crate::data::IMAGE_PIXELS;
 use crate::inference::{self, Classification, WeightInsight};
@@ -6,6 +6,7 @@ use crate::model::{VisionTransformer, VitConfig};
 use crate::weights::{self, WeightsFile};
 
 use super::Backend;
+use super::read::read_floats;
 
 /// A model on a device, ready to classify drawings.
 pub struct Engine {
@@ -18,20 +19,6 @@ pub struct Engine {
 
 /// Principal components of the patch filters the analysis panel shows.
 pub const FILTER_COMPONENTS: usize = 8;
-
-/// A tensor's values, read back without blocking (the browser forbids a synchronous read).
-async fn read_values<const D: usize>(tensor: Tensor<D>, what: &str) -> Result<Vec<f32>, String> {
-    let failed = |error: &dyn std::fmt::Debug| {
-        format!("reading the {what} back from the device failed: {error:?}")
-    };
-    tensor
-        .into_data_async()
-        .await
-        .map_err(|e| failed(&e))?
-        .convert::<f32>()
-        .try_into_vec::<f32>()
-        .map_err(|e| failed(&e))
-}
 
 impl Engine {
     /// Validates `bytes` and builds the model; an error leaves nothing half-loaded.
@@ -50,8 +37,8 @@ impl Engine {
     /// Probabilities and attention for one 28×28 image, from one forward pass.
     pub async fn classify(&self, image: &[u8; IMAGE_PIXELS]) -> Result<Classification, String> {
         let pending = inference::classify(&self.model, std::slice::from_ref(image), &self.device);
-        let probabilities = read_values(pending.probabilities, "probabilities").await?;
-        let attention = read_values(pending.attention, "attention maps").await?;
+        let probabilities = read_floats(pending.probabilities, "probabilities").await?;
+        let attention = read_floats(pending.attention, "attention maps").await?;
         let result = Classification::from_values(probabilities, attention, &self.config);
         if result.probabilities.iter().any(|p| !p.is_finite()) {
             return Err("the model produced NaN probabilities".into());
@@ -65,7 +52,7 @@ impl Engine {
         images: &[[u8; IMAGE_PIXELS]],
     ) -> Result<Vec<Vec<f32>>, String> {
         let pending = inference::classify(&self.model, images, &self.device);
-        let attention = read_values(pending.attention, "attention maps").await?;
+        let attention = read_floats(pending.attention, "attention maps").await?;
         Ok(inference::batch_attention_distance(
             &attention,
             images.len(),

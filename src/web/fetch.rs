@@ -1,26 +1,16 @@
 use js_sys::{Reflect, Uint8Array};
-use wasm_bindgen::{JsCast, JsValue};
+use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::JsFuture;
 use web_sys::{ReadableStreamDefaultReader, Response};
 
-fn describe(error: JsValue) -> String {
-    error
-        .as_string()
-        .or_else(|| {
-            error
-                .dyn_ref::<js_sys::Error>()
-                .map(|e| String::from(e.message()))
-        })
-        .unwrap_or_else(|| format!("{error:?}"))
-}
+use super::global::{describe, fetch_promise};
 
 /// Fetches `url` and reports `(bytes so far, total if known)` as the body streams in.
 pub async fn fetch_bytes(
     url: &str,
     mut on_progress: impl FnMut(usize, Option<usize>),
 ) -> Result<Vec<u8>, String> {
-    let window = web_sys::window().ok_or("no window")?;
-    let response: Response = JsFuture::from(window.fetch_with_str(url))
+    let response: Response = JsFuture::from(fetch_promise(url)?)
         .await
         .map_err(|e| format!("fetching {url} failed: {}", describe(e)))?
         .dyn_into()

@@ -1,12 +1,26 @@
-//! The browser boundary: device start-up, fetching, the URL, the model engine.
+//! The browser boundary: device start-up, fetching and caching, the URL, the model engine,
+//! the training worker and the page's handle on it.
 
+mod cache;
+mod chunks;
 mod device;
 mod engine;
 mod fetch;
+mod global;
+mod read;
+pub mod saved_run;
+mod trainer_client;
+mod training_worker;
 
+pub use cache::{ByteCache, delete_cache};
+pub use chunks::{CHUNK_CACHE, ChunkSource, LoadedChunk};
 pub use device::{Backend, StartedDevice, start_device};
 pub use engine::{Engine, FILTER_COMPONENTS};
 pub use fetch::fetch_bytes;
+pub use global::{describe, now_ms, sleep_ms};
+pub use read::{read_floats, read_ints};
+pub use trainer_client::{TRAINER_SCRIPT, TrainerWorker};
+pub use training_worker::run_training_worker;
 
 /// A query parameter of the page's URL, e.g. `backend` in `?backend=cpu`.
 pub fn query_param(name: &str) -> Option<String> {
@@ -14,12 +28,4 @@ pub fn query_param(name: &str) -> Option<String> {
     web_sys::UrlSearchParams::new_with_str(&search)
         .ok()?
         .get(name)
-}
-
-/// Milliseconds since the page started, for latency figures.
-pub fn now_ms() -> f64 {
-    web_sys::window()
-        .and_then(|w| w.performance())
-        .map(|p| p.now())
-        .unwrap_or(0.0)
 }

@@ -52,7 +52,9 @@ export class LabPage {
   }
   /** Draws a polyline given in pad fractions (0..1). */
   async stroke(points) {
-    const box = await this.byTestId("draw-canvas").boundingBox();
+    const pad = this.byTestId("draw-canvas");
+    await pad.scrollIntoViewIfNeeded();
+    const box = await pad.boundingBox();
     const at = ([x, y]) => [box.x + x * box.width, box.y + y * box.height];
     const [first, ...rest] = points.map(at);
     await this.page.mouse.move(...first);
@@ -87,3 +89,30 @@ export const ZERO = [...Array(25).keys()].map((i) => {
   const t = (i / 24) * 2 * Math.PI;
   return [0.5 + 0.22 * Math.sin(t), 0.5 - 0.33 * Math.cos(t)];
 });
+
+/** Text of a data-testid element as a number (NaN when it is "–"). */
+export async function numberIn(lab, id) {
+  return Number.parseFloat((await lab.byTestId(id).textContent()).replace("%", ""));
+}
+
+/** Polls `read` until `ok(value)` holds; returns the value. */
+export async function until(read, ok, { timeout = 120_000, every = 250, what = "condition" } = {}) {
+  const deadline = Date.now() + timeout;
+  let value;
+  while (Date.now() < deadline) {
+    value = await read();
+    if (ok(value)) return value;
+    await new Promise((resolve) => setTimeout(resolve, every));
+  }
+  throw new Error(`${what} not reached within ${timeout} ms (last: ${JSON.stringify(value)})`);
+}
+
+/** Records main-thread tasks longer than 50 ms (the Long Tasks API) from page start. */
+export async function watchLongTasks(page) {
+  await page.addInitScript(() => {
+    window.__longTasks = [];
+    new PerformanceObserver((list) => {
+      for (const entry of list.getEntries()) window.__longTasks.push({ start: entry.startTime, duration: entry.duration });
+    }).observe({ type: "longtask", buffered: true });
+  });
+}

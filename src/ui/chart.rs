@@ -1,0 +1,143 @@
+//! Line charts as SVG. The charting crates that target the browser (plotters with its canvas
+//! backend, charming through ECharts) redraw a whole canvas or need a JavaScript bundle; these
+//! charts are a few polylines that Leptos updates in place, and their points stay readable in
+//! the DOM for tests.
+
+use leptos::prelude::*;
+
+/// One line of a chart.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Series {
+    pub label: &'static str,
+    /// CSS class setting its colour and width.
+    pub class: &'static str,
+    pub points: Vec<(f64, f64)>,
+    /// Mark each point (for sparse series such as test accuracy).
+    pub dots: bool,
+}
+
+const WIDTH: f64 = 360.0;
+const HEIGHT: f64 = 180.0;
+const LEFT: f64 = 40.0;
+const RIGHT: f64 = 8.0;
+const TOP: f64 = 8.0;
+const BOTTOM: f64 = 22.0;
+
+/// Smallest and largest of `values`, widened when they coincide.
+fn bounds(values: impl Iterator<Item = f64>) -> Option<(f64, f64)> {
+    let (lo, hi) = values
+        .filter(|v| v.is_finite())
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), v| {
+            (lo.min(v), hi.max(v))
+        });
+    if !lo.is_finite() {
+        return None;
+    }
+    Some(if hi - lo < 1e-9 {
+        (lo - 0.5, hi + 0.5)
+    } else {
+        (lo, hi)
+    })
+}
+
+fn tick(value: f64) -> String {
+    if value.abs() >= 100.0 {
+        format!("{value:.0}")
+    } else if value.abs() >= 1.0 {
+        format!("{value:.2}")
+    } else {
+        format!("{value:.3}")
+    }
+}
+
+/// Lines over a shared x axis (training steps), with the y range fitted unless given.
+#[component]
+pub fn LineChart(
+    #[prop(into)] series: Signal<Vec<Series>>,
+    /// Fixed y range, e.g. `(0.0, 1.0)` for accuracy.
+    #[prop(optional)]
+    y_range: Option<(f64, f64)>,
+    #[prop(into)] x_label: String,
+    #[prop(into)] testid: String,
+) -> impl IntoView {
+    let layout = move || {
+        let all = series.get();
+        let x = bounds(all.iter().flat_map(|s| s.points.iter().map(|p| p.0)));
+        let y = y_range.or_else(|| bounds(all.iter().flat_map(|s| s.points.iter().map(|p| p.1))));
+        (all, x, y)
+    };
+    let total_points = move || series.with(|s| s.iter().map(|s| s.points.len()).sum::<usize>());
+    view! {
+        <figure class="line-chart">
+            <svg
+                viewBox=format!("0 0 {WIDTH} {HEIGHT}")
+                data-testid=testid
+                data-points=move || total_points().to_string()
+                role="img"
+            >
+                {move || {
+                    let (all, x, y) = layout();
+                    let (Some((x0, x1)), Some((y0, y1))) = (x, y) else {
+                        return view! {
+                            <text x=WIDTH / 2.0 y=HEIGHT / 2.0 class="empty" text-anchor="middle">"no data yet"</text>
+                        }
+                        .into_any();
+                    };
+                    let sx = move |v: f64| LEFT + (v - x0) / (x1 - x0).max(1e-9) * (WIDTH - LEFT - RIGHT);
+                    let sy = move |v: f64| {
+                        TOP + (1.0 - (v.clamp(y0, y1) - y0) / (y1 - y0)) * (HEIGHT - TOP - BOTTOM)
+                    };
+                    let lines = all
+                        .iter()
+                        .map(|s| {
+                            let path = s
+                                .points
+                                .iter()
+                                .filter(|p| p.1.is_finite())
+                                .map(|&(px, py)| format!("{:.1},{:.1}", sx(px), sy(py)))
+                                .collect::<Vec<_>>()
+                                .join(" ");
+                            let dots = s
+                                .dots
+                                .then(|| {
+                                    s.points
+                                        .iter()
+                                        .map(|&(px, py)| {
+                                            view! { <circle cx=sx(px) cy=sy(py) r="2.5" class=s.class></circle> }
+                                        })
+                                        .collect_view()
+                                });
+                            view! {
+                                <polyline points=path class=format!("series {}", s.class)></polyline>
+                                {dots}
+                            }
+                        })
+                        .collect_view();
+                    let mid = (y0 + y1) / 2.0;
+                    view! {
+                        <line x1=LEFT y1=TOP x2=LEFT y2=HEIGHT - BOTTOM class="axis"></line>
+                        <line x1=LEFT y1=HEIGHT - BOTTOM x2=WIDTH - RIGHT y2=HEIGHT - BOTTOM class="axis"></line>
+                        {[y0, mid, y1]
+                            .into_iter()
+                            .map(|v| view! { <text x=LEFT - 4.0 y=sy(v) + 3.0 text-anchor="end" class="tick">{tick(v)}</text> })
+                            .collect_view()}
+                        <text x=LEFT y=HEIGHT - 6.0 class="tick">{tick(x0)}</text>
+                        <text x=WIDTH - RIGHT y=HEIGHT - 6.0 text-anchor="end" class="tick">{tick(x1)}</text>
+                        {lines}
+                    }
+                    .into_any()
+                }}
+            </svg>
+            <figcaption>
+                {move || {
+                    series
+                        .get()
+                        .into_iter()
+                        .map(|s| view! { <span class=format!("key {}", s.class)>{s.label}</span> })
+                        .collect_view()
+                }}
+                <span class="x-label">{x_label}</span>
+            </figcaption>
+        </figure>
+    }
+}

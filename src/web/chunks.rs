@@ -1,0 +1,101 @@
+//! MNIST chunks over the network: Cache Storage first, verified, retried with backoff.
+
+use std::cell::Cell;
+use std::rc::Rc;
+
+use crate::data::{ChunkEntry, Manifest, MnistSet, Retry, RetryPolicy, load_verified};
+
+use super::cache::ByteCache;
+use super::fetch::fetch_bytes;
+use super::global::sleep_ms;
+
+/// The cache chunks are kept in; a new data format gets a new name.
+pub const CHUNK_CACHE: &str = "vitlab-mnist-v1";
+
+/// Where chunks come from: `base` (the folder of `manifest.json`) and the cache.
+#[derive(Clone)]
+pub struct ChunkSource {
+    base: String,
+    cache: Option<ByteCache>,
+}
+
+/// A chunk that checked out.
+pub struct LoadedChunk {
+    pub set: MnistSet,
+    /// Answered by Cache Storage, not the network.
+    pub from_cache: bool,
+}
+
+impl ChunkSource {
+    pub async fn open(base: &str) -> Self {
+        Self {
+            base: base.trim_end_matches('/').to_string(),
+            cache: ByteCache::open(CHUNK_CACHE).await,
+        }
+    }
+
+    /// Without Cache Storage: always the network.
+    pub fn uncached(base: &str) -> Self {
+        Self {
+            base: base.trim_end_matches('/').to_string(),
+            cache: None,
+        }
+    }
+
+    pub fn url(&self, file: &str) -> String {
+        format!("{}/{file}", self.base)
+    }
+
+    pub async fn manifest(&self) -> Result<Manifest, String> {
+        let bytes = fetch_bytes(&self.url("manifest.json"), |_, _| {}).await?;
+        Manifest::parse(&String::from_utf8_lossy(&bytes)).map_err(|e| e.to_string())
+    }
+
+    /// The chunk's images, verified against the manifest. The first try may come from the
+    /// cache; a copy that fails verification is fetched again, and a good network copy
+    /// replaces whatever the cache held.
+    pub async fn load(
+        &self,
+        entry: &ChunkEntry,
+        policy: RetryPolicy,
+        on_retry: impl FnMut(&Retry),
+    ) -> Result<LoadedChunk, String> {
+        let url = self.url(&entry.file);
+        let from_cache = Rc::new(Cell::new(false));
+        let fetched = Rc::new(Cell::new(None::<Vec<u8>>));
+        let set = load_verified(
+            entry,
+            policy,
+            |attempt| {
+                let (cache, url) = (self.cache.clone(), url.clone());
+                let (from_cache, fetched) = (from_cache.clone(), fetched.clone());
+                async move {
+                    if attempt == 1
+                        && let Some(bytes) = match &cache {
+                            Some(cache) => cache.get(&url).await,
+                            None => None,
+                        }
+                    {
+                        from_cache.set(true);
+                        return Ok(bytes);
+                    }
+                    from_cache.set(false);
+                    let bytes = fetch_bytes(&url, |_, _| {}).await?;
+                    fetched.set(Some(bytes.clone()));
+                    Ok(bytes)
+                }
+            },
+            sleep_ms,
+            on_retry,
+        )
+        .await?;
+        if let (Some(cache), false, Some(bytes)) = (&self.cache, from_cache.get(), fetched.take()) {
+            // A cache that will not take it costs only a download next time.
+            let _ = cache.put(&url, &bytes).await;
+        }
+        Ok(LoadedChunk {
+            set,
+            from_cache: from_cache.get(),
+        })
+    }
+}

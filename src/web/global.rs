@@ -1,0 +1,78 @@
+//! The few things the page and the training worker both need from their global scope.
+
+use js_sys::Promise;
+use wasm_bindgen::{JsCast, JsValue};
+use wasm_bindgen_futures::JsFuture;
+use web_sys::{CacheStorage, Window, WorkerGlobalScope};
+
+/// The global object: a window, or a worker's scope.
+enum Scope {
+    Window(Window),
+    Worker(WorkerGlobalScope),
+}
+
+fn scope() -> Result<Scope, String> {
+    let global = js_sys::global();
+    if let Some(window) = global.dyn_ref::<Window>() {
+        Ok(Scope::Window(window.clone()))
+    } else if let Some(worker) = global.dyn_ref::<WorkerGlobalScope>() {
+        Ok(Scope::Worker(worker.clone()))
+    } else {
+        Err("neither a window nor a worker".into())
+    }
+}
+
+/// A thrown JavaScript value as text.
+pub fn describe(error: JsValue) -> String {
+    error
+        .as_string()
+        .or_else(|| {
+            error
+                .dyn_ref::<js_sys::Error>()
+                .map(|e| String::from(e.message()))
+        })
+        .unwrap_or_else(|| format!("{error:?}"))
+}
+
+/// `fetch(url)` from whichever scope runs this.
+pub fn fetch_promise(url: &str) -> Result<Promise, String> {
+    Ok(match scope()? {
+        Scope::Window(window) => window.fetch_with_str(url),
+        Scope::Worker(worker) => worker.fetch_with_str(url),
+    })
+}
+
+/// The origin's Cache Storage, where it is available (not on plain http off localhost).
+pub fn caches() -> Option<CacheStorage> {
+    match scope().ok()? {
+        Scope::Window(window) => window.caches().ok(),
+        Scope::Worker(worker) => worker.caches().ok(),
+    }
+}
+
+/// Waits `ms` milliseconds without blocking; 0 lets queued events (messages) run first.
+pub async fn sleep_ms(ms: u32) {
+    let promise = Promise::new(&mut |resolve, _reject| {
+        let ms = ms.min(i32::MAX as u32) as i32;
+        let _ = match scope() {
+            Ok(Scope::Window(window)) => {
+                window.set_timeout_with_callback_and_timeout_and_arguments_0(&resolve, ms)
+            }
+            Ok(Scope::Worker(worker)) => {
+                worker.set_timeout_with_callback_and_timeout_and_arguments_0(&resolve, ms)
+            }
+            Err(_) => resolve.call0(&JsValue::NULL).map(|_| 0),
+        };
+    });
+    let _ = JsFuture::from(promise).await;
+}
+
+/// Milliseconds since the page or worker started.
+pub fn now_ms() -> f64 {
+    let performance = match scope() {
+        Ok(Scope::Window(window)) => window.performance(),
+        Ok(Scope::Worker(worker)) => worker.performance(),
+        Err(_) => None,
+    };
+    performance.map(|p| p.now()).unwrap_or(0.0)
+}

@@ -1,0 +1,560 @@
+//! The training worker: runs inside a dedicated Web Worker so the page never waits on a step.
+//! One async loop owns the run; messages and arriving chunks wait in an inbox it drains
+//! between steps.
+
+use std::cell::{Cell, RefCell};
+use std::collections::VecDeque;
+use std::rc::Rc;
+
+use js_sys::{Array, Promise, Uint8Array};
+use wasm_bindgen::prelude::*;
+use wasm_bindgen_futures::{JsFuture, spawn_local};
+use web_sys::{DedicatedWorkerGlobalScope, MessageEvent};
+
+use crate::data::{IMAGE_PIXELS, MnistSet, RetryPolicy, Split, images_tensor};
+use crate::train::messages::{DataProgress, FromTrainer, RunState, ToTrainer, WeightsPurpose};
+use crate::train::{Session, StepPoint, TestReport, TrainingError, predictions};
+use crate::weights;
+
+use super::chunks::ChunkSource;
+use super::global::{now_ms, sleep_ms};
+use super::read::{read_floats, read_ints};
+use super::saved_run::{self, SavedModel};
+use super::{Backend, start_device};
+
+/// Where the worker finds the data, relative to its script (which sits beside the page).
+pub const DATA_BASE: &str = "mnist";
+/// Step reports are batched to at most one message per this many milliseconds.
+const REPORT_EVERY_MS: f64 = 100.0;
+/// The loop lets queued messages in at least this often.
+const YIELD_EVERY_MS: f64 = 50.0;
+const EVAL_BATCH: usize = 250;
+const SAMPLES: usize = 16;
+
+/// Sends a message to the page; weights bytes go beside it, transferred rather than copied.
+pub fn post(message: &FromTrainer, bytes: Option<Vec<u8>>) {
+    let scope: DedicatedWorkerGlobalScope = js_sys::global().unchecked_into();
+    let json = serde_json::to_string(message).expect("messages serialise");
+    let packet = Array::of1(&json.into());
+    match bytes {
+        Some(bytes) => {
+            let array = Uint8Array::from(bytes.as_slice());
+            packet.push(&array);
+            let _ = scope.post_message_with_transfer(&packet, &Array::of1(&array.buffer()));
+        }
+        None => {
+            let _ = scope.post_message(&packet);
+        }
+    }
+}
+
+fn notice(message: impl Into<String>, warning: bool) {
+    post(
+        &FromTrainer::Notice {
+            message: message.into(),
+            warning,
+        },
+        None,
+    );
+}
+
+fn set_state(run: &mut Run, state: RunState) {
+    run.state = state;
+    post(&FromTrainer::State { state }, None);
+}
+
+/// What waits for the loop: messages from the page and chunks from the loader.
+#[derive(Default)]
+struct Inbox {
+    messages: RefCell<VecDeque<ToTrainer>>,
+    chunks: RefCell<Vec<(u32, Split, MnistSet)>>,
+    /// Bumped by every new run, so a loader of an old run stops delivering.
+    generation: Cell<u32>,
+    wake: RefCell<Option<js_sys::Function>>,
+}
+
+impl Inbox {
+    fn push(&self, message: ToTrainer) {
+        self.messages.borrow_mut().push_back(message);
+        self.wake();
+    }
+
+    fn deliver(&self, generation: u32, split: Split, set: MnistSet) {
+        if generation == self.generation.get() {
+            self.chunks.borrow_mut().push((generation, split, set));
+            self.wake();
+        }
+    }
+
+    fn wake(&self) {
+        if let Some(resolve) = self.wake.borrow_mut().take() {
+            let _ = resolve.call0(&JsValue::NULL);
+        }
+    }
+
+    /// Until a message or a chunk arrives.
+    async fn wait(&self) {
+        if !self.messages.borrow().is_empty() || !self.chunks.borrow().is_empty() {
+            return;
+        }
+        let promise = Promise::new(&mut |resolve, _| *self.wake.borrow_mut() = Some(resolve));
+        let _ = JsFuture::from(promise).await;
+    }
+}
+
+/// The run in progress.
+struct Run {
+    session: Session,
+    backend: Backend,
+    state: RunState,
+    unsent: Vec<StepPoint>,
+    last_report_ms: f64,
+    /// Step of the last save, to say what a failure falls back to.
+    saved_step: Option<usize>,
+}
+
+/// The worker's entry point: listens for the page and starts the loop.
+pub fn run_training_worker() {
+    let scope: DedicatedWorkerGlobalScope = js_sys::global().unchecked_into();
+    let inbox = Rc::new(Inbox::default());
+    let listener = {
+        let inbox = inbox.clone();
+        Closure::<dyn FnMut(MessageEvent)>::new(move |event: MessageEvent| {
+            let parsed = event
+                .data()
+                .as_string()
+                .ok_or_else(|| "a message that is not text".to_string())
+                .and_then(|text| serde_json::from_str(&text).map_err(|e| e.to_string()));
+            match parsed {
+                Ok(message) => inbox.push(message),
+                Err(error) => notice(format!("the worker ignored a message: {error}"), true),
+            }
+        })
+    };
+    scope.set_onmessage(Some(listener.as_ref().unchecked_ref()));
+    listener.forget();
+    post(&FromTrainer::Ready, None);
+    spawn_local(main_loop(inbox));
+}
+
+async fn main_loop(inbox: Rc<Inbox>) {
+    let mut run: Option<Run> = None;
+    let mut last_yield = now_ms();
+    loop {
+        let message = inbox.messages.borrow_mut().pop_front();
+        if let Some(message) = message {
+            handle(message, &mut run, &inbox).await;
+            continue;
+        }
+        let arrived: Vec<_> = inbox.chunks.borrow_mut().drain(..).collect();
+        if let Some(run) = run.as_mut() {
+            for (_, split, set) in arrived {
+                match split {
+                    Split::Train => run.session.add_train(&set),
+                    Split::Test => run.session.add_test(&set),
+                }
+            }
+        }
+        let ready = run
+            .as_ref()
+            .is_some_and(|run| run.state == RunState::Running && run.session.train_loaded() > 0);
+        if !ready {
+            inbox.wait().await;
+            last_yield = now_ms();
+            continue;
+        }
+        let run_ref = run.as_mut().expect("ready implies a run");
+        train_step(run_ref).await;
+        if now_ms() - last_yield > YIELD_EVERY_MS {
+            sleep_ms(0).await;
+            last_yield = now_ms();
+        }
+    }
+}
+
+fn backend_of(name: &Option<String>) -> Option<Backend> {
+    name.as_deref().and_then(Backend::parse)
+}
+
+async fn handle(message: ToTrainer, run: &mut Option<Run>, inbox: &Rc<Inbox>) {
+    match message {
+        ToTrainer::Probe => {
+            let summary = saved_run::saved_summary().await;
+            post(&FromTrainer::Saved { summary }, None);
+        }
+        ToTrainer::Start { plan, backend } => {
+            *run = None;
+            saved_run::forget_run().await;
+            post(
+                &FromTrainer::State {
+                    state: RunState::Starting,
+                },
+                None,
+            );
+            let started = start_device(backend_of(&backend)).await;
+            let source = ChunkSource::open(DATA_BASE).await;
+            let manifest = match source.manifest().await {
+                Ok(manifest) => manifest,
+                Err(message) => return fail_to_start(message),
+            };
+            let session = match Session::new(plan, manifest.items(Split::Train), &started.device) {
+                Ok(session) => session,
+                Err(message) => return fail_to_start(message),
+            };
+            begin(
+                run,
+                session,
+                started.backend,
+                started.fallback_reason,
+                inbox,
+            );
+            spawn_local(load_data(source, manifest, inbox.clone()));
+        }
+        ToTrainer::ResumeSaved { backend } => {
+            *run = None;
+            post(
+                &FromTrainer::State {
+                    state: RunState::Starting,
+                },
+                None,
+            );
+            let started = start_device(backend_of(&backend)).await;
+            let saved = match saved_run::load_run().await {
+                Ok(saved) => saved,
+                Err(message) => return fail_to_start(message),
+            };
+            let step = saved.state.step;
+            let session = match saved.model {
+                SavedModel::Checkpoint(checkpoint) => {
+                    Session::resume(saved.state, &checkpoint, &started.device)
+                }
+                SavedModel::Safetensors(bytes) => weights::decode(&bytes)
+                    .map_err(|e| e.to_string())
+                    .and_then(|file| {
+                        let model = file.into_model(&started.device);
+                        Session::resume_from_model(saved.state, model, &started.device)
+                    }),
+            };
+            let session = match session {
+                Ok(session) => session,
+                Err(message) => return fail_to_start(format!("the saved run: {message}")),
+            };
+            let source = ChunkSource::open(DATA_BASE).await;
+            let manifest = match source.manifest().await {
+                Ok(manifest) => manifest,
+                Err(message) => return fail_to_start(message),
+            };
+            begin(
+                run,
+                session,
+                started.backend,
+                started.fallback_reason,
+                inbox,
+            );
+            if let Some(run) = run.as_mut() {
+                run.saved_step = Some(step);
+            }
+            spawn_local(load_data(source, manifest, inbox.clone()));
+        }
+        ToTrainer::Pause => {
+            if let Some(run) = run.as_mut().filter(|r| r.state == RunState::Running) {
+                flush_steps(run);
+                set_state(run, RunState::Paused);
+                save(run).await;
+            }
+        }
+        ToTrainer::Resume => {
+            if let Some(run) = run.as_mut().filter(|r| {
+                matches!(
+                    r.state,
+                    RunState::Paused | RunState::Stopped | RunState::Failed
+                ) && !r.session.is_finished()
+            }) {
+                set_state(run, RunState::Running);
+            }
+        }
+        ToTrainer::Stop => {
+            if let Some(run) = run
+                .as_mut()
+                .filter(|r| r.state == RunState::Running || r.state == RunState::Paused)
+            {
+                flush_steps(run);
+                set_state(run, RunState::Stopped);
+                save(run).await;
+            }
+        }
+        ToTrainer::Reset => {
+            *run = None;
+            inbox.generation.set(inbox.generation.get() + 1);
+            inbox.chunks.borrow_mut().clear();
+            saved_run::forget_run().await;
+            post(
+                &FromTrainer::State {
+                    state: RunState::Idle,
+                },
+                None,
+            );
+        }
+        ToTrainer::ExportWeights { purpose } => export(run.as_ref(), purpose).await,
+    }
+}
+
+fn fail_to_start(message: String) {
+    post(&FromTrainer::Failed { message }, None);
+    post(
+        &FromTrainer::State {
+            state: RunState::Idle,
+        },
+        None,
+    );
+}
+
+fn begin(
+    run: &mut Option<Run>,
+    session: Session,
+    backend: Backend,
+    note: Option<String>,
+    inbox: &Rc<Inbox>,
+) {
+    inbox.generation.set(inbox.generation.get() + 1);
+    inbox.chunks.borrow_mut().clear();
+    post(
+        &FromTrainer::Started {
+            backend: backend.label().to_string(),
+            note,
+            plan: session.plan.clone(),
+            history: session.history.clone(),
+        },
+        None,
+    );
+    let mut started = Run {
+        session,
+        backend,
+        state: RunState::Starting,
+        unsent: Vec::new(),
+        last_report_ms: 0.0,
+        saved_step: None,
+    };
+    set_state(&mut started, RunState::Running);
+    *run = Some(started);
+}
+
+/// Fetches every chunk: the first training and test chunks first, so training and evaluation
+/// can begin while the rest arrive.
+async fn load_data(source: ChunkSource, manifest: crate::data::Manifest, inbox: Rc<Inbox>) {
+    let generation = inbox.generation.get();
+    let (train, test) = (manifest.chunks(Split::Train), manifest.chunks(Split::Test));
+    let mut order: Vec<(Split, &crate::data::ChunkEntry)> = Vec::new();
+    order.extend(train.first().map(|c| (Split::Train, c)));
+    order.extend(test.first().map(|c| (Split::Test, c)));
+    order.extend(train.iter().skip(1).map(|c| (Split::Train, c)));
+    order.extend(test.iter().skip(1).map(|c| (Split::Test, c)));
+    let mut progress = DataProgress {
+        total_chunks: order.len(),
+        total_bytes: order.iter().map(|(_, c)| c.bytes).sum(),
+        total_images: order.iter().map(|(_, c)| c.items).sum(),
+        ..DataProgress::default()
+    };
+    post(&FromTrainer::Data(progress), None);
+    for (split, entry) in order {
+        if inbox.generation.get() != generation {
+            return;
+        }
+        let loaded = source
+            .load(entry, RetryPolicy::default(), |retry| {
+                notice(format!("Retrying {retry}"), false)
+            })
+            .await;
+        if inbox.generation.get() != generation {
+            return;
+        }
+        match loaded {
+            Ok(chunk) => {
+                progress.chunks += 1;
+                progress.bytes += entry.bytes;
+                progress.images += chunk.set.len();
+                progress.cached_chunks += usize::from(chunk.from_cache);
+                post(&FromTrainer::Data(progress), None);
+                if split == Split::Train && progress.chunks == 1 {
+                    let count = SAMPLES.min(chunk.set.len());
+                    post(
+                        &FromTrainer::Samples {
+                            images: (0..count).map(|i| chunk.set.image(i).to_vec()).collect(),
+                            labels: chunk.set.labels[..count].to_vec(),
+                        },
+                        None,
+                    );
+                }
+                inbox.deliver(generation, split, chunk.set);
+            }
+            Err(message) => notice(
+                format!("{message}. Training goes on without this chunk."),
+                true,
+            ),
+        }
+    }
+}
+
+/// Sends the steps not yet reported.
+fn flush_steps(run: &mut Run) {
+    if run.unsent.is_empty() {
+        return;
+    }
+    let Some(report) = run.session.last_report() else {
+        return;
+    };
+    post(
+        &FromTrainer::Steps {
+            points: std::mem::take(&mut run.unsent),
+            report,
+        },
+        None,
+    );
+    run.last_report_ms = now_ms();
+}
+
+async fn train_step(run: &mut Run) {
+    let started = now_ms();
+    let Some(pending) = run.session.begin_step() else {
+        if run.session.is_finished() {
+            flush_steps(run);
+            set_state(run, RunState::Finished);
+        }
+        return;
+    };
+    let read = async {
+        let loss = read_floats(pending.loss.clone(), "loss").await?;
+        let correct = read_ints(pending.correct.clone(), "correct count").await?;
+        Ok::<_, String>((loss[0], correct[0]))
+    };
+    let (loss, correct) = match read.await {
+        Ok(values) => values,
+        Err(message) => return device_failed(run, message).await,
+    };
+    let seconds = (now_ms() - started) / 1000.0;
+    match run.session.finish_step(&pending, loss, correct, seconds) {
+        Ok(_) => {}
+        Err(error @ TrainingError::NonFiniteLoss { .. }) => {
+            flush_steps(run);
+            return stopped_by_nan(run, error).await;
+        }
+    }
+    run.unsent
+        .push(*run.session.history.steps.last().expect("just pushed"));
+    let evaluate_now = run.session.evaluation_due();
+    if evaluate_now || now_ms() - run.last_report_ms > REPORT_EVERY_MS {
+        flush_steps(run);
+    }
+    if evaluate_now {
+        match evaluate(&mut run.session).await {
+            Ok(Some(report)) => post(&FromTrainer::Test(report), None),
+            Ok(None) => {}
+            Err(message) => return device_failed(run, message).await,
+        }
+        save(run).await;
+    }
+    if run.session.is_finished() {
+        flush_steps(run);
+        set_state(run, RunState::Finished);
+    }
+}
+
+/// Test accuracy on the plan's test subset; `None` before any test chunk arrived.
+async fn evaluate(session: &mut Session) -> Result<Option<TestReport>, String> {
+    let batches = session.evaluation_batches(EVAL_BATCH);
+    if batches.is_empty() {
+        return Ok(None);
+    }
+    let model = session.inference_model();
+    let device = session.device();
+    let mut indices = Vec::new();
+    let mut predicted = Vec::new();
+    for batch in batches {
+        let images: Vec<&[u8]> = batch.iter().map(|&i| session.test_set().image(i)).collect();
+        debug_assert!(images.iter().all(|image| image.len() == IMAGE_PIXELS));
+        let logits = model.forward(images_tensor(&images, &device)); // [B, 10]
+        predicted.extend(read_ints(predictions(logits), "predictions").await?);
+        indices.extend(batch);
+        sleep_ms(0).await;
+    }
+    Ok(Some(session.finish_evaluation(&indices, &predicted)))
+}
+
+/// Saves the run so a reload (or a switch to the CPU) can resume it.
+async fn save(run: &mut Run) {
+    let exact = run.backend == Backend::Cpu;
+    match saved_run::save_run(&run.session, exact).await {
+        Ok(step) => run.saved_step = Some(step),
+        Err(message) => notice(format!("The run could not be saved: {message}"), true),
+    }
+}
+
+fn fallback_hint(run: &Run) -> String {
+    match run.saved_step {
+        Some(step) => format!("The run saved at step {step} can be resumed."),
+        None => "Nothing was saved yet.".to_string(),
+    }
+}
+
+async fn device_failed(run: &mut Run, message: String) {
+    let hint = fallback_hint(run);
+    set_state(run, RunState::Failed);
+    post(
+        &FromTrainer::Failed {
+            message: format!(
+                "The {} device failed: {message}. {hint}",
+                run.backend.label()
+            ),
+        },
+        None,
+    );
+}
+
+async fn stopped_by_nan(run: &mut Run, error: TrainingError) {
+    set_state(run, RunState::Failed);
+    // The NaN went into the weights with that step: go back to the last save.
+    let restored = match saved_run::load_run().await {
+        Ok(saved) => {
+            let device = run.session.device();
+            let step = saved.state.step;
+            let restored = match saved.model {
+                SavedModel::Checkpoint(checkpoint) => {
+                    Session::resume(saved.state, &checkpoint, &device)
+                }
+                SavedModel::Safetensors(bytes) => weights::decode(&bytes)
+                    .map_err(|e| e.to_string())
+                    .and_then(|file| {
+                        Session::resume_from_model(saved.state, file.into_model(&device), &device)
+                    }),
+            };
+            restored.ok().map(|session| (session, step))
+        }
+        Err(_) => None,
+    };
+    let hint = match restored {
+        Some((mut session, step)) => {
+            // Keep the data already loaded.
+            std::mem::swap(&mut session, &mut run.session);
+            run.session.take_data_from(&mut session);
+            format!("The model is back at the save from step {step}.")
+        }
+        None => "No earlier save exists: reset and start again.".to_string(),
+    };
+    post(
+        &FromTrainer::Failed {
+            message: format!("{error} {hint}"),
+        },
+        None,
+    );
+}
+
+async fn export(run: Option<&Run>, purpose: WeightsPurpose) {
+    let Some(run) = run else {
+        return notice("There is no model in training yet.", true);
+    };
+    let model = run.session.inference_model();
+    match weights::to_safetensors_async(&model, &run.session.plan.config).await {
+        Ok(bytes) => post(&FromTrainer::Weights { purpose }, Some(bytes)),
+        Err(message) => notice(format!("Exporting the weights failed: {message}"), true),
+    }
+}

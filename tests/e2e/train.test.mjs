@@ -1,0 +1,85 @@
+// End-to-end: training in the page (CPU backend, in the worker), against the release build.
+import { after, before, test } from "node:test";
+import assert from "node:assert/strict";
+import { writeFile, mkdtemp } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { LabPage, ONE, launch, numberIn, serve, until, watchLongTasks } from "./support.mjs";
+
+const dist = fileURLToPath(new URL("../../dist", import.meta.url));
+let server, browser;
+before(async () => {
+  server = await serve(dist);
+  browser = await launch();
+});
+after(async () => {
+  await browser?.close();
+  server?.close();
+});
+
+test("train, watch the loss fall, pause, resume, use and download the weights, survive a bad upload", async () => {
+  const page = await browser.newPage();
+  await watchLongTasks(page);
+  const lab = new LabPage(page);
+  const errors = [];
+  page.on("pageerror", (error) => errors.push(error.message));
+  await lab.open(`${server.url}?backend=cpu`);
+  await lab.stroke(ONE);
+  assert.equal(await lab.settledPrediction(), "1");
+  const pretrained = await lab.byTestId("model-source").textContent();
+
+  const trainingStarted = await page.evaluate(() => performance.now());
+  await lab.byTestId("train-button").click();
+  await until(async () => Number(await lab.byTestId("data-progress").getAttribute("data-value")), (v) => v > 0, { what: "data progress" });
+  const step = () => numberIn(lab, "training-step");
+  await until(step, (s) => s >= 10, { what: "step 10" });
+  const early = { loss: await numberIn(lab, "train-loss"), points: Number(await lab.byTestId("loss-chart").getAttribute("data-points")) };
+  await until(step, (s) => s >= 90, { timeout: 300_000, what: "step 90" });
+  const later = { loss: await numberIn(lab, "train-loss"), points: Number(await lab.byTestId("loss-chart").getAttribute("data-points")) };
+  assert.ok(later.loss < 0.8 * early.loss, `the smoothed loss falls: ${early.loss} → ${later.loss}`);
+  assert.ok(later.points > early.points, `the chart grows: ${early.points} → ${later.points} points`);
+
+  // Pause: the step count stands still; resume: it moves again.
+  await lab.byTestId("pause-button").click();
+  await until(() => lab.byTestId("run-state").textContent(), (s) => s === "paused", { what: "paused" });
+  const paused = await step();
+  await page.waitForTimeout(2000);
+  assert.equal(await step(), paused, "no steps while paused");
+  await lab.byTestId("pause-button").click();
+  await until(step, (s) => s > paused + 3, { what: "steps after resume" });
+
+  // The first evaluation (step 100) fills the test accuracy, the confusion matrix and the gallery.
+  const accuracy = await until(() => numberIn(lab, "test-accuracy"), (a) => a > 0, { timeout: 300_000, what: "test accuracy" });
+  assert.ok(accuracy > 30 && accuracy <= 100, `test accuracy ${accuracy}%`);
+  assert.ok(await lab.byTestId("confusion-matrix").isVisible());
+
+  // The page stayed responsive while the worker trained.
+  const longTasks = await page.evaluate((t0) => window.__longTasks.filter((t) => t.start > t0), trainingStarted);
+  const worst = Math.max(0, ...longTasks.map((t) => t.duration));
+  console.log(`main-thread long tasks while training: ${longTasks.length}, longest ${worst.toFixed(0)} ms`);
+
+  // Download.
+  const [download] = await Promise.all([page.waitForEvent("download"), lab.byTestId("weights-download").click()]);
+  assert.match(download.suggestedFilename(), /\.safetensors$/);
+
+  // Use these weights: the draw panel takes the model in training.
+  await lab.byTestId("use-weights-button").click();
+  await until(() => lab.byTestId("model-source").textContent(), (s) => s.startsWith("training run"), { what: "weights in use" });
+  await lab.byTestId("model-ready").waitFor();
+
+  // A corrupt upload is refused with a message, and the model in use stays and still works.
+  const dir = await mkdtemp(join(tmpdir(), "vitlab-"));
+  const corrupt = join(dir, "corrupt.safetensors");
+  await writeFile(corrupt, Buffer.from("this is not a safetensors file at all"));
+  const inUse = await lab.byTestId("model-source").textContent();
+  await lab.byTestId("weights-upload").setInputFiles(corrupt);
+  await lab.byTestId("error").waitFor({ timeout: 30_000 });
+  assert.match(await lab.byTestId("error").textContent(), /corrupt\.safetensors was not loaded/);
+  assert.equal(await lab.byTestId("model-source").textContent(), inUse);
+  await lab.stroke(ONE);
+  assert.notEqual(await lab.settledPrediction(), "–");
+  assert.notEqual(inUse, pretrained);
+  assert.deepEqual(errors, []);
+  await page.close();
+});
