@@ -25,9 +25,9 @@ cargo test --release
 
 step "trunk build --release (offline)"
 trunk build --release
-raw=$(du -cb dist/*.wasm dist/*.js dist/*.css | tail -1 | cut -f1)
-gz=$(cat dist/*.wasm dist/*.js dist/*.css | gzip -9 | wc -c)
-echo "app transfer size (wasm + js + css): $raw bytes raw, $gz bytes gzip"
+size() { echo "$(du -cb "$@" | tail -1 | cut -f1) bytes raw, $(cat "$@" | gzip -9 | wc -c) bytes gzip"; }
+echo "page (wasm + js + css): $(size dist/vitlab-*.wasm dist/vitlab-*.js dist/*.css)"
+echo "training worker, fetched on Train (wasm + js): $(size dist/trainer*.wasm dist/trainer*.js)"
 
 step "browser tests (headless Chromium, WebGPU on SwiftShader and the CPU backend)"
 export CHROMEDRIVER="${CHROMEDRIVER:-$(command -v chromedriver)}"

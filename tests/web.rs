@@ -217,3 +217,200 @@ async fn the_lab_mounts_and_a_stroke_gets_a_prediction() {
     assert_eq!(by_test_id("prediction").text_content().unwrap(), "–");
     drop(handle);
 }
+
+// --- Training in the browser -------------------------------------------------------------
+
+const FIRST_TRAIN_CHUNK: &[u8] = include_bytes!("../www/mnist/train-000.bin");
+
+fn real_digits(count: usize) -> vitlab::data::MnistSet {
+    vitlab::data::decode_chunk_unverified(FIRST_TRAIN_CHUNK)
+        .unwrap()
+        .slice(0..count)
+}
+
+fn chunk_entry(bytes: &[u8], items: usize) -> vitlab::data::ChunkEntry {
+    vitlab::data::ChunkEntry {
+        file: "chunk-test.bin".into(),
+        items,
+        bytes: bytes.len(),
+        sha256: vitlab::data::sha256_hex(bytes),
+    }
+}
+
+fn quick_retries(attempts: u32) -> vitlab::data::RetryPolicy {
+    vitlab::data::RetryPolicy {
+        attempts,
+        first_delay_ms: 10,
+        max_delay_ms: 20,
+    }
+}
+
+/// A network that answers from `answers` in turn and counts the calls.
+fn scripted_network(
+    answers: Vec<Result<Vec<u8>, String>>,
+) -> (vitlab::web::Network, Rc<std::cell::Cell<usize>>) {
+    let calls = Rc::new(std::cell::Cell::new(0));
+    let answers = Rc::new(std::cell::RefCell::new(answers));
+    let counter = calls.clone();
+    let network: vitlab::web::Network = Rc::new(move |_url: String| {
+        counter.set(counter.get() + 1);
+        let answer = answers.borrow_mut().remove(0);
+        Box::pin(async move { answer })
+    });
+    (network, calls)
+}
+
+#[wasm_bindgen_test]
+async fn a_damaged_cached_chunk_is_refetched_and_the_cache_repaired() {
+    use vitlab::web::{ByteCache, ChunkSource, delete_cache};
+    let set = real_digits(20);
+    let good = vitlab::data::encode_chunk(&set);
+    let entry = chunk_entry(&good, 20);
+    delete_cache("vitlab-test-chunks").await;
+    let cache = ByteCache::open("vitlab-test-chunks").await.unwrap();
+    let mut damaged = good.clone();
+    damaged[good.len() / 2] ^= 0x10;
+    let url = "vitlab-test/chunk-test.bin";
+    cache.put(url, &damaged).await.unwrap();
+
+    let (network, calls) = scripted_network(vec![Ok(good.clone())]);
+    let source = ChunkSource::with_parts("vitlab-test", Some(cache.clone()), network);
+    let mut retries = Vec::new();
+    let loaded = source
+        .load(&entry, quick_retries(3), |retry| {
+            retries.push(retry.clone())
+        })
+        .await
+        .unwrap();
+    assert_eq!(loaded.set, set);
+    assert!(!loaded.from_cache);
+    assert_eq!(calls.get(), 1);
+    assert_eq!(retries.len(), 1);
+    assert!(retries[0].reason.contains("checksum"), "{:?}", retries[0]);
+    assert_eq!(
+        cache.get(url).await.unwrap(),
+        good,
+        "the cache holds the good copy now"
+    );
+
+    // The next load is the cache's, with no network at all.
+    let again = source.load(&entry, quick_retries(3), |_| {}).await.unwrap();
+    assert!(again.from_cache);
+    assert_eq!(calls.get(), 1);
+    delete_cache("vitlab-test-chunks").await;
+}
+
+#[wasm_bindgen_test]
+async fn a_failing_fetch_is_retried_until_it_succeeds() {
+    use vitlab::web::ChunkSource;
+    let set = real_digits(10);
+    let good = vitlab::data::encode_chunk(&set);
+    let entry = chunk_entry(&good, 10);
+    let (network, calls) = scripted_network(vec![
+        Err("HTTP 503".into()),
+        Err("network error".into()),
+        Ok(good),
+    ]);
+    let source = ChunkSource::with_parts("vitlab-test", None, network);
+    let mut retries = Vec::new();
+    let loaded = source
+        .load(&entry, quick_retries(4), |retry| {
+            retries.push(retry.clone())
+        })
+        .await
+        .unwrap();
+    assert_eq!(loaded.set, set);
+    assert_eq!(calls.get(), 3);
+    assert_eq!(
+        retries.iter().map(|r| r.attempt).collect::<Vec<_>>(),
+        [1, 2]
+    );
+}
+
+#[wasm_bindgen_test]
+async fn a_chunk_that_is_never_served_is_an_error_after_the_retries() {
+    // The real network: the test server has no such file.
+    let source = vitlab::web::ChunkSource::open("no-such-folder").await;
+    let entry = chunk_entry(b"whatever", 1);
+    let mut retries = 0;
+    let error = source
+        .load(&entry, quick_retries(3), |_| retries += 1)
+        .await
+        .err()
+        .unwrap();
+    assert_eq!(retries, 2);
+    assert!(
+        error.contains("3 tries") && error.contains("404"),
+        "{error}"
+    );
+}
+
+/// A few steps of a tiny model on one batch of real digits, read back asynchronously as the
+/// worker does: the loss must fall.
+async fn training_lowers_the_loss(backend: Backend, steps: usize) {
+    use vitlab::train::{Session, TrainingPlan};
+    let started = start_device(Some(backend)).await;
+    assert_eq!(started.backend, backend, "{:?}", started.fallback_reason);
+    let plan = TrainingPlan {
+        config: vitlab::model::VitConfig::seed()
+            .with_depth(1)
+            .with_dim(32)
+            .with_heads(4)
+            .with_mlp_dim(64)
+            .with_dropout(0.0),
+        batch_size: 32,
+        lr: 3e-3,
+        ..TrainingPlan::seed()
+    };
+    let mut session = Session::new(plan, 2500, &started.device).unwrap();
+    // One batch's worth: every step sees the same 32 digits.
+    session.add_train(&real_digits(32));
+    let mut losses = Vec::new();
+    for _ in 0..steps {
+        let pending = session.begin_step().unwrap();
+        let loss = vitlab::web::read_floats(pending.loss.clone(), "loss")
+            .await
+            .unwrap()[0];
+        let correct = vitlab::web::read_ints(pending.correct.clone(), "correct")
+            .await
+            .unwrap()[0];
+        session.finish_step(&pending, loss, correct, 0.1).unwrap();
+        losses.push(loss);
+    }
+    assert!(
+        losses[steps - 1] < 0.8 * losses[0],
+        "{backend:?}: {losses:?}"
+    );
+}
+
+#[wasm_bindgen_test]
+async fn training_steps_lower_the_loss_on_the_cpu() {
+    training_lowers_the_loss(Backend::Cpu, 15).await;
+}
+
+#[wasm_bindgen_test]
+async fn training_steps_lower_the_loss_on_webgpu() {
+    training_lowers_the_loss(Backend::WebGpu, 10).await;
+}
+
+#[wasm_bindgen_test]
+async fn an_invalid_upload_leaves_the_old_model_working() {
+    let engine: EngineSignal = RwSignal::new_local(Some(Rc::new(
+        Engine::load(PARITY_WEIGHTS, burn::tensor::Device::flex(), Backend::Cpu).unwrap(),
+    )));
+    let before = engine.get_untracked().unwrap();
+    let error = vitlab::ui::replace_model(engine, b"not a safetensors file", None)
+        .await
+        .unwrap_err();
+    assert!(!error.is_empty());
+    let after = engine.get_untracked().unwrap();
+    assert!(Rc::ptr_eq(&before, &after), "the old model stays");
+    let result = after.classify(&[0u8; IMAGE_PIXELS]).await.unwrap();
+    assert!((result.probabilities.iter().sum::<f32>() - 1.0).abs() < 1e-5);
+
+    // Valid weights do replace it.
+    vitlab::ui::replace_model(engine, PARITY_WEIGHTS, None)
+        .await
+        .unwrap();
+    assert!(!Rc::ptr_eq(&before, &engine.get_untracked().unwrap()));
+}

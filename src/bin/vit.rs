@@ -22,7 +22,7 @@ mod cli {
     use vitlab::data::{Augmentation, Split};
     use vitlab::model::VitConfig;
     use vitlab::native;
-    use vitlab::train::{Checkpoint, LrSchedule, OptimizerSettings, SplitMix64, Trainer};
+    use vitlab::train::{Checkpoint, OptimizerSettings, SplitMix64, Trainer, TrainingPlan};
     use vitlab::weights;
 
     #[derive(Parser)]
@@ -360,10 +360,21 @@ mod cli {
         let test_set = native::load_split(&data_dir, Split::Test)?;
         let device = Device::flex();
         device.seed(args.seed);
-        let settings = OptimizerSettings {
+        // The page's plan type, so the schedule and optimiser are made in one place.
+        let plan = TrainingPlan {
+            config: model_config(&args)?,
+            epochs: args.epochs,
+            batch_size: args.batch_size,
+            lr: args.lr,
+            warmup_epochs: args.warmup_epochs,
             weight_decay: args.weight_decay,
             label_smoothing: args.label_smoothing,
+            augment: args.augment,
+            seed: args.seed,
+            eval_images: test_set.len(),
+            eval_every: 0,
         };
+        let settings = plan.optimizer();
         let ckpt = checkpoint_dir(&args.out);
         let (mut trainer, mut state) = if args.resume {
             let (trainer, state) = load_checkpoint(&ckpt, settings, &device)?;
@@ -375,7 +386,7 @@ mod cli {
             );
             (trainer, state)
         } else {
-            let config = model_config(&args)?;
+            let config = plan.config.clone();
             let trainer = Trainer::new(config.init(&device), config.clone(), settings, &device);
             let state = TrainState {
                 config,
@@ -390,15 +401,7 @@ mod cli {
         };
         let config = state.config.clone();
         let steps_per_epoch = train_set.len().div_ceil(args.batch_size);
-        let schedule = match args.warmup_epochs {
-            Some(warmup) => LrSchedule {
-                peak: args.lr,
-                floor: args.lr * 1e-2,
-                warmup_steps: (warmup * steps_per_epoch as f64) as usize,
-                total_steps: args.epochs * steps_per_epoch,
-            },
-            None => LrSchedule::constant(args.lr),
-        };
+        let schedule = plan.schedule(train_set.len());
         let augmentation = args.augment.then(Augmentation::default);
         println!(
             "training {} parameters ({:?}) on {} images, {steps_per_epoch} steps per epoch, augmentation {}",

@@ -90,7 +90,6 @@ pub fn App() -> impl IntoView {
         };
         match ready {
             Ok(ready) => {
-                device.set_value(Some((ready.device.clone(), ready.backend)));
                 engine.set(Some(Rc::new(ready)));
                 status.set(String::new());
             }
@@ -128,17 +127,13 @@ pub fn App() -> impl IntoView {
         });
     });
 
-    // Weights from the training run or an upload: checked and warmed up before they replace
-    // the model in use, which stays when they fail.
+    // Weights from the training run or an upload replace the model only once they work.
     let on_weights = Callback::new(move |(bytes, source): WeightsOffer| {
-        let (device, backend) = device
-            .get_value()
-            .unwrap_or_else(|| (burn::tensor::Device::flex(), Backend::Cpu));
+        let fallback = device.get_value();
         spawn_local(async move {
-            match warm_engine(&bytes, device, backend).await {
-                Ok(ready) => {
+            match replace_model(engine, &bytes, fallback).await {
+                Ok(()) => {
                     weight_bytes.set_value(bytes);
-                    engine.set(Some(Rc::new(ready)));
                     model_source.set(source);
                     error.set(None);
                     batch_distance.set(test_batch_distance(engine).await.ok());
@@ -174,6 +169,23 @@ pub fn App() -> impl IntoView {
             "MNIST by Yann LeCun and Corinna Cortes, CC BY-SA 3.0. Model: Dosovitskiy et al., ICLR 2021."
         </footer>
     }
+}
+
+/// Validates `bytes`, builds and warms a model on the device of the model in use (or on
+/// `fallback` when there is none), and only then swaps it in: on any error the old model
+/// stays.
+pub async fn replace_model(
+    engine: EngineSignal,
+    bytes: &[u8],
+    fallback: Option<(burn::tensor::Device, Backend)>,
+) -> Result<(), String> {
+    let (device, backend) = engine
+        .with_untracked(|e| e.as_ref().map(|e| (e.device.clone(), e.backend)))
+        .or(fallback)
+        .unwrap_or_else(|| (burn::tensor::Device::flex(), Backend::Cpu));
+    let ready = warm_engine(bytes, device, backend).await?;
+    engine.set(Some(Rc::new(ready)));
+    Ok(())
 }
 
 async fn warm_engine(

@@ -1,6 +1,8 @@
 //! MNIST chunks over the network: Cache Storage first, verified, retried with backoff.
 
 use std::cell::Cell;
+use std::future::Future;
+use std::pin::Pin;
 use std::rc::Rc;
 
 use crate::data::{ChunkEntry, Manifest, MnistSet, Retry, RetryPolicy, load_verified};
@@ -12,11 +14,19 @@ use super::global::sleep_ms;
 /// The cache chunks are kept in; a new data format gets a new name.
 pub const CHUNK_CACHE: &str = "vitlab-mnist-v1";
 
-/// Where chunks come from: `base` (the folder of `manifest.json`) and the cache.
+/// Bytes of a URL from the network.
+pub type Network = Rc<dyn Fn(String) -> Pin<Box<dyn Future<Output = Result<Vec<u8>, String>>>>>;
+
+/// Where chunks come from: `base` (the folder of `manifest.json`), the cache and the network.
 #[derive(Clone)]
 pub struct ChunkSource {
     base: String,
     cache: Option<ByteCache>,
+    network: Network,
+}
+
+fn http() -> Network {
+    Rc::new(|url: String| Box::pin(async move { fetch_bytes(&url, |_, _| {}).await }))
 }
 
 /// A chunk that checked out.
@@ -31,14 +41,16 @@ impl ChunkSource {
         Self {
             base: base.trim_end_matches('/').to_string(),
             cache: ByteCache::open(CHUNK_CACHE).await,
+            network: http(),
         }
     }
 
-    /// Without Cache Storage: always the network.
-    pub fn uncached(base: &str) -> Self {
+    /// Any cache and network: tests script failures with them.
+    pub fn with_parts(base: &str, cache: Option<ByteCache>, network: Network) -> Self {
         Self {
             base: base.trim_end_matches('/').to_string(),
-            cache: None,
+            cache,
+            network,
         }
     }
 
@@ -47,7 +59,7 @@ impl ChunkSource {
     }
 
     pub async fn manifest(&self) -> Result<Manifest, String> {
-        let bytes = fetch_bytes(&self.url("manifest.json"), |_, _| {}).await?;
+        let bytes = (self.network)(self.url("manifest.json")).await?;
         Manifest::parse(&String::from_utf8_lossy(&bytes)).map_err(|e| e.to_string())
     }
 
@@ -67,7 +79,7 @@ impl ChunkSource {
             entry,
             policy,
             |attempt| {
-                let (cache, url) = (self.cache.clone(), url.clone());
+                let (cache, url, network) = (self.cache.clone(), url.clone(), self.network.clone());
                 let (from_cache, fetched) = (from_cache.clone(), fetched.clone());
                 async move {
                     if attempt == 1
@@ -80,7 +92,7 @@ impl ChunkSource {
                         return Ok(bytes);
                     }
                     from_cache.set(false);
-                    let bytes = fetch_bytes(&url, |_, _| {}).await?;
+                    let bytes = network(url).await?;
                     fetched.set(Some(bytes.clone()));
                     Ok(bytes)
                 }

@@ -1,0 +1,65 @@
+// Benchmark (not a test): training in the page, per backend. Presses Train with a preset and
+// reports images/s once the rate settles, time from the press to each test evaluation (and to
+// a target accuracy if reached), and the main thread's long tasks meanwhile. Run after
+// `trunk build --release`:
+//   (cd tests/e2e && npm ci && node bench-train.mjs [--preset seed|lab] [--seconds 90]
+//        [--backends cpu,webgpu] [--target 0.98])
+import { fileURLToPath } from "node:url";
+import { parseArgs } from "node:util";
+import { LabPage, launch, numberIn, serve, until, watchLongTasks } from "./support.mjs";
+
+const { values: options } = parseArgs({
+  options: {
+    preset: { type: "string", default: "seed" },
+    seconds: { type: "string", default: "90" },
+    backends: { type: "string", default: "cpu,webgpu" },
+    target: { type: "string", default: "0.98" },
+  },
+});
+const dist = fileURLToPath(new URL("../../dist", import.meta.url));
+const server = await serve(dist);
+const browser = await launch();
+for (const backend of options.backends.split(",")) {
+  const page = await browser.newPage();
+  await watchLongTasks(page);
+  const lab = new LabPage(page);
+  await lab.open(`${server.url}?backend=${backend}`);
+  await page.locator('[data-testid="training-panel"] select').first().selectOption(options.preset);
+  const pressed = Date.now();
+  const t0 = await page.evaluate(() => performance.now());
+  await lab.byTestId("train-button").click();
+  await until(() => numberIn(lab, "training-step"), (s) => s >= 5, { timeout: 600_000, what: "step 5" });
+  const firstStep = Date.now() - pressed;
+  const rates = [];
+  const evaluations = [];
+  let reached = null;
+  const deadline = Date.now() + Number(options.seconds) * 1000;
+  while (Date.now() < deadline) {
+    await page.waitForTimeout(1000);
+    rates.push(await numberIn(lab, "images-per-second"));
+    const accuracy = (await numberIn(lab, "test-accuracy")) / 100;
+    if (accuracy > 0 && evaluations.at(-1)?.accuracy !== accuracy) {
+      evaluations.push({ seconds: (Date.now() - pressed) / 1000, step: await numberIn(lab, "training-step"), accuracy });
+      if (reached === null && accuracy >= Number(options.target)) reached = (Date.now() - pressed) / 1000;
+    }
+  }
+  const settled = rates.slice(Math.floor(rates.length / 2)).filter(Number.isFinite);
+  const median = settled.sort((a, b) => a - b)[Math.floor(settled.length / 2)];
+  const longTasks = await page.evaluate((t) => window.__longTasks.filter((x) => x.start + x.duration > t), t0);
+  console.log(JSON.stringify({
+    backend,
+    device: await lab.byTestId("run-state").textContent(),
+    preset: options.preset,
+    images_per_second: median,
+    first_step_after_ms: firstStep,
+    steps: await numberIn(lab, "training-step"),
+    evaluations,
+    [`seconds_to_${options.target}`]: reached,
+    long_tasks: longTasks.length,
+    longest_task_ms: Math.round(Math.max(0, ...longTasks.map((t) => t.duration))),
+    long_task_detail: longTasks.map((t) => [Math.round(t.start - t0), Math.round(t.duration)]),
+  }));
+  await page.close();
+}
+await browser.close();
+server.close();
