@@ -42,18 +42,23 @@ impl Default for OptimizerSettings {
     }
 }
 
-/// Cross-entropy against targets smoothed towards uniform.
+/// Cross-entropy against targets smoothed towards uniform: with smoothing `s` over `C`
+/// classes the target is `(1 - s)·onehot + s/C`, so the loss is
+/// `-((1 - s)·log p[label] + s·mean(log p))`. Written with `gather` rather than `one_hot`,
+/// whose argument check reads the labels back synchronously (a panic on WebGPU in a browser).
 ///
 /// # Shapes
 /// - logits: `[batch, classes]`
 /// - labels: `[batch]`
 /// - output: `[1]`, the batch mean
 pub fn cross_entropy(logits: Tensor<2>, labels: Tensor<1, Int>, smoothing: f32) -> Tensor<1> {
-    let [_, classes] = logits.dims();
+    let [batch, _] = logits.dims();
     let log_probs = log_softmax(logits, 1); // [B, C]
-    let targets = labels.one_hot(classes).float(); // [B, C]
-    let targets = targets * (1.0 - smoothing) + smoothing / classes as f32; // [B, C]
-    (log_probs * targets).sum_dim(1).mean().neg() // [1]
+    let picked = log_probs.clone().gather(1, labels.reshape([batch, 1])); // [B, 1]
+    let uniform = log_probs.mean_dim(1); // [B, 1]
+    (picked * (1.0 - smoothing) + uniform * smoothing)
+        .mean()
+        .neg() // [1]
 }
 
 /// What one step hands back, still on the device: read it synchronously natively and with

@@ -33,6 +33,12 @@ pub struct StartedDevice {
     pub fallback_reason: Option<String>,
 }
 
+thread_local! {
+    /// WebGPU starts once per page or worker: a second start fails while the first device
+    /// lives, so later callers share it.
+    static STARTED_WEBGPU: std::cell::RefCell<Option<Device>> = const { std::cell::RefCell::new(None) };
+}
+
 /// Starts WebGPU unless the CPU is asked for; falls back to the CPU when WebGPU fails.
 pub async fn start_device(preferred: Option<Backend>) -> StartedDevice {
     if preferred == Some(Backend::Cpu) {
@@ -42,9 +48,19 @@ pub async fn start_device(preferred: Option<Backend>) -> StartedDevice {
             fallback_reason: None,
         };
     }
+    if let Some(device) = STARTED_WEBGPU.with_borrow(Clone::clone) {
+        return StartedDevice {
+            device,
+            backend: Backend::WebGpu,
+            fallback_reason: None,
+        };
+    }
     match Device::wgpu_options().init_async().await {
         Ok(device) => StartedDevice {
-            device,
+            device: {
+                STARTED_WEBGPU.set(Some(device.clone()));
+                device
+            },
             backend: Backend::WebGpu,
             fallback_reason: None,
         },

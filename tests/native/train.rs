@@ -70,6 +70,25 @@ fn label_smoothing_changes_the_target_not_the_argmax() {
         / 2.0;
     assert!((plain - expected).abs() < 1e-5, "{plain} vs {expected}");
     assert!(smooth > plain);
+    // Smoothed: against the target 0.9·onehot + 0.1/3, written out.
+    let rows = [([4.0f32, 0.0, 0.0], 0), ([0.0, 3.0, 0.0], 1)];
+    let expected_smooth = rows
+        .iter()
+        .map(|(row, label)| {
+            let total: f32 = row.iter().map(|v| v.exp()).sum();
+            -(0..3)
+                .map(|c| {
+                    let target = if c == *label { 0.9 } else { 0.0 } + 0.1 / 3.0;
+                    target * (row[c].exp() / total).ln()
+                })
+                .sum::<f32>()
+        })
+        .sum::<f32>()
+        / 2.0;
+    assert!(
+        (smooth - expected_smooth).abs() < 1e-5,
+        "{smooth} vs {expected_smooth}"
+    );
 }
 
 #[test]
