@@ -106,8 +106,6 @@ pub struct SavedSummary {
     pub step: usize,
     pub total_steps: usize,
     pub plan: TrainingPlan,
-    /// The optimiser's state was saved too (CPU runs); otherwise it starts afresh.
-    pub with_optimizer: bool,
 }
 
 /// The worker to the page.

@@ -5,7 +5,7 @@
 use burn::tensor::{Device, Int, Tensor};
 use serde::{Deserialize, Serialize};
 
-use super::{Checkpoint, Evaluation, LrSchedule, OptimizerSettings, SplitMix64, Trainer};
+use super::{Evaluation, LrSchedule, OptimizerSettings, SplitMix64, Trainer};
 use crate::data::{Augmentation, MnistSet};
 use crate::model::{VisionTransformer, VitConfig};
 
@@ -297,22 +297,6 @@ impl Session {
         Ok(Self::from_parts(trainer, state))
     }
 
-    /// Continues a saved session from a [`Checkpoint`] (model and optimiser state).
-    pub fn resume(
-        state: SessionState,
-        checkpoint: &Checkpoint,
-        device: &Device,
-    ) -> Result<Self, String> {
-        state.plan.validate()?;
-        let trainer = Trainer::resume(
-            checkpoint,
-            state.plan.config.clone(),
-            state.plan.optimizer(),
-            device,
-        )?;
-        Ok(Self::from_parts(trainer, state))
-    }
-
     /// Continues a saved session from weights alone; the optimiser's moments start afresh.
     pub fn resume_from_model(
         state: SessionState,
@@ -377,12 +361,6 @@ impl Session {
             smoothing: self.smoothing,
             history: self.history.clone(),
         }
-    }
-
-    /// Model and optimiser state; reads tensors synchronously, so CPU devices only in the
-    /// browser.
-    pub fn checkpoint(&self) -> Result<Checkpoint, String> {
-        self.trainer.checkpoint()
     }
 
     /// Training images join the pass under way as they arrive.

@@ -3,7 +3,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::train::messages::SavedSummary;
-use crate::train::{Checkpoint, Session, SessionState};
+use crate::train::{Session, SessionState};
 use crate::weights;
 
 use super::cache::ByteCache;
@@ -11,57 +11,35 @@ use super::cache::ByteCache;
 const RUN_CACHE: &str = "vitlab-training-v1";
 const STATE_KEY: &str = "saved-run/state.json";
 const MODEL_KEY: &str = "saved-run/model.bin";
-const OPTIMIZER_KEY: &str = "saved-run/optimizer.bin";
 
-/// How the model was saved.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub enum ModelFormat {
-    /// Burn records of the model and the optimiser: an exact resume. Taking them reads
-    /// tensors synchronously, which only the CPU device allows in a browser.
-    Checkpoint,
-    /// Safetensors weights (read back asynchronously, so from WebGPU too); the optimiser's
-    /// moments start afresh on resume.
-    Safetensors,
-}
-
+/// What is saved besides the weights. The weights are safetensors (read back
+/// asynchronously, so from WebGPU too). The optimiser's moments are not kept: Burn restores
+/// them on its default device, which in a browser is an uninitialised WebGPU device, so a
+/// resumed run starts AdamW's moments afresh (its bias correction makes that a mild bump).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 struct SavedState {
     state: SessionState,
-    format: ModelFormat,
 }
 
 /// A saved run, read back.
 pub struct SavedRun {
     pub state: SessionState,
-    pub model: SavedModel,
+    /// Safetensors.
+    pub weights: Vec<u8>,
 }
 
-pub enum SavedModel {
-    Checkpoint(Checkpoint),
-    Safetensors(Vec<u8>),
-}
-
-/// Saves `session`; `exact` asks for the optimiser too (allowed on CPU devices only).
-pub async fn save_run(session: &Session, exact: bool) -> Result<usize, String> {
+/// Saves `session`'s weights and state.
+pub async fn save_run(session: &Session) -> Result<usize, String> {
     let cache = ByteCache::open(RUN_CACHE)
         .await
         .ok_or("this browser gives the page no Cache Storage")?;
     let state = session.state();
-    let format = if exact {
-        let checkpoint = session.checkpoint()?;
-        cache.put(MODEL_KEY, &checkpoint.model).await?;
-        cache.put(OPTIMIZER_KEY, &checkpoint.optimizer).await?;
-        ModelFormat::Checkpoint
-    } else {
-        let bytes =
-            weights::to_safetensors_async(&session.inference_model(), &session.plan.config).await?;
-        cache.put(MODEL_KEY, &bytes).await?;
-        cache.delete(OPTIMIZER_KEY).await;
-        ModelFormat::Safetensors
-    };
+    let bytes =
+        weights::to_safetensors_async(&session.inference_model(), &session.plan.config).await?;
+    cache.put(MODEL_KEY, &bytes).await?;
     let step = state.step;
-    // The state goes last: a save cut short leaves the previous state with a newer model.
-    let json = serde_json::to_vec(&SavedState { state, format }).expect("the state serialises");
+    // The state goes last: a save cut short leaves the previous state with newer weights.
+    let json = serde_json::to_vec(&SavedState { state }).expect("the state serialises");
     cache.put(STATE_KEY, &json).await?;
     Ok(step)
 }
@@ -79,7 +57,6 @@ pub async fn saved_summary() -> Option<SavedSummary> {
         step: saved.state.step,
         total_steps: saved.state.plan.epochs * steps_per_epoch,
         plan: saved.state.plan,
-        with_optimizer: saved.format == ModelFormat::Checkpoint,
     })
 }
 
@@ -90,24 +67,13 @@ pub async fn load_run() -> Result<SavedRun, String> {
     let saved = saved_state(&cache)
         .await
         .ok_or("no saved training run in this browser")?;
-    let model = cache
+    let weights = cache
         .get(MODEL_KEY)
         .await
-        .ok_or("the saved run's model is missing")?;
-    let model = match saved.format {
-        ModelFormat::Checkpoint => SavedModel::Checkpoint(Checkpoint {
-            model,
-            optimizer: cache
-                .get(OPTIMIZER_KEY)
-                .await
-                .ok_or("the saved run's optimiser state is missing")?,
-            step: saved.state.step,
-        }),
-        ModelFormat::Safetensors => SavedModel::Safetensors(model),
-    };
+        .ok_or("the saved run's weights are missing")?;
     Ok(SavedRun {
         state: saved.state,
-        model,
+        weights,
     })
 }
 

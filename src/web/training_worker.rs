@@ -19,7 +19,7 @@ use crate::weights;
 use super::chunks::ChunkSource;
 use super::global::{now_ms, sleep_ms};
 use super::read::{read_floats, read_ints};
-use super::saved_run::{self, SavedModel};
+use super::saved_run::{self, SavedRun};
 use super::{Backend, start_device};
 
 /// Where the worker finds the data, relative to its script (which sits beside the page).
@@ -224,18 +224,7 @@ async fn handle(message: ToTrainer, run: &mut Option<Run>, inbox: &Rc<Inbox>) {
                 Err(message) => return fail_to_start(message),
             };
             let step = saved.state.step;
-            let session = match saved.model {
-                SavedModel::Checkpoint(checkpoint) => {
-                    Session::resume(saved.state, &checkpoint, &started.device)
-                }
-                SavedModel::Safetensors(bytes) => weights::decode(&bytes)
-                    .map_err(|e| e.to_string())
-                    .and_then(|file| {
-                        let model = file.into_model(&started.device);
-                        Session::resume_from_model(saved.state, model, &started.device)
-                    }),
-            };
-            let session = match session {
+            let session = match restore(saved, &started.device) {
                 Ok(session) => session,
                 Err(message) => return fail_to_start(format!("the saved run: {message}")),
             };
@@ -480,10 +469,15 @@ async fn evaluate(session: &mut Session) -> Result<Option<TestReport>, String> {
     Ok(Some(session.finish_evaluation(&indices, &predicted)))
 }
 
+/// A saved run as a session on `device`.
+fn restore(saved: SavedRun, device: &burn::tensor::Device) -> Result<Session, String> {
+    let file = weights::decode(&saved.weights).map_err(|e| e.to_string())?;
+    Session::resume_from_model(saved.state, file.into_model(device), device)
+}
+
 /// Saves the run so a reload (or a switch to the CPU) can resume it.
 async fn save(run: &mut Run) {
-    let exact = run.backend == Backend::Cpu;
-    match saved_run::save_run(&run.session, exact).await {
+    match saved_run::save_run(&run.session).await {
         Ok(step) => run.saved_step = Some(step),
         Err(message) => notice(format!("The run could not be saved: {message}"), true),
     }
@@ -515,19 +509,10 @@ async fn stopped_by_nan(run: &mut Run, error: TrainingError) {
     // The NaN went into the weights with that step: go back to the last save.
     let restored = match saved_run::load_run().await {
         Ok(saved) => {
-            let device = run.session.device();
             let step = saved.state.step;
-            let restored = match saved.model {
-                SavedModel::Checkpoint(checkpoint) => {
-                    Session::resume(saved.state, &checkpoint, &device)
-                }
-                SavedModel::Safetensors(bytes) => weights::decode(&bytes)
-                    .map_err(|e| e.to_string())
-                    .and_then(|file| {
-                        Session::resume_from_model(saved.state, file.into_model(&device), &device)
-                    }),
-            };
-            restored.ok().map(|session| (session, step))
+            restore(saved, &run.session.device())
+                .ok()
+                .map(|session| (session, step))
         }
         Err(_) => None,
     };

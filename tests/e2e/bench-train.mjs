@@ -24,6 +24,8 @@ for (const backend of options.backends.split(",")) {
   await watchLongTasks(page);
   const lab = new LabPage(page);
   await lab.open(`${server.url}?backend=${backend}`);
+  // Let the page finish its own start-up work (the attention-distance batch) first.
+  await page.waitForTimeout(5000);
   await page.locator('[data-testid="training-panel"] select').first().selectOption(options.preset);
   const pressed = Date.now();
   const t0 = await page.evaluate(() => performance.now());

@@ -83,3 +83,27 @@ test("train, watch the loss fall, pause, resume, use and download the weights, s
   assert.deepEqual(errors, []);
   await page.close();
 });
+
+test("a paused run survives a reload and resumes where it stopped", async () => {
+  const page = await browser.newPage();
+  const lab = new LabPage(page);
+  await lab.open(`${server.url}?backend=cpu`);
+  await lab.byTestId("train-button").click();
+  const step = () => numberIn(lab, "training-step");
+  await until(step, (s) => s >= 20, { what: "step 20" });
+  await lab.byTestId("pause-button").click();
+  await until(() => lab.byTestId("run-state").textContent(), (s) => s === "paused", { what: "paused" });
+  const paused = await step();
+
+  await page.reload();
+  await lab.byTestId("model-ready").waitFor({ timeout: 120_000 });
+  const resume = lab.byTestId("resume-saved-button");
+  await resume.waitFor({ timeout: 30_000 });
+  assert.match(await resume.textContent(), new RegExp(`step ${paused} `));
+  await resume.click();
+  // The charts come back with the run, and steps continue from the saved count.
+  await until(step, (s) => s > paused, { what: "a step after the resume" });
+  assert.ok(Number(await lab.byTestId("loss-chart").getAttribute("data-points")) >= 2 * paused);
+  await lab.byTestId("reset-button").click();
+  await page.close();
+});

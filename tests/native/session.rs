@@ -10,6 +10,7 @@ use vitlab::model::VitConfig;
 use vitlab::native;
 use vitlab::train::messages::{FromTrainer, ToTrainer, WeightsPurpose};
 use vitlab::train::{History, Session, StepPoint, TrainingError, TrainingPlan, test_report};
+use vitlab::weights;
 
 use crate::device;
 
@@ -223,7 +224,8 @@ fn a_nan_loss_stops_the_run_with_a_message() {
 }
 
 #[test]
-fn a_saved_session_resumes_with_the_same_next_step() {
+fn a_saved_session_resumes_from_its_weights_and_state() {
+    // What the page saves: the state as JSON and the weights as safetensors.
     let device = device();
     let data = digits(128);
     let mut original = Session::new(tiny_plan(), 640, &device).unwrap();
@@ -231,8 +233,9 @@ fn a_saved_session_resumes_with_the_same_next_step() {
     run_steps(&mut original, 3);
     let state: vitlab::train::SessionState =
         serde_json::from_str(&serde_json::to_string(&original.state()).unwrap()).unwrap();
-    let checkpoint = original.checkpoint().unwrap();
-    let resumed = Session::resume(state, &checkpoint, &device).unwrap();
+    let saved = weights::to_safetensors(&original.inference_model(), &original.plan.config);
+    let (model, _) = weights::load(&saved, &device).unwrap();
+    let mut resumed = Session::resume_from_model(state, model, &device).unwrap();
     assert_eq!(resumed.step(), 3);
     assert_eq!(resumed.history, original.history);
     let (a, b) = (resumed.state(), original.state());
@@ -241,13 +244,15 @@ fn a_saved_session_resumes_with_the_same_next_step() {
         (b.shuffle_rng, b.augment_rng)
     );
     assert_eq!((a.images_seen, a.plan), (b.images_seen, b.plan));
-    // Same parameters, ids included (that the AdamW moments come back exactly is
-    // `train::a_resumed_trainer_continues_exactly`).
-    assert_eq!(resumed.checkpoint().unwrap().model, checkpoint.model);
-    let mut resumed = resumed;
+    assert_eq!(
+        weights::to_safetensors(&resumed.inference_model(), &resumed.plan.config),
+        saved,
+        "the same parameters"
+    );
     resumed.add_train(&data);
     assert!(run_steps(&mut resumed, 1)[0].is_finite());
     assert_eq!(resumed.step(), 4);
+    assert_eq!(resumed.history.steps.len(), 4, "the charts continue");
 }
 
 #[test]
