@@ -415,10 +415,10 @@ impl Session {
         }
         let batch_size = self.plan.batch_size.min(self.train.len());
         if self.order.len() < batch_size {
-            // A new pass: the rest of the old one goes first, then everything reshuffled.
+            // A new pass, reshuffled; what is left of the old one is taken first (from the end).
             let mut next: Vec<usize> = (0..self.train.len()).collect();
             self.shuffle_rng.shuffle(&mut next);
-            next.extend(self.order.drain(..));
+            next.append(&mut self.order);
             self.order = next;
         }
         let indices = self.order.split_off(self.order.len() - batch_size);
