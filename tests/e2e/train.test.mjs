@@ -107,3 +107,20 @@ test("a paused run survives a reload and resumes where it stopped", async () => 
   await lab.byTestId("reset-button").click();
   await page.close();
 });
+
+test("a diverging run stops with a message about the loss", async () => {
+  const page = await browser.newPage();
+  const lab = new LabPage(page);
+  await lab.open(`${server.url}?backend=cpu`);
+  const rate = page.locator('[data-testid="training-panel"] label', { hasText: "Learning rate" }).locator("input");
+  await rate.fill("1e30");
+  await rate.dispatchEvent("change");
+  await lab.byTestId("train-button").click();
+  await lab.byTestId("training-error").waitFor({ timeout: 120_000 });
+  assert.match(await lab.byTestId("training-error").textContent(), /the loss became (NaN|inf|-inf) at step \d+/);
+  assert.equal(await lab.byTestId("run-state").textContent(), "failed");
+  // The page still classifies.
+  await lab.stroke([[0.5, 0.15], [0.5, 0.85]]);
+  assert.notEqual(await lab.settledPrediction(), "–");
+  await page.close();
+});
