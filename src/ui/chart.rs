@@ -121,8 +121,8 @@ pub fn LineChart(
                             .into_iter()
                             .map(|v| view! { <text x=LEFT - 4.0 y=sy(v) + 3.0 text-anchor="end" class="tick">{tick(v)}</text> })
                             .collect_view()}
-                        <text x=LEFT y=HEIGHT - 6.0 class="tick">{tick(x0)}</text>
-                        <text x=WIDTH - RIGHT y=HEIGHT - 6.0 text-anchor="end" class="tick">{tick(x1)}</text>
+                        <text x=LEFT y=HEIGHT - 6.0 class="tick">{format!("{x0:.0}")}</text>
+                        <text x=WIDTH - RIGHT y=HEIGHT - 6.0 text-anchor="end" class="tick">{format!("{x1:.0}")}</text>
                         {lines}
                     }
                     .into_any()
