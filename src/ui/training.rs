@@ -222,7 +222,12 @@ pub fn TrainingPanel(
         _ => send(ToTrainer::Resume),
     };
     let reset = move |_| {
-        send(ToTrainer::Reset);
+        if worker.with_value(Option::is_some) {
+            send(ToTrainer::Reset);
+        } else {
+            // No worker to tell: just forget what this browser saved.
+            spawn_local(saved_run::forget_run());
+        }
         run.clear();
         run.saved.set(None);
         run.samples.set(Vec::new());
