@@ -29,8 +29,9 @@ use crate::web::{self, Backend, Engine};
 pub const DEFAULT_WEIGHTS: &str = "pretrained/vit-seed.safetensors";
 /// Where the data chunks are served.
 pub const DATA_BASE: &str = "mnist";
-/// Test digits for the mean-attention-distance batch.
+/// Test digits for the mean-attention-distance batch, and how many go through at once.
 const DISTANCE_BATCH: usize = 64;
+const DISTANCE_SLICE: usize = 8;
 
 /// The engine everything reads, swapped when the backend changes.
 pub type EngineSignal = RwSignal<Option<Rc<Engine>>, LocalStorage>;
@@ -210,9 +211,25 @@ async fn test_batch_distance(engine: EngineSignal) -> Result<Vec<Vec<f32>>, Stri
     let bytes = web::fetch_bytes(&format!("{DATA_BASE}/{}", entry.file), |_, _| {}).await?;
     let set = decode_chunk(&bytes, entry).map_err(|e| format!("{}: {e}", entry.file))?;
     let engine = engine.get_untracked().ok_or("no model")?;
-    engine
-        .attention_distance(&images_of(&set, DISTANCE_BATCH))
-        .await
+    // In slices, yielding between them, so the page never stalls for the whole batch (this
+    // also runs when weights are swapped in mid-training). Equal slices: the mean of their
+    // means is the batch mean.
+    let images = images_of(&set, DISTANCE_BATCH);
+    let mut total: Vec<Vec<f32>> = Vec::new();
+    for slice in images.chunks(DISTANCE_SLICE) {
+        let part = engine.attention_distance(slice).await?;
+        if total.is_empty() {
+            total = part;
+        } else {
+            for (sum, layer) in total.iter_mut().zip(part) {
+                sum.iter_mut().zip(layer).for_each(|(s, v)| *s += v);
+            }
+        }
+        web::sleep_ms(0).await;
+    }
+    let slices = images.len().div_ceil(DISTANCE_SLICE) as f32;
+    total.iter_mut().flatten().for_each(|v| *v /= slices);
+    Ok(total)
 }
 
 /// A visible message that can be dismissed; the app keeps working underneath.
