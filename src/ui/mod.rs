@@ -26,7 +26,7 @@ use crate::inference::{Classification, images_of};
 use crate::web::{self, Backend, Engine};
 
 /// The weights the page opens with, relative to the page; `?weights=URL` overrides.
-pub const DEFAULT_WEIGHTS: &str = "pretrained/vit-seed.safetensors";
+pub const DEFAULT_WEIGHTS: &str = "pretrained/vit-lab.safetensors";
 /// Where the data chunks are served.
 pub const DATA_BASE: &str = "mnist";
 /// Test digits for the mean-attention-distance batch, and how many go through at once.
@@ -266,7 +266,8 @@ pub fn Lab(
     let input = RwSignal::new(None::<Vec<u8>>);
     let result = RwSignal::new(None::<Arc<Classification>>);
     let latencies = RwSignal::new(Vec::<f64>::new());
-    let in_flight = StoredValue::new(false);
+    // Also shown as `data-busy`, so tests know when the prediction has caught up.
+    let in_flight = RwSignal::new(false);
     let pending = StoredValue::new(None::<(Vec<u8>, f64)>);
 
     // At most one inference in flight; while it runs only the newest drawing waits.
@@ -277,11 +278,11 @@ pub fn Lab(
             return;
         };
         let job = (image, web::now_ms());
-        if in_flight.get_value() {
+        if in_flight.get_untracked() {
             pending.set_value(Some(job));
             return;
         }
-        in_flight.set_value(true);
+        in_flight.set(true);
         spawn_local(async move {
             let mut next = Some(job);
             while let Some((image, asked_at)) = next {
@@ -306,7 +307,7 @@ pub fn Lab(
                 }
                 next = pending.try_update_value(Option::take).flatten();
             }
-            in_flight.set_value(false);
+            in_flight.set(false);
         });
     });
 
@@ -318,7 +319,7 @@ pub fn Lab(
                 <DrawPad on_image=on_image />
                 <Latency latencies=latencies />
             </section>
-            <section class="card prediction">
+            <section class="card prediction" data-testid="prediction-card" data-busy=move || in_flight.get().to_string()>
                 <h2>"Prediction"</h2>
                 <Prediction result=result />
             </section>

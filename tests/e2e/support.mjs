@@ -65,15 +65,17 @@ export class LabPage {
   async clear() {
     await this.byTestId("clear-button").click();
   }
-  /** Waits until the prediction stops changing, then returns it. */
+  /** Waits until no classification is running or queued and a prediction is shown. */
   async settledPrediction(timeout = 120_000) {
     const deadline = Date.now() + timeout;
     let last = null;
     while (Date.now() < deadline) {
+      const busy = await this.byTestId("prediction-card").getAttribute("data-busy");
       const text = await this.byTestId("prediction").textContent();
-      if (text !== "–" && text === last) return text;
-      last = text;
-      await this.page.waitForTimeout(text === "–" ? 200 : 1000);
+      // Idle twice in a row, 300 ms apart: the newest drawing has been classified.
+      if (busy === "false" && text !== "–" && text === last) return text;
+      last = busy === "false" ? text : null;
+      await this.page.waitForTimeout(300);
     }
     throw new Error(`no settled prediction within ${timeout} ms (last: ${last})`);
   }
