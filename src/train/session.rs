@@ -272,7 +272,6 @@ pub struct Session {
     seconds: f64,
     smoothing: Smoothing,
     pub history: History,
-    last_report: Option<StepReport>,
 }
 
 impl Session {
@@ -331,7 +330,6 @@ impl Session {
             seconds: state.seconds,
             smoothing: state.smoothing,
             history: state.history,
-            last_report: None,
         }
     }
 
@@ -341,11 +339,6 @@ impl Session {
         self.test = std::mem::take(&mut other.test);
         self.order = (0..self.train.len()).collect();
         self.shuffle_rng.shuffle(&mut self.order);
-    }
-
-    /// The report of the latest step.
-    pub fn last_report(&self) -> Option<StepReport> {
-        self.last_report.clone()
     }
 
     /// What to save besides the model.
@@ -468,7 +461,7 @@ impl Session {
         };
         self.history.push_step(point);
         let steps_left = self.total_steps().saturating_sub(self.step());
-        let report = StepReport {
+        Ok(StepReport {
             point,
             epoch: ((self.step().max(1) - 1) / self.steps_per_epoch() + 1).min(self.plan.epochs),
             epochs: self.plan.epochs,
@@ -479,9 +472,7 @@ impl Session {
             images_per_second: smoothed_rate,
             seconds: self.seconds,
             seconds_left: (steps_left * self.plan.batch_size) as f64 / smoothed_rate.max(1e-6),
-        };
-        self.last_report = Some(report.clone());
-        Ok(report)
+        })
     }
 
     /// The model for inference as it is now: no autodiff, no dropout.

@@ -11,9 +11,13 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::{JsFuture, spawn_local};
 use web_sys::{DedicatedWorkerGlobalScope, MessageEvent};
 
-use crate::data::{IMAGE_PIXELS, MnistSet, RetryPolicy, Split, images_tensor};
+use burn::tensor::Device;
+
+use crate::data::{
+    ChunkEntry, IMAGE_PIXELS, Manifest, MnistSet, RetryPolicy, Split, images_tensor,
+};
 use crate::train::messages::{DataProgress, FromTrainer, RunState, ToTrainer, WeightsPurpose};
-use crate::train::{Session, StepPoint, TestReport, TrainingError, predictions};
+use crate::train::{Session, StepPoint, StepReport, TestReport, TrainingError, predictions};
 use crate::weights;
 
 use super::chunks::ChunkSource;
@@ -108,6 +112,8 @@ struct Run {
     backend: Backend,
     state: RunState,
     unsent: Vec<StepPoint>,
+    /// The newest step's report, sent with the next batch of points.
+    latest: Option<StepReport>,
     last_report_ms: f64,
     /// Step of the last save, to say what a failure falls back to.
     saved_step: Option<usize>,
@@ -183,67 +189,22 @@ async fn handle(message: ToTrainer, run: &mut Option<Run>, inbox: &Rc<Inbox>) {
             post(&FromTrainer::Saved { summary }, None);
         }
         ToTrainer::Start { plan, backend } => {
-            *run = None;
             saved_run::forget_run().await;
-            post(
-                &FromTrainer::State {
-                    state: RunState::Starting,
-                },
-                None,
-            );
-            let started = start_device(backend_of(&backend)).await;
-            let source = ChunkSource::open(DATA_BASE).await;
-            let manifest = match source.manifest().await {
-                Ok(manifest) => manifest,
-                Err(message) => return fail_to_start(message),
-            };
-            let session = match Session::new(plan, manifest.items(Split::Train), &started.device) {
-                Ok(session) => session,
-                Err(message) => return fail_to_start(message),
-            };
-            begin(
-                run,
-                session,
-                started.backend,
-                started.fallback_reason,
-                inbox,
-            );
-            spawn_local(load_data(source, manifest, inbox.clone()));
+            launch(run, inbox, &backend, None, |manifest, device| {
+                Session::new(plan, manifest.items(Split::Train), device)
+            })
+            .await;
         }
         ToTrainer::ResumeSaved { backend } => {
-            *run = None;
-            post(
-                &FromTrainer::State {
-                    state: RunState::Starting,
-                },
-                None,
-            );
-            let started = start_device(backend_of(&backend)).await;
             let saved = match saved_run::load_run().await {
                 Ok(saved) => saved,
                 Err(message) => return fail_to_start(message),
             };
             let step = saved.state.step;
-            let session = match restore(saved, &started.device) {
-                Ok(session) => session,
-                Err(message) => return fail_to_start(format!("the saved run: {message}")),
-            };
-            let source = ChunkSource::open(DATA_BASE).await;
-            let manifest = match source.manifest().await {
-                Ok(manifest) => manifest,
-                Err(message) => return fail_to_start(message),
-            };
-            begin(
-                run,
-                session,
-                started.backend,
-                started.fallback_reason,
-                inbox,
-            );
-            if let Some(run) = run.as_mut() {
-                run.saved_step = Some(step);
-            }
-            spawn_local(load_data(source, manifest, inbox.clone()));
+            launch(run, inbox, &backend, Some(step), |_, device| {
+                restore(saved, device).map_err(|message| format!("the saved run: {message}"))
+            })
+            .await;
         }
         ToTrainer::Pause => {
             if let Some(run) = run.as_mut().filter(|r| r.state == RunState::Running) {
@@ -298,42 +259,63 @@ fn fail_to_start(message: String) {
     );
 }
 
-fn begin(
+/// Starts a run: the device, the manifest, the session `build` makes on them, then the data.
+/// `saved_step` is the step of the save the session was restored from, if it was.
+async fn launch(
     run: &mut Option<Run>,
-    session: Session,
-    backend: Backend,
-    note: Option<String>,
     inbox: &Rc<Inbox>,
+    backend: &Option<String>,
+    saved_step: Option<usize>,
+    build: impl FnOnce(&Manifest, &Device) -> Result<Session, String>,
 ) {
+    *run = None;
+    post(
+        &FromTrainer::State {
+            state: RunState::Starting,
+        },
+        None,
+    );
+    let started = start_device(backend_of(backend)).await;
+    let source = ChunkSource::open(DATA_BASE).await;
+    let manifest = match source.manifest().await {
+        Ok(manifest) => manifest,
+        Err(message) => return fail_to_start(message),
+    };
+    let session = match build(&manifest, &started.device) {
+        Ok(session) => session,
+        Err(message) => return fail_to_start(message),
+    };
     inbox.generation.set(inbox.generation.get() + 1);
     inbox.chunks.borrow_mut().clear();
     post(
         &FromTrainer::Started {
-            backend: backend.label().to_string(),
-            note,
+            backend: started.backend.label().to_string(),
+            note: started.fallback_reason,
             plan: session.plan.clone(),
             history: session.history.clone(),
         },
         None,
     );
-    let mut started = Run {
+    let mut new_run = Run {
         session,
-        backend,
+        backend: started.backend,
         state: RunState::Starting,
         unsent: Vec::new(),
+        latest: None,
         last_report_ms: 0.0,
-        saved_step: None,
+        saved_step,
     };
-    set_state(&mut started, RunState::Running);
-    *run = Some(started);
+    set_state(&mut new_run, RunState::Running);
+    *run = Some(new_run);
+    spawn_local(load_data(source, manifest, inbox.clone()));
 }
 
 /// Fetches every chunk: the first training and test chunks first, so training and evaluation
 /// can begin while the rest arrive.
-async fn load_data(source: ChunkSource, manifest: crate::data::Manifest, inbox: Rc<Inbox>) {
+async fn load_data(source: ChunkSource, manifest: Manifest, inbox: Rc<Inbox>) {
     let generation = inbox.generation.get();
     let (train, test) = (manifest.chunks(Split::Train), manifest.chunks(Split::Test));
-    let mut order: Vec<(Split, &crate::data::ChunkEntry)> = Vec::new();
+    let mut order: Vec<(Split, &ChunkEntry)> = Vec::new();
     order.extend(train.first().map(|c| (Split::Train, c)));
     order.extend(test.first().map(|c| (Split::Test, c)));
     order.extend(train.iter().skip(1).map(|c| (Split::Train, c)));
@@ -389,7 +371,7 @@ fn flush_steps(run: &mut Run) {
     if run.unsent.is_empty() {
         return;
     }
-    let Some(report) = run.session.last_report() else {
+    let Some(report) = run.latest.clone() else {
         return;
     };
     post(
@@ -422,14 +404,15 @@ async fn train_step(run: &mut Run) {
     };
     let seconds = (now_ms() - started) / 1000.0;
     match run.session.finish_step(&pending, loss, correct, seconds) {
-        Ok(_) => {}
+        Ok(report) => {
+            run.unsent.push(report.point);
+            run.latest = Some(report);
+        }
         Err(error @ TrainingError::NonFiniteLoss { .. }) => {
             flush_steps(run);
             return stopped_by_nan(run, error).await;
         }
     }
-    run.unsent
-        .push(*run.session.history.steps.last().expect("just pushed"));
     let evaluate_now = run.session.evaluation_due();
     if evaluate_now || now_ms() - run.last_report_ms > REPORT_EVERY_MS {
         flush_steps(run);
@@ -470,7 +453,7 @@ async fn evaluate(session: &mut Session) -> Result<Option<TestReport>, String> {
 }
 
 /// A saved run as a session on `device`.
-fn restore(saved: SavedRun, device: &burn::tensor::Device) -> Result<Session, String> {
+fn restore(saved: SavedRun, device: &Device) -> Result<Session, String> {
     let file = weights::decode(&saved.weights).map_err(|e| e.to_string())?;
     Session::resume_from_model(saved.state, file.into_model(device), device)
 }
