@@ -21,14 +21,12 @@ pub use draw_pad::DrawPad;
 pub use heat_canvas::{HeatCanvas, Palette};
 pub use training::{TrainingPanel, WeightsOffer};
 
-use crate::data::{IMAGE_PIXELS, Manifest, Split, decode_chunk};
+use crate::data::{IMAGE_PIXELS, RetryPolicy, Split};
 use crate::inference::{Classification, images_of};
 use crate::web::{self, Backend, Engine};
 
 /// The weights the page opens with, relative to the page; `?weights=URL` overrides.
 pub const DEFAULT_WEIGHTS: &str = "pretrained/vit-lab.safetensors";
-/// Where the data chunks are served.
-pub const DATA_BASE: &str = "mnist";
 /// Test digits for the mean-attention-distance batch, and how many go through at once.
 const DISTANCE_BATCH: usize = 64;
 const DISTANCE_SLICE: usize = 8;
@@ -45,6 +43,8 @@ pub fn App() -> impl IntoView {
     let note = RwSignal::new(None::<String>);
     let weight_bytes = StoredValue::new(Vec::<u8>::new());
     let batch_distance = RwSignal::new(None::<Vec<Vec<f32>>>);
+    // Fetched once, then reused for every model swapped in.
+    let distance_digits = StoredValue::new_local(None::<Rc<Vec<[u8; IMAGE_PIXELS]>>>);
 
     let preferred = web::query_param("backend").and_then(|text| Backend::parse(&text));
     let weights_url = web::query_param("weights").unwrap_or_else(|| DEFAULT_WEIGHTS.to_string());
@@ -100,7 +100,7 @@ pub fn App() -> impl IntoView {
                 return;
             }
         }
-        match test_batch_distance(engine).await {
+        match test_batch_distance(engine, distance_digits).await {
             Ok(distance) => batch_distance.set(Some(distance)),
             Err(message) => error.set(Some(format!(
                 "The test batch for attention distance: {message}"
@@ -137,7 +137,7 @@ pub fn App() -> impl IntoView {
                     weight_bytes.set_value(bytes);
                     model_source.set(source);
                     error.set(None);
-                    batch_distance.set(test_batch_distance(engine).await.ok());
+                    batch_distance.set(test_batch_distance(engine, distance_digits).await.ok());
                 }
                 Err(message) => error.set(Some(format!(
                     "{source} was not loaded: {message}. The model in use stays."
@@ -200,21 +200,35 @@ async fn warm_engine(
     Ok(engine)
 }
 
-async fn test_batch_distance(engine: EngineSignal) -> Result<Vec<Vec<f32>>, String> {
-    let manifest = web::fetch_bytes(&format!("{DATA_BASE}/manifest.json"), |_, _| {}).await?;
-    let manifest =
-        Manifest::parse(&String::from_utf8_lossy(&manifest)).map_err(|e| e.to_string())?;
+/// The first test digits, from the chunk the worker also uses (verified, cached), kept in
+/// `digits` after the first call.
+async fn distance_digits(
+    digits: StoredValue<Option<Rc<Vec<[u8; IMAGE_PIXELS]>>>, LocalStorage>,
+) -> Result<Rc<Vec<[u8; IMAGE_PIXELS]>>, String> {
+    if let Some(digits) = digits.get_value() {
+        return Ok(digits);
+    }
+    let source = web::ChunkSource::open(web::DATA_BASE).await;
+    let manifest = source.manifest().await?;
     let entry = manifest
         .chunks(Split::Test)
         .first()
         .ok_or("the manifest lists no test chunk")?;
-    let bytes = web::fetch_bytes(&format!("{DATA_BASE}/{}", entry.file), |_, _| {}).await?;
-    let set = decode_chunk(&bytes, entry).map_err(|e| format!("{}: {e}", entry.file))?;
+    let chunk = source.load(entry, RetryPolicy::default(), |_| {}).await?;
+    let loaded = Rc::new(images_of(&chunk.set, DISTANCE_BATCH));
+    digits.set_value(Some(loaded.clone()));
+    Ok(loaded)
+}
+
+async fn test_batch_distance(
+    engine: EngineSignal,
+    digits: StoredValue<Option<Rc<Vec<[u8; IMAGE_PIXELS]>>>, LocalStorage>,
+) -> Result<Vec<Vec<f32>>, String> {
+    let images = distance_digits(digits).await?;
     let engine = engine.get_untracked().ok_or("no model")?;
     // In slices, yielding between them, so the page never stalls for the whole batch (this
     // also runs when weights are swapped in mid-training). Equal slices: the mean of their
     // means is the batch mean.
-    let images = images_of(&set, DISTANCE_BATCH);
     let mut total: Vec<Vec<f32>> = Vec::new();
     for slice in images.chunks(DISTANCE_SLICE) {
         let part = engine.attention_distance(slice).await?;

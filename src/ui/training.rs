@@ -54,8 +54,6 @@ struct RunView {
     notices: RwSignal<Vec<(String, bool)>>,
     failure: RwSignal<Option<String>>,
     saved: RwSignal<Option<SavedSummary>>,
-    /// The plan of the run shown (may differ from the form after a resume).
-    plan: RwSignal<Option<TrainingPlan>>,
 }
 
 impl RunView {
@@ -72,7 +70,6 @@ impl RunView {
             notices: RwSignal::new(Vec::new()),
             failure: RwSignal::new(None),
             saved: RwSignal::new(None),
-            plan: RwSignal::new(None),
         }
     }
 
@@ -117,12 +114,11 @@ pub fn TrainingPanel(
         FromTrainer::Started {
             backend,
             note,
-            plan,
+            plan: _,
             history,
         } => {
             run.backend.set(Some(backend));
             run.device_note.set(note);
-            run.plan.set(Some(plan));
             run.history.set(history);
         }
         FromTrainer::State { state } => {

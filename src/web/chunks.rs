@@ -11,6 +11,8 @@ use super::cache::ByteCache;
 use super::fetch::fetch_bytes;
 use super::global::sleep_ms;
 
+/// Where the chunks are served, relative to the page (the worker's script sits beside it).
+pub const DATA_BASE: &str = "mnist";
 /// The cache chunks are kept in; a new data format gets a new name.
 pub const CHUNK_CACHE: &str = "vitlab-mnist-v1";
 

@@ -13,7 +13,7 @@ mod trainer_client;
 mod training_worker;
 
 pub use cache::{ByteCache, delete_cache};
-pub use chunks::{CHUNK_CACHE, ChunkSource, LoadedChunk, Network};
+pub use chunks::{CHUNK_CACHE, ChunkSource, DATA_BASE, LoadedChunk, Network};
 pub use device::{Backend, StartedDevice, start_device};
 pub use engine::{Engine, FILTER_COMPONENTS};
 pub use fetch::fetch_bytes;

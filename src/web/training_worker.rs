@@ -20,14 +20,12 @@ use crate::train::messages::{DataProgress, FromTrainer, RunState, ToTrainer, Wei
 use crate::train::{Session, StepPoint, StepReport, TestReport, TrainingError, predictions};
 use crate::weights;
 
-use super::chunks::ChunkSource;
+use super::chunks::{ChunkSource, DATA_BASE};
 use super::global::{now_ms, sleep_ms};
 use super::read::{read_floats, read_ints};
 use super::saved_run::{self, SavedRun};
 use super::{Backend, start_device};
 
-/// Where the worker finds the data, relative to its script (which sits beside the page).
-pub const DATA_BASE: &str = "mnist";
 /// Step reports are batched to at most one message per this many milliseconds.
 const REPORT_EVERY_MS: f64 = 100.0;
 /// The loop lets queued messages in at least this often.
