@@ -20,7 +20,7 @@ mod cli {
     use burn::tensor::Device;
     use clap::{Args, Parser, Subcommand};
     use vitlab::data::{Augmentation, Split};
-    use vitlab::model::VitConfig;
+    use vitlab::model::{VitConfig, seed_randomness};
     use vitlab::native;
     use vitlab::train::{Checkpoint, OptimizerSettings, SplitMix64, Trainer, TrainingPlan};
     use vitlab::weights;
@@ -198,6 +198,7 @@ mod cli {
     }
 
     fn setup(common: &Common) -> Result<PathBuf, String> {
+        native::keep_freed_memory();
         if let Some(threads) = common.threads {
             native::set_threads(threads)?;
         }
@@ -359,7 +360,7 @@ mod cli {
         }
         let test_set = native::load_split(&data_dir, Split::Test)?;
         let device = Device::flex();
-        device.seed(args.seed);
+        seed_randomness(&device, args.seed);
         // The page's plan type, so the schedule and optimiser are made in one place.
         let plan = TrainingPlan {
             config: model_config(&args)?,
@@ -534,7 +535,7 @@ mod cli {
         let config =
             VitConfig::preset(preset).ok_or_else(|| format!("unknown preset `{preset}`"))?;
         let device = Device::flex();
-        device.seed(0);
+        seed_randomness(&device, 0);
         let mut trainer = Trainer::new(
             config.init(&device),
             config.clone(),

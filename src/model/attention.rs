@@ -4,6 +4,7 @@ use burn::tensor::activation::softmax;
 use burn::tensor::{Device, Tensor};
 
 use super::VitConfig;
+use super::dropout;
 
 /// Multi-head self-attention with one fused, bias-free QKV projection, as in the seed.
 #[derive(Module, Debug)]
@@ -51,9 +52,9 @@ impl MultiHeadAttention {
         let scale = (head_dim as f64).powf(-0.5);
         let scores = q.matmul(k.swap_dims(2, 3)) * scale; // [B, H, N, N]
         let attention = softmax(scores, 3); // [B, H, N, N]
-        let mixed = self.dropout.forward(attention.clone()).matmul(v); // [B, H, N, D/H]
+        let mixed = dropout(&self.dropout, attention.clone()).matmul(v); // [B, H, N, D/H]
         let mixed = mixed.swap_dims(1, 2).reshape([batch, n, dim]); // [B, N, D]
-        let output = self.dropout.forward(self.proj.forward(mixed)); // [B, N, D]
+        let output = dropout(&self.dropout, self.proj.forward(mixed)); // [B, N, D]
         (output, attention)
     }
 }

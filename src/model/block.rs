@@ -2,7 +2,7 @@ use burn::module::Module;
 use burn::nn::{Dropout, DropoutConfig, Gelu, LayerNorm, LayerNormConfig, Linear, LinearConfig};
 use burn::tensor::{Device, Tensor};
 
-use super::{MultiHeadAttention, VitConfig};
+use super::{MultiHeadAttention, VitConfig, dropout};
 
 /// Eq. 2–3: a pre-norm Transformer encoder block.
 #[derive(Module, Debug)]
@@ -39,8 +39,8 @@ impl EncoderBlock {
         let (attended, attention) = self.attn.forward(self.norm1.forward(tokens.clone()));
         let tokens = tokens + attended; // [B, N, D]
         let hidden = self.mlp_in.forward(self.norm2.forward(tokens.clone())); // [B, N, MLP]
-        let hidden = self.dropout.forward(self.activation.forward(hidden)); // [B, N, MLP]
-        let mlp = self.dropout.forward(self.mlp_out.forward(hidden)); // [B, N, D]
+        let hidden = dropout(&self.dropout, self.activation.forward(hidden)); // [B, N, MLP]
+        let mlp = dropout(&self.dropout, self.mlp_out.forward(hidden)); // [B, N, D]
         (tokens + mlp, attention)
     }
 }

@@ -6,11 +6,13 @@
 mod attention;
 mod block;
 mod config;
+mod dropout;
 mod patch_embed;
 mod vit;
 
 pub use attention::MultiHeadAttention;
 pub use block::EncoderBlock;
 pub use config::{ConfigError, VitConfig};
+pub use dropout::{bernoulli_mask, dropout, seed_randomness};
 pub use patch_embed::PatchEmbedding;
 pub use vit::{VisionTransformer, VitOutput};

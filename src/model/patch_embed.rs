@@ -3,6 +3,7 @@ use burn::nn::{Dropout, DropoutConfig, Linear, LinearConfig};
 use burn::tensor::{Device, Distribution, Tensor};
 
 use super::VitConfig;
+use super::dropout;
 
 /// Eq. 1: flattened patches times E, a class token in front, plus learned 1-D positions.
 #[derive(Module, Debug)]
@@ -51,6 +52,6 @@ impl PatchEmbedding {
         let cls = self.cls_token.val().expand([batch, 1, dim]); // [B, 1, D]
         let tokens = Tensor::cat(vec![cls, tokens], 1); // [B, N + 1, D]
         let tokens = tokens + self.pos_embedding.val(); // [B, N + 1, D]
-        self.dropout.forward(tokens)
+        dropout(&self.dropout, tokens)
     }
 }

@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 
 use super::{Evaluation, LrSchedule, OptimizerSettings, SplitMix64, Trainer};
 use crate::data::{Augmentation, MnistSet};
-use crate::model::{VisionTransformer, VitConfig};
+use crate::model::{VisionTransformer, VitConfig, seed_randomness};
 
 /// Everything a person chooses before pressing Train.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -279,7 +279,7 @@ impl Session {
     /// whether it has arrived yet or not).
     pub fn new(plan: TrainingPlan, train_items: usize, device: &Device) -> Result<Self, String> {
         plan.validate()?;
-        device.seed(plan.seed);
+        seed_randomness(device, plan.seed);
         let model = plan.config.init(device);
         let trainer = Trainer::new(model, plan.config.clone(), plan.optimizer(), device);
         let state = SessionState {
@@ -303,6 +303,8 @@ impl Session {
         device: &Device,
     ) -> Result<Self, String> {
         state.plan.validate()?;
+        // Not the stream the run had, but a deterministic one for each resumed step.
+        seed_randomness(device, state.plan.seed ^ state.step as u64);
         let mut trainer = Trainer::new(
             model,
             state.plan.config.clone(),

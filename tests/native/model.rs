@@ -1,5 +1,7 @@
 use burn::module::Module;
-use vitlab::model::{ConfigError, VitConfig};
+use burn::nn::DropoutConfig;
+use burn::tensor::Tensor;
+use vitlab::model::{ConfigError, VitConfig, bernoulli_mask, dropout, seed_randomness};
 
 use crate::{device, sample_images, to_vec};
 
@@ -91,4 +93,62 @@ fn invalid_configs_are_named() {
         Err(ConfigError::Zero("depth"))
     );
     assert!(VitConfig::preset("lab").is_some() && VitConfig::preset("huge").is_none());
+}
+
+#[test]
+fn dropout_masks_keep_the_asked_share_scaled_and_repeat_per_stream() {
+    let keep = 0.9;
+    // An odd length, over several blocks, so the remainder and block seams are covered.
+    let mask = bernoulli_mask(100_001, keep, 17);
+    let scale = (1.0 / keep) as f32;
+    assert!(mask.iter().all(|&value| value == 0.0 || value == scale));
+    let kept = mask.iter().filter(|&&value| value != 0.0).count() as f64 / mask.len() as f64;
+    // Binomial standard deviation here is ~0.001.
+    assert!((kept - keep).abs() < 0.005, "kept {kept}");
+    assert_eq!(mask, bernoulli_mask(100_001, keep, 17));
+    let other = bernoulli_mask(100_001, keep, 18);
+    let agree = mask.iter().zip(&other).filter(|(a, b)| a == b).count() as f64;
+    // Independent masks agree on keep² + (1 - keep)² = 82 % of places, not all of them.
+    assert!((agree / mask.len() as f64 - 0.82).abs() < 0.01);
+    // Neighbouring blocks are not copies of each other.
+    assert_ne!(mask[..16_384], mask[16_384..32_768]);
+}
+
+#[test]
+fn cpu_dropout_applies_only_in_training_and_its_gradient_is_the_mask() {
+    let layer = DropoutConfig::new(0.25).init();
+    let values: Vec<f32> = (1..=4096).map(|i| i as f32).collect();
+    let inference = Tensor::<1>::from_floats(values.as_slice(), &device());
+    assert_eq!(to_vec(dropout(&layer, inference)), values);
+
+    let training_device = device().autodiff();
+    seed_randomness(&training_device, 3);
+    let input = Tensor::<1>::from_floats(values.as_slice(), &training_device).require_grad();
+    let output = dropout(&layer, input.clone());
+    let gradient = to_vec(input.grad(&output.clone().sum().backward()).unwrap());
+    let output = to_vec(output);
+    let zeroed = output.iter().filter(|&&value| value == 0.0).count();
+    assert!((800..1250).contains(&zeroed), "{zeroed} of 4096 zeroed");
+    for ((value, out), grad) in values.iter().zip(&output).zip(&gradient) {
+        if *out == 0.0 {
+            assert_eq!(*grad, 0.0);
+        } else {
+            assert!((out - value / 0.75).abs() <= 1e-3 * out.abs());
+            assert!((grad - 1.0 / 0.75).abs() < 1e-6);
+        }
+    }
+
+    // The same seed draws the same mask; a frozen layer passes its input through.
+    seed_randomness(&training_device, 3);
+    let again = dropout(
+        &layer,
+        Tensor::<1>::from_floats(values.as_slice(), &training_device),
+    );
+    assert_eq!(to_vec(again), output);
+    let frozen = layer.freeze();
+    let passed = dropout(
+        &frozen,
+        Tensor::<1>::from_floats(values.as_slice(), &training_device),
+    );
+    assert_eq!(to_vec(passed), values);
 }

@@ -1,0 +1,94 @@
+//! Dropout with masks the CPU backend can afford.
+//!
+//! Burn's [`Dropout`] draws every mask element as an `f64` Bernoulli sample from a ChaCha
+//! generator behind a lock; on the `flex` CPU backend that was ~28 % of a training step of the
+//! seed preset (`perf record` of `vit bench`). On `flex` the mask here comes from SplitMix64
+//! in independent blocks (in parallel natively), already scaled by `1 / keep`, so one
+//! multiplication applies it. Other devices (WebGPU, Vulkan) draw on the device, as Burn does.
+//! Whether dropout applies at all is decided exactly as in [`Dropout::forward`]: the layer's
+//! `training` flag, an autodiff device, and a non-zero probability.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use burn::nn::Dropout;
+use burn::tensor::{Device, Tensor, TensorData};
+
+use crate::train::SplitMix64;
+
+/// Mask elements drawn from one generator state; blocks are independent so they can be
+/// filled in any order, on any number of threads, with the same result.
+const BLOCK: usize = 16 * 1024;
+
+/// The stream the next mask draws from. Process-wide, like Burn's own device seed.
+static NEXT_MASK_STREAM: AtomicU64 = AtomicU64::new(0x9e37_79b9_7f4a_7c15);
+
+/// Seeds every random draw of a run: Burn's (initialisation, device-side dropout) and the
+/// CPU dropout masks.
+pub fn seed_randomness(device: &Device, seed: u64) {
+    device.seed(seed);
+    NEXT_MASK_STREAM.store(hash(seed, 0xd1b5_4a32_d192_ed03), Ordering::Relaxed);
+}
+
+/// `layer` applied to `input`: identity in inference, a fresh mask per call in training.
+///
+/// # Shapes
+/// - input: `[..., any]`
+/// - output: the same
+pub fn dropout<const D: usize>(layer: &Dropout, input: Tensor<D>) -> Tensor<D> {
+    let device = input.device();
+    if !layer.training.is_enabled() || !device.is_autodiff() || layer.prob == 0.0 {
+        return input;
+    }
+    if device.clone().inner() != Device::flex() {
+        return layer.forward(input);
+    }
+    let shape = input.shape();
+    let stream = NEXT_MASK_STREAM.fetch_add(1, Ordering::Relaxed);
+    let mask = bernoulli_mask(shape.num_elements(), 1.0 - layer.prob, stream);
+    input * Tensor::from_data(TensorData::new(mask, shape), &device)
+}
+
+/// `len` values, each `1 / keep` with probability `keep` and 0 otherwise.
+pub fn bernoulli_mask(len: usize, keep: f64, stream: u64) -> Vec<f32> {
+    // A 32-bit draw below `threshold` keeps the element: probability keep to within 2⁻³².
+    let threshold = (keep * 4_294_967_296.0).round().min(u32::MAX as f64) as u32;
+    let scale = (1.0 / keep) as f32;
+    let fill = |(index, block): (usize, &mut [f32])| {
+        let mut rng = SplitMix64::new(hash(stream, index as u64));
+        let mut pairs = block.chunks_exact_mut(2);
+        for pair in &mut pairs {
+            let bits = rng.next_u64();
+            pair[0] = if (bits as u32) < threshold {
+                scale
+            } else {
+                0.0
+            };
+            pair[1] = if ((bits >> 32) as u32) < threshold {
+                scale
+            } else {
+                0.0
+            };
+        }
+        if let [last] = pairs.into_remainder() {
+            *last = if (rng.next_u64() as u32) < threshold {
+                scale
+            } else {
+                0.0
+            };
+        }
+    };
+    let mut mask = vec![0.0f32; len];
+    #[cfg(not(target_arch = "wasm32"))]
+    {
+        use rayon::prelude::*;
+        mask.par_chunks_mut(BLOCK).enumerate().for_each(fill);
+    }
+    #[cfg(target_arch = "wasm32")]
+    mask.chunks_mut(BLOCK).enumerate().for_each(fill);
+    mask
+}
+
+/// A well-mixed 64-bit value from two.
+fn hash(a: u64, b: u64) -> u64 {
+    SplitMix64::new(a.wrapping_mul(0x2545_f491_4f6c_dd1d) ^ b).next_u64()
+}
