@@ -18,7 +18,7 @@ mod cli {
     use std::time::Instant;
 
     use burn::tensor::Device;
-    use clap::{Args, Parser, Subcommand};
+    use clap::{Args, Parser, Subcommand, ValueEnum};
     use vitlab::data::{Augmentation, Split};
     use vitlab::model::{VitConfig, seed_randomness};
     use vitlab::native;
@@ -81,6 +81,10 @@ mod cli {
 
     #[derive(Args)]
     struct Common {
+        /// Where to compute: `cpu` (Burn's flex backend) or `gpu` (burn-wgpu on Vulkan, Metal
+        /// or DirectX; needs a `vit` built with `--features gpu`).
+        #[arg(long, value_enum, default_value_t = DeviceChoice::Cpu)]
+        device: DeviceChoice,
         /// Folder with manifest.json and the chunks.
         #[arg(long)]
         data: Option<PathBuf>,
@@ -90,6 +94,12 @@ mod cli {
         /// Images per evaluation batch.
         #[arg(long, default_value_t = 500)]
         eval_batch_size: usize,
+    }
+
+    #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+    enum DeviceChoice {
+        Cpu,
+        Gpu,
     }
 
     #[derive(Args)]
@@ -197,18 +207,37 @@ mod cli {
         Ok(())
     }
 
-    fn setup(common: &Common) -> Result<PathBuf, String> {
+    /// The data folder and the compute device, which is made Burn's default too: checkpoints
+    /// load their tensors onto the default device, and with the `gpu` feature that would be
+    /// the GPU even for a CPU run.
+    fn setup(common: &Common) -> Result<(PathBuf, Device), String> {
         native::keep_freed_memory();
+        let (name, device) = match common.device {
+            DeviceChoice::Cpu => ("flex", Device::flex()),
+            #[cfg(feature = "gpu")]
+            DeviceChoice::Gpu => (
+                "wgpu",
+                Device::wgpu(burn::tensor::DeviceKind::DefaultDevice),
+            ),
+            #[cfg(not(feature = "gpu"))]
+            DeviceChoice::Gpu => {
+                return Err("this `vit` was built without GPU support; build it with \
+                     `cargo build --release --features gpu --bin vit`"
+                    .into());
+            }
+        };
+        // SAFETY: the first thing every command does, before any other thread exists.
+        unsafe { std::env::set_var("BURN_DEVICE", name) };
         if let Some(threads) = common.threads {
             native::set_threads(threads)?;
         }
-        Ok(common.data.clone().unwrap_or_else(native::default_data_dir))
+        let data = common.data.clone().unwrap_or_else(native::default_data_dir);
+        Ok((data, device))
     }
 
     fn eval(path: PathBuf, json: bool, common: Common) -> Result<(), String> {
-        let data_dir = setup(&common)?;
+        let (data_dir, device) = setup(&common)?;
         let bytes = std::fs::read(&path).map_err(|e| format!("{}: {e}", path.display()))?;
-        let device = Device::flex();
         let (model, config) =
             weights::load(&bytes, &device).map_err(|e| format!("{}: {e}", path.display()))?;
         let test = native::load_split(&data_dir, Split::Test)?;
@@ -350,7 +379,7 @@ mod cli {
     }
 
     fn train(args: TrainArgs) -> Result<(), String> {
-        let data_dir = setup(&args.common)?;
+        let (data_dir, device) = setup(&args.common)?;
         if args.batch_size == 0 || args.epochs == 0 {
             return Err("--batch-size and --epochs must be at least 1".into());
         }
@@ -359,7 +388,6 @@ mod cli {
             train_set = train_set.slice(0..limit.min(train_set.len()));
         }
         let test_set = native::load_split(&data_dir, Split::Test)?;
-        let device = Device::flex();
         seed_randomness(&device, args.seed);
         // The page's plan type, so the schedule and optimiser are made in one place.
         let plan = TrainingPlan {
@@ -405,10 +433,14 @@ mod cli {
         let schedule = plan.schedule(train_set.len());
         let augmentation = args.augment.then(Augmentation::default);
         println!(
-            "training {} parameters ({:?}) on {} images, {steps_per_epoch} steps per epoch, augmentation {}",
+            "training {} parameters ({:?}) on {} images, {steps_per_epoch} steps per epoch, on the {}, augmentation {}",
             config.num_params(),
             config,
             train_set.len(),
+            match args.common.device {
+                DeviceChoice::Cpu => format!("CPU ({} threads)", rayon::current_num_threads()),
+                DeviceChoice::Gpu => "GPU (wgpu)".to_string(),
+            },
             if augmentation.is_some() { "on" } else { "off" }
         );
 
@@ -528,13 +560,12 @@ mod cli {
     fn bench(steps: usize, inferences: usize, preset: &str, common: Common) -> Result<(), String> {
         const BATCH: usize = 64;
         const WARMUP: usize = 5;
-        let data_dir = setup(&common)?;
+        let (data_dir, device) = setup(&common)?;
         let threads = common.threads.unwrap_or_else(rayon::current_num_threads);
         let manifest = native::read_manifest(&data_dir)?;
         let set = native::load_chunk(&data_dir, &manifest.train[0])?;
         let config =
             VitConfig::preset(preset).ok_or_else(|| format!("unknown preset `{preset}`"))?;
-        let device = Device::flex();
         seed_randomness(&device, 0);
         let mut trainer = Trainer::new(
             config.init(&device),
@@ -576,7 +607,10 @@ mod cli {
         }
         latencies.sort_by(f64::total_cmp);
         let summary = serde_json::json!({
-            "implementation": "vitlab (Burn, flex CPU backend)",
+            "implementation": match common.device {
+                DeviceChoice::Cpu => "vitlab (Burn, flex CPU backend)",
+                DeviceChoice::Gpu => "vitlab (Burn, wgpu)",
+            },
             "preset": preset,
             "threads": threads,
             "train_images_per_s": train_rate,

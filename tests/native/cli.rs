@@ -118,3 +118,17 @@ fn train_resumes_from_its_checkpoint() {
     std::fs::remove_file(&out).unwrap();
     std::fs::remove_dir_all(ckpt).unwrap();
 }
+
+#[test]
+fn asking_for_the_gpu_without_the_gpu_feature_says_how_to_build_it() {
+    if cfg!(feature = "gpu") {
+        return;
+    }
+    let output = Command::new(VIT)
+        .args(["eval", "--device", "gpu", "--weights", PARITY_WEIGHTS])
+        .output()
+        .unwrap();
+    assert!(!output.status.success());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("--features gpu"), "{stderr}");
+}
