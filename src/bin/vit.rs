@@ -428,6 +428,7 @@ mod cli {
             };
             (trainer, state)
         };
+        trainer.seed = args.seed;
         let config = state.config.clone();
         let steps_per_epoch = train_set.len().div_ceil(args.batch_size);
         let schedule = plan.schedule(train_set.len());

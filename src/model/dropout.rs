@@ -29,6 +29,11 @@ pub fn seed_randomness(device: &Device, seed: u64) {
     NEXT_MASK_STREAM.store(hash(seed, 0xd1b5_4a32_d192_ed03), Ordering::Relaxed);
 }
 
+/// The seed of training step `step` of a run seeded with `seed`.
+pub fn step_seed(seed: u64, step: usize) -> u64 {
+    hash(seed, step as u64)
+}
+
 /// `layer` applied to `input`: identity in inference, a fresh mask per call in training.
 ///
 /// # Shapes

@@ -13,6 +13,6 @@ mod vit;
 pub use attention::MultiHeadAttention;
 pub use block::EncoderBlock;
 pub use config::{ConfigError, VitConfig};
-pub use dropout::{bernoulli_mask, dropout, seed_randomness};
+pub use dropout::{bernoulli_mask, dropout, seed_randomness, step_seed};
 pub use patch_embed::PatchEmbedding;
 pub use vit::{VisionTransformer, VitOutput};

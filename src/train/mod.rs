@@ -22,7 +22,7 @@ use burn::tensor::activation::log_softmax;
 use burn::tensor::{Bytes, Device, Int, Tensor};
 
 use crate::data::Batch;
-use crate::model::{VisionTransformer, VitConfig};
+use crate::model::{VisionTransformer, VitConfig, seed_randomness, step_seed};
 
 /// Optimiser settings.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -97,6 +97,9 @@ pub struct Trainer {
     device: Device,
     /// Steps taken so far.
     pub step: usize,
+    /// Step n's dropout draws from (seed, n) alone, so a run resumed from a checkpoint draws
+    /// the same masks as one never interrupted.
+    pub seed: u64,
 }
 
 impl Trainer {
@@ -117,6 +120,7 @@ impl Trainer {
             settings,
             device,
             step: 0,
+            seed: 0,
         }
     }
 
@@ -131,6 +135,7 @@ impl Trainer {
             .model
             .take()
             .expect("the model is back after every step");
+        seed_randomness(&self.device, step_seed(self.seed, self.step));
         let logits = model.forward(batch.images.clone()); // [B, C]
         let correct = count_correct(logits.clone().detach(), batch.labels.clone());
         let loss = cross_entropy(logits, batch.labels.clone(), self.settings.label_smoothing);

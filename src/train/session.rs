@@ -281,7 +281,8 @@ impl Session {
         plan.validate()?;
         seed_randomness(device, plan.seed);
         let model = plan.config.init(device);
-        let trainer = Trainer::new(model, plan.config.clone(), plan.optimizer(), device);
+        let mut trainer = Trainer::new(model, plan.config.clone(), plan.optimizer(), device);
+        trainer.seed = plan.seed;
         let state = SessionState {
             train_items,
             step: 0,
@@ -303,8 +304,6 @@ impl Session {
         device: &Device,
     ) -> Result<Self, String> {
         state.plan.validate()?;
-        // Not the stream the run had, but a deterministic one for each resumed step.
-        seed_randomness(device, state.plan.seed ^ state.step as u64);
         let mut trainer = Trainer::new(
             model,
             state.plan.config.clone(),
@@ -312,6 +311,7 @@ impl Session {
             device,
         );
         trainer.step = state.step;
+        trainer.seed = state.plan.seed;
         Ok(Self::from_parts(trainer, state))
     }
 
