@@ -5,10 +5,10 @@ import json
 import sys
 
 MEASURES = [
-    ("train_images_per_s", "training, batch 64", "images/s"),
-    ("latency_p50_ms", "batch-1 latency p50", "ms"),
-    ("latency_p95_ms", "batch-1 latency p95", "ms"),
-    ("peak_memory_mb", "peak memory (RSS)", "MB"),
+    ("train_images_per_s", "training, batch 64", "images/s", 0),
+    ("latency_p50_ms", "batch-1 latency p50", "ms", 2),
+    ("latency_p95_ms", "batch-1 latency p95", "ms", 2),
+    ("peak_memory_mb", "peak memory (RSS)", "MB", 0),
 ]
 
 settings = {}
@@ -27,8 +27,8 @@ print("| setting | measure | vitlab (Burn) | seed PyTorch | vitlab / PyTorch |")
 print("| --- | --- | --- | --- | --- |")
 for name, sides in settings.items():
     ours, theirs = sides.get("ours", {}), sides.get("theirs", {})
-    for key, label, unit in MEASURES:
+    for key, label, unit, digits in MEASURES:
         a, b = ours.get(key), theirs.get(key)
-        ratio = f"{a / b:.2g}×" if a and b else "–"
-        fmt = lambda v: "–" if v is None else f"{v:.1f} {unit}"
+        ratio = f"{a / b:.2f}×" if a and b else "–"
+        fmt = lambda v: "–" if v is None else f"{v:.{digits}f} {unit}"
         print(f"| {name} | {label} | {fmt(a)} | {fmt(b)} | {ratio} |")

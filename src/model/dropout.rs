@@ -55,31 +55,19 @@ pub fn dropout<const D: usize>(layer: &Dropout, input: Tensor<D>) -> Tensor<D> {
 
 /// `len` values, each `1 / keep` with probability `keep` and 0 otherwise.
 pub fn bernoulli_mask(len: usize, keep: f64, stream: u64) -> Vec<f32> {
-    // A 32-bit draw below `threshold` keeps the element: probability keep to within 2⁻³².
-    let threshold = (keep * 4_294_967_296.0).round().min(u32::MAX as f64) as u32;
+    // Four 16-bit draws per 64-bit number: a draw below `threshold` keeps the element, which
+    // gives `keep` to within 2⁻¹⁷ — far below the noise of any one mask — at half the cost
+    // of 32-bit draws.
+    let threshold = (keep * 65_536.0).round().min(65_535.0) as u16;
     let scale = (1.0 / keep) as f32;
-    let fill = |(index, block): (usize, &mut [f32])| {
+    let fill = move |(index, block): (usize, &mut [f32])| {
         let mut rng = SplitMix64::new(hash(stream, index as u64));
-        let mut pairs = block.chunks_exact_mut(2);
-        for pair in &mut pairs {
+        for quad in block.chunks_mut(4) {
             let bits = rng.next_u64();
-            pair[0] = if (bits as u32) < threshold {
-                scale
-            } else {
-                0.0
-            };
-            pair[1] = if ((bits >> 32) as u32) < threshold {
-                scale
-            } else {
-                0.0
-            };
-        }
-        if let [last] = pairs.into_remainder() {
-            *last = if (rng.next_u64() as u32) < threshold {
-                scale
-            } else {
-                0.0
-            };
+            for (lane, value) in quad.iter_mut().enumerate() {
+                let draw = (bits >> (16 * lane)) as u16;
+                *value = if draw < threshold { scale } else { 0.0 };
+            }
         }
     };
     let mut mask = vec![0.0f32; len];
