@@ -8,7 +8,7 @@
 //! Whether dropout applies at all is decided exactly as in [`Dropout::forward`]: the layer's
 //! `training` flag, an autodiff device, and a non-zero probability.
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::cell::Cell;
 
 use burn::nn::Dropout;
 use burn::tensor::{Device, Tensor, TensorData};
@@ -19,14 +19,18 @@ use crate::train::SplitMix64;
 /// filled in any order, on any number of threads, with the same result.
 const BLOCK: usize = 16 * 1024;
 
-/// The stream the next mask draws from. Process-wide, like Burn's own device seed.
-static NEXT_MASK_STREAM: AtomicU64 = AtomicU64::new(0x9e37_79b9_7f4a_7c15);
+thread_local! {
+    /// The stream the next mask draws from. Per thread, not per process like Burn's device
+    /// seed: a step seeds and runs its forward pass on one thread, and runs on other threads
+    /// (tests in parallel, say) must not shift its masks.
+    static NEXT_MASK_STREAM: Cell<u64> = const { Cell::new(0x9e37_79b9_7f4a_7c15) };
+}
 
 /// Seeds every random draw of a run: Burn's (initialisation, device-side dropout) and the
 /// CPU dropout masks.
 pub fn seed_randomness(device: &Device, seed: u64) {
     device.seed(seed);
-    NEXT_MASK_STREAM.store(hash(seed, 0xd1b5_4a32_d192_ed03), Ordering::Relaxed);
+    NEXT_MASK_STREAM.set(hash(seed, 0xd1b5_4a32_d192_ed03));
 }
 
 /// The seed of training step `step` of a run seeded with `seed`.
@@ -48,7 +52,7 @@ pub fn dropout<const D: usize>(layer: &Dropout, input: Tensor<D>) -> Tensor<D> {
         return layer.forward(input);
     }
     let shape = input.shape();
-    let stream = NEXT_MASK_STREAM.fetch_add(1, Ordering::Relaxed);
+    let stream = NEXT_MASK_STREAM.replace(NEXT_MASK_STREAM.get().wrapping_add(1));
     let mask = bernoulli_mask(shape.num_elements(), 1.0 - layer.prob, stream);
     input * Tensor::from_data(TensorData::new(mask, shape), &device)
 }
