@@ -27,6 +27,14 @@ use crate::web::{self, Backend, Engine};
 
 /// The weights the page opens with, relative to the page; `?weights=URL` overrides.
 pub const DEFAULT_WEIGHTS: &str = "pretrained/vit-lab.safetensors";
+/// The models in `pretrained/` (see its model card), as the page offers them.
+pub const SHIPPED_MODELS: [(&str, &str); 2] = [
+    (DEFAULT_WEIGHTS, "lab: patch 4, a 7×7 grid"),
+    (
+        "pretrained/vit-seed.safetensors",
+        "seed recipe: patch 7, a 4×4 grid",
+    ),
+];
 /// Test digits for the mean-attention-distance batch, and how many go through at once.
 const DISTANCE_BATCH: usize = 64;
 const DISTANCE_SLICE: usize = 8;
@@ -146,6 +154,23 @@ pub fn App() -> impl IntoView {
         });
     });
 
+    // A shipped model goes through the same checks as any other weights.
+    let on_shipped = move |url: String| {
+        spawn_local(async move {
+            match web::fetch_bytes(&url, |_, _| {}).await {
+                Ok(bytes) => on_weights.run((bytes, url)),
+                Err(message) => error.set(Some(format!(
+                    "{url} was not loaded: {message}. The model in use stays."
+                ))),
+            }
+        })
+    };
+    let shipped_choice = move || {
+        let source = model_source.get();
+        let shipped = SHIPPED_MODELS.iter().any(|(url, _)| *url == source);
+        if shipped { source } else { String::new() }
+    };
+
     view! {
         <header>
             <div>
@@ -162,7 +187,16 @@ pub fn App() -> impl IntoView {
         </header>
         <ErrorBanner error=error />
         {move || (!status.get().is_empty()).then(|| view! { <p class="status" data-testid="status">{status.get()}</p> })}
-        <p class="model-source">"Model in use: " <span data-testid="model-source">{move || model_source.get()}</span></p>
+        <p class="model-source">
+            <label>
+                "Model: "
+                <select data-testid="shipped-model" prop:value=shipped_choice on:change=move |ev| on_shipped(event_target_value(&ev))>
+                    {SHIPPED_MODELS.map(|(url, label)| view! { <option value=url>{label}</option> }).collect_view()}
+                    <option value="" disabled=true>"trained or loaded here"</option>
+                </select>
+            </label>
+            " in use: " <span data-testid="model-source">{move || model_source.get()}</span>
+        </p>
         // Rebuilt when the model changes: its grid and depth may change with it.
         {move || engine.get().map(|_| view! { <Lab engine=engine on_failure=on_failure batch_distance=batch_distance /> })}
         <TrainingPanel on_weights=on_weights preferred_backend=training_backend />

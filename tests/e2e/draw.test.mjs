@@ -3,7 +3,7 @@
 import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
 import { fileURLToPath } from "node:url";
-import { LabPage, ONE, ZERO, launch, serve } from "./support.mjs";
+import { LabPage, ONE, ZERO, launch, serve, until } from "./support.mjs";
 
 const dist = fileURLToPath(new URL("../../dist", import.meta.url));
 let server, browser;
@@ -43,5 +43,23 @@ test("a missing weights file shows an error, not a broken page", async () => {
   await lab.page.goto(`${server.url}?backend=cpu&weights=pretrained/missing.safetensors`);
   await lab.byTestId("error").waitFor({ timeout: 60_000 });
   assert.match(await lab.byTestId("error").textContent(), /HTTP 404/);
+  await lab.page.close();
+});
+
+test("the shipped seed-recipe model can replace the default and still reads digits", async () => {
+  const lab = new LabPage(await browser.newPage());
+  await lab.open(`${server.url}?backend=cpu`);
+  assert.match(await lab.byTestId("model-source").textContent(), /vit-lab/);
+  await lab.byTestId("shipped-model").selectOption("pretrained/vit-seed.safetensors");
+  await until(() => lab.byTestId("model-source").textContent(), (text) => /vit-seed/.test(text), {
+    what: "the seed model in use",
+  });
+  // The lab is rebuilt for the 4×4 grid; drawing still reads the digit.
+  await lab.stroke(ONE);
+  assert.equal(await lab.settledPrediction(), "1");
+  await lab.byTestId("shipped-model").selectOption("pretrained/vit-lab.safetensors");
+  await until(() => lab.byTestId("model-source").textContent(), (text) => /vit-lab/.test(text), {
+    what: "the lab model back",
+  });
   await lab.page.close();
 });
