@@ -473,7 +473,10 @@ mod cli {
             config,
             train_set.len(),
             match args.common.device {
-                DeviceChoice::Cpu => format!("CPU ({} threads)", rayon::current_num_threads()),
+                DeviceChoice::Cpu => match rayon::current_num_threads() {
+                    1 => "CPU (1 thread)".to_string(),
+                    threads => format!("CPU ({threads} threads)"),
+                },
                 DeviceChoice::Gpu => "GPU (wgpu)".to_string(),
             },
             if augmentation.is_some() { "on" } else { "off" }
