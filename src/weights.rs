@@ -450,6 +450,60 @@ impl WeightsFile {
     }
 }
 
+/// The element-wise mean of weights files of one config, e.g. of the last epochs of a run
+/// (stochastic weight averaging, Izmailov et al., UAI 2018). Sums in `f64`.
+pub fn average(files: &[WeightsFile]) -> Result<WeightsFile, String> {
+    let (first, rest) = files
+        .split_first()
+        .ok_or("there are no weights to average")?;
+    for (index, other) in rest.iter().enumerate() {
+        if other.config != first.config {
+            return Err(format!(
+                "file {} has another config than file 1: {:?} and {:?}",
+                index + 2,
+                other.config,
+                first.config
+            ));
+        }
+    }
+    let tensors = first
+        .tensors
+        .iter()
+        .map(|tensor| {
+            let mut sum: Vec<f64> = tensor.values.iter().map(|&v| f64::from(v)).collect();
+            for (index, other) in rest.iter().enumerate() {
+                let same = other
+                    .tensors
+                    .iter()
+                    .find(|t| t.name == tensor.name && t.shape == tensor.shape)
+                    .ok_or_else(|| {
+                        format!(
+                            "file {} has no tensor {} of shape {:?}",
+                            index + 2,
+                            tensor.name,
+                            tensor.shape
+                        )
+                    })?;
+                for (total, value) in sum.iter_mut().zip(&same.values) {
+                    *total += f64::from(*value);
+                }
+            }
+            Ok(NamedTensor {
+                name: tensor.name.clone(),
+                shape: tensor.shape.clone(),
+                values: sum
+                    .iter()
+                    .map(|total| (total / files.len() as f64) as f32)
+                    .collect(),
+            })
+        })
+        .collect::<Result<Vec<_>, String>>()?;
+    Ok(WeightsFile {
+        config: first.config.clone(),
+        tensors,
+    })
+}
+
 /// Parses and loads in one step.
 pub fn load(bytes: &[u8], device: &Device) -> Result<(VisionTransformer, VitConfig), WeightsError> {
     let file = decode(bytes)?;

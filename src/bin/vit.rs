@@ -50,6 +50,15 @@ mod cli {
             #[arg(long, default_value_t = 2500)]
             chunk_items: usize,
         },
+        /// Average weights files of one config (e.g. a run's last epochs) into one.
+        Average {
+            /// Where to write the averaged weights.
+            #[arg(long)]
+            out: PathBuf,
+            /// The weights files, two or more.
+            #[arg(required = true, num_args = 2..)]
+            weights: Vec<PathBuf>,
+        },
         /// Test accuracy of a weights file on the 10,000 MNIST test images.
         Eval {
             /// A safetensors file with the seed's tensor names.
@@ -148,6 +157,10 @@ mod cli {
         /// Continue from OUT.ckpt/ (model, optimiser, data order) to --epochs in total.
         #[arg(long)]
         resume: bool,
+        /// Also keep the weights of each of the last N epochs, as OUT with `.epochE` before
+        /// its extension (for `vit average`).
+        #[arg(long, default_value_t = 0)]
+        keep_last: usize,
         #[command(flatten)]
         common: Common,
     }
@@ -168,7 +181,7 @@ mod cli {
     impl Command {
         fn common(&self) -> Option<&Common> {
             match self {
-                Command::PrepareData { .. } => None,
+                Command::PrepareData { .. } | Command::Average { .. } => None,
                 Command::Eval { common, .. } | Command::Bench { common, .. } => Some(common),
                 Command::Train(args) => Some(&args.common),
             }
@@ -212,6 +225,7 @@ mod cli {
                 out,
                 chunk_items,
             } => prepare_data(idx, out, chunk_items),
+            Command::Average { out, weights } => average(out, weights),
             Command::Eval {
                 weights,
                 json,
@@ -267,6 +281,24 @@ mod cli {
         };
         let data = common.data.clone().unwrap_or_else(native::default_data_dir);
         Ok((data, device))
+    }
+
+    fn average(out: PathBuf, paths: Vec<PathBuf>) -> Result<(), String> {
+        let files = paths
+            .iter()
+            .map(|path| {
+                let bytes = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
+                weights::decode(&bytes).map_err(|e| format!("{}: {e}", path.display()))
+            })
+            .collect::<Result<Vec<_>, String>>()?;
+        let averaged = weights::average(&files)?;
+        write_atomically(&out, &weights::encode(&averaged.config, &averaged.tensors))?;
+        println!(
+            "the mean of {} files written to {}",
+            files.len(),
+            out.display()
+        );
+        Ok(())
     }
 
     fn eval(path: PathBuf, json: bool, common: Common) -> Result<(), String> {
@@ -352,6 +384,16 @@ mod cli {
         let mut name = out.as_os_str().to_owned();
         name.push(".ckpt");
         PathBuf::from(name)
+    }
+
+    /// `vit.safetensors` after epoch 7: `vit.epoch7.safetensors`.
+    fn epoch_path(out: &Path, epoch: usize) -> PathBuf {
+        let stem = out.file_stem().unwrap_or_default().to_string_lossy();
+        let name = match out.extension() {
+            Some(extension) => format!("{stem}.epoch{epoch}.{}", extension.to_string_lossy()),
+            None => format!("{stem}.epoch{epoch}"),
+        };
+        out.with_file_name(name)
     }
 
     /// Writes via a temporary file and a rename, so an interrupted write never leaves a
@@ -572,7 +614,11 @@ mod cli {
                 seen as f64 / train_seconds,
                 started.elapsed().as_secs_f64()
             );
-            write_atomically(&args.out, &weights::to_safetensors(&model, &config))?;
+            let bytes = weights::to_safetensors(&model, &config);
+            if epoch + args.keep_last > args.epochs {
+                write_atomically(&epoch_path(&args.out, epoch), &bytes)?;
+            }
+            write_atomically(&args.out, &bytes)?;
             save_checkpoint(&ckpt, &trainer, &state)?;
         }
         println!(

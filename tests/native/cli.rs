@@ -58,7 +58,15 @@ fn train_runs_and_lowers_the_loss() {
         .args([
             "train", "--preset", "seed", "--depth", "2", "--epochs", "3", "--limit", "1024",
         ])
-        .args(["--batch-size", "64", "--lr", "2e-3", "--out"])
+        .args([
+            "--batch-size",
+            "64",
+            "--lr",
+            "2e-3",
+            "--keep-last",
+            "2",
+            "--out",
+        ])
         .arg(&out));
     let losses: Vec<f64> = stdout
         .lines()
@@ -71,6 +79,41 @@ fn train_runs_and_lowers_the_loss() {
     std::fs::remove_file(&out).unwrap();
     let file = vitlab::weights::decode(&saved).unwrap();
     assert_eq!(file.config.depth, 2);
+
+    // --keep-last 2 kept epochs 2 and 3 (the last is the final weights), not epoch 1.
+    let kept = |epoch: usize| {
+        out.with_file_name(format!(
+            "vitlab-train-{}.epoch{epoch}.safetensors",
+            std::process::id()
+        ))
+    };
+    assert!(!kept(1).exists());
+    assert_eq!(std::fs::read(kept(3)).unwrap(), saved);
+    let averaged = out.with_extension("mean.safetensors");
+    vit(Command::new(VIT)
+        .args(["average", "--out"])
+        .arg(&averaged)
+        .arg(kept(2))
+        .arg(kept(3)));
+    let decode =
+        |path: &std::path::Path| vitlab::weights::decode(&std::fs::read(path).unwrap()).unwrap();
+    let (second, third, mean) = (decode(&kept(2)), decode(&kept(3)), decode(&averaged));
+    for path in [kept(2), kept(3), averaged] {
+        std::fs::remove_file(path).unwrap();
+    }
+    assert_eq!(mean.config, file.config);
+    let head = |file: &vitlab::weights::WeightsFile| {
+        file.tensors
+            .iter()
+            .find(|t| t.name == "head.weight")
+            .unwrap()
+            .values
+            .clone()
+    };
+    for ((a, b), m) in head(&second).iter().zip(head(&third)).zip(head(&mean)) {
+        assert!((m - (a + b) / 2.0).abs() < 1e-6);
+    }
+    assert_ne!(head(&second), head(&third));
 }
 
 #[test]

@@ -205,3 +205,28 @@ fn non_finite_values_and_bad_configs_are_rejected() {
         Err(WeightsError::Config(_))
     ));
 }
+
+#[test]
+fn averaging_takes_the_element_wise_mean_and_refuses_other_configs() {
+    let config = small_config();
+    let a = weights::decode(&saved(&config)).unwrap();
+    let b = weights::decode(&saved(&config)).unwrap();
+    let mean = weights::average(&[a.clone(), b.clone()]).unwrap();
+    assert_eq!(mean.config, config);
+    assert_eq!(mean.tensors.len(), a.tensors.len());
+    for ((x, y), m) in a.tensors.iter().zip(&b.tensors).zip(&mean.tensors) {
+        assert_eq!((&m.name, &m.shape), (&x.name, &x.shape));
+        for ((p, q), r) in x.values.iter().zip(&y.values).zip(&m.values) {
+            assert!((r - (p + q) / 2.0).abs() <= 1e-6 * (1.0 + p.abs()));
+        }
+    }
+
+    let deeper = weights::decode(&saved(&config.clone().with_depth(3))).unwrap();
+    let error = weights::average(&[a.clone(), deeper]).unwrap_err();
+    assert!(error.contains("another config"), "{error}");
+    let mut missing = b;
+    missing.tensors.retain(|t| t.name != "head.bias");
+    let error = weights::average(&[a, missing]).unwrap_err();
+    assert!(error.contains("head.bias"), "{error}");
+    assert!(weights::average(&[]).is_err());
+}
