@@ -23,7 +23,7 @@ mod cli {
     use vitlab::model::{VitConfig, seed_randomness};
     use vitlab::native;
     use vitlab::train::{Checkpoint, OptimizerSettings, SplitMix64, Trainer, TrainingPlan};
-    use vitlab::weights;
+    use vitlab::weights::{self, WeightsFile};
 
     #[derive(Parser)]
     #[command(
@@ -157,6 +157,14 @@ mod cli {
         /// Continue from OUT.ckpt/ (model, optimiser, data order) to --epochs in total.
         #[arg(long)]
         resume: bool,
+        /// Start from these weights instead of a fresh model (fine-tuning): a new optimiser
+        /// and schedule; the architecture comes from the file, `--dropout` may change.
+        #[arg(
+            long,
+            value_name = "WEIGHTS",
+            conflicts_with_all = ["resume", "preset", "patch_size", "dim", "depth", "heads", "mlp_dim"]
+        )]
+        init_from: Option<PathBuf>,
         /// Also keep the weights of each of the last N epochs, as OUT with `.epochE` before
         /// its extension (for `vit average`).
         #[arg(long, default_value_t = 0)]
@@ -367,6 +375,17 @@ mod cli {
         Ok(config)
     }
 
+    /// The weights `--init-from` starts from, with `--dropout` applied to their config.
+    fn initial_weights(path: &Path, dropout: Option<f64>) -> Result<WeightsFile, String> {
+        let bytes = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
+        let mut file = weights::decode(&bytes).map_err(|e| format!("{}: {e}", path.display()))?;
+        if let Some(dropout) = dropout {
+            file.config.dropout = dropout;
+        }
+        file.config.validate().map_err(|e| e.to_string())?;
+        Ok(file)
+    }
+
     /// What `--resume` needs besides the model and optimiser bytes.
     #[derive(serde::Serialize, serde::Deserialize)]
     struct TrainState {
@@ -491,8 +510,15 @@ mod cli {
             );
             (trainer, state)
         } else {
-            let config = plan.config.clone();
-            let trainer = Trainer::new(config.init(&device), config.clone(), settings, &device);
+            let (model, config) = match &args.init_from {
+                Some(path) => {
+                    let model = initial_weights(path, args.dropout)?;
+                    println!("starting from the weights in {}", path.display());
+                    (model.into_model(&device), model.config)
+                }
+                None => (plan.config.init(&device), plan.config.clone()),
+            };
+            let trainer = Trainer::new(model, config.clone(), settings, &device);
             let state = TrainState {
                 config,
                 epochs_done: 0,

@@ -163,6 +163,43 @@ fn train_resumes_from_its_checkpoint() {
 }
 
 #[test]
+fn train_can_start_from_a_weights_file_with_another_dropout() {
+    let out = std::env::temp_dir().join(format!("vitlab-init-{}.safetensors", std::process::id()));
+    // At learning rate 0 the run must hand back exactly the weights it started from.
+    let stdout = vit(Command::new(VIT)
+        .args(["train", "--init-from", PARITY_WEIGHTS, "--dropout", "0.25"])
+        .args(["--limit", "128", "--epochs", "1", "--lr", "0", "--out"])
+        .arg(&out));
+    assert!(stdout.contains("starting from the weights in"), "{stdout}");
+    let decode = |bytes: &[u8]| vitlab::weights::decode(bytes).unwrap();
+    let trained = decode(&std::fs::read(&out).unwrap());
+    let start = decode(&std::fs::read(PARITY_WEIGHTS).unwrap());
+    std::fs::remove_file(&out).unwrap();
+    std::fs::remove_dir_all(format!("{}.ckpt", out.display())).unwrap();
+    assert_eq!(trained.config.dropout, 0.25);
+    assert_eq!(
+        vitlab::model::VitConfig {
+            dropout: start.config.dropout,
+            ..trained.config.clone()
+        },
+        start.config
+    );
+    assert_eq!(trained.tensors.len(), start.tensors.len());
+    for (a, b) in trained.tensors.iter().zip(&start.tensors) {
+        assert_eq!((&a.name, &a.values), (&b.name, &b.values));
+    }
+
+    // The architecture comes from the file, so size options are refused with it.
+    let output = Command::new(VIT)
+        .args(["train", "--init-from", PARITY_WEIGHTS, "--dim", "32"])
+        .output()
+        .unwrap();
+    assert!(!output.status.success());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("--dim"), "{stderr}");
+}
+
+#[test]
 fn asking_for_the_gpu_without_the_gpu_feature_says_how_to_build_it() {
     if cfg!(feature = "gpu") {
         return;
