@@ -96,6 +96,16 @@ pub fn keep_freed_memory() {
     }
 }
 
+/// Lets a closed pipe end the process quietly, as it ends other command-line tools
+/// (`vit eval | head -1`): Rust ignores SIGPIPE, so `println!` would panic instead.
+pub fn quit_on_closed_pipe() {
+    #[cfg(unix)]
+    // SAFETY: restores the default action of one signal before other threads run.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
+}
+
 /// Accuracy and confusion matrix of `model` on `set`, in batches.
 pub fn evaluate(
     model: &VisionTransformer,

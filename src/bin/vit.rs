@@ -201,6 +201,7 @@ mod cli {
     /// even for a CPU run) and the size of the CPU thread pool.
     fn start_process(common: Option<&Common>) -> Result<(), String> {
         native::keep_freed_memory();
+        native::quit_on_closed_pipe();
         let Some(common) = common else {
             return Ok(());
         };
