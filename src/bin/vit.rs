@@ -71,7 +71,7 @@ mod cli {
             common: Common,
         },
         /// Train a ViT on MNIST and save its weights.
-        Train(TrainArgs),
+        Train(Box<TrainArgs>),
         /// Measure training throughput and batch-1 latency of the seed preset on the CPU.
         Bench {
             /// Timed training steps (batch 64).
@@ -240,7 +240,7 @@ mod cli {
                 json,
                 common,
             } => eval(weights, json, common),
-            Command::Train(args) => train(args),
+            Command::Train(args) => train(*args),
             Command::Bench {
                 steps,
                 inferences,
