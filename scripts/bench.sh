@@ -8,8 +8,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 if [[ ! -x .venv-bench/bin/python ]]; then
   python3 -m venv .venv-bench
-  .venv-bench/bin/pip install --quiet torch numpy
 fi
+# Quick when already satisfied; also brings an older .venv-bench up to tools/requirements.txt.
+.venv-bench/bin/pip install --quiet -r tools/requirements.txt
 cargo build --release --bin vit
 
 # Prints "setting NAME", then one JSON line from each implementation.

@@ -3,6 +3,9 @@ into PyTorch with `load_state_dict(strict=True)` and compute the same prediction
 
     python tools/torch_eval.py --weights FILE --idx ../shared/data/mnist
 
+with the packages of tools/requirements.txt (`scripts/bench.sh` installs them into
+.venv-bench: `.venv-bench/bin/python tools/torch_eval.py …`).
+
 Prints the test accuracy, to compare with `vit eval --weights FILE`.
 """
 
