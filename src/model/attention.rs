@@ -51,10 +51,72 @@ impl MultiHeadAttention {
         });
         let scale = (head_dim as f64).powf(-0.5);
         let scores = q.matmul(k.swap_dims(2, 3)) * scale; // [B, H, N, N]
-        let attention = softmax(scores, 3); // [B, H, N, N]
+        let attention = attention_softmax(scores); // [B, H, N, N]
         let mixed = dropout(&self.dropout, attention.clone()).matmul(v); // [B, H, N, D/H]
         let mixed = mixed.swap_dims(1, 2).reshape([batch, n, dim]); // [B, N, D]
         let output = dropout(&self.dropout, self.proj.forward(mixed)); // [B, N, D]
         (output, attention)
+    }
+}
+
+/// Below this many scores the attention softmax is composed of element-wise operations on
+/// the CPU backend (see [`attention_softmax`]): batch-1 scores are 2,312 (seed preset) or
+/// 20,000 (lab preset).
+const SMALL_SOFTMAX: usize = 64 * 1024;
+
+/// Softmax over the last axis.
+///
+/// Flex's fused softmax always splits its rows over the thread pool; for the few thousand
+/// scores of a batch-1 pass, waking a second thread costs more than the softmax itself
+/// (`perf stat` of `vit bench --threads 2`: ~6 context switches per batch-1 inference, one
+/// per block, found with gdb in `softmax_last`). Flex splits element-wise operations only
+/// above 256 K elements, so the composed form below stays on the calling thread. The same
+/// formula (shifted by the row maximum); the shift is detached, as softmax does not depend
+/// on it. Large inputs, WebGPU and the single-threaded browser keep the fused kernel.
+///
+/// # Shapes
+/// - scores: `[batch, heads, tokens, tokens]`
+/// - output: the same, each row summing to 1
+pub fn attention_softmax(scores: Tensor<4>) -> Tensor<4> {
+    if cfg!(target_arch = "wasm32")
+        || scores.shape().num_elements() >= SMALL_SOFTMAX
+        || scores.device().inner() != Device::flex()
+    {
+        return softmax(scores, 3);
+    }
+    let row_max = scores.clone().detach().max_dim(3); // [B, H, N, 1]
+    let exponentials = (scores - row_max).exp(); // [B, H, N, N]
+    let row_sums = exponentials.clone().sum_dim(3); // [B, H, N, 1]
+    exponentials / row_sums // [B, H, N, N]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use burn::tensor::Distribution;
+
+    #[test]
+    fn small_attention_softmax_equals_the_fused_one() {
+        let device = Device::flex();
+        let scores = Tensor::<4>::random([2, 3, 5, 7], Distribution::Normal(0.0, 4.0), &device);
+        let composed = attention_softmax(scores.clone()).into_data();
+        let fused = softmax(scores, 3).into_data();
+        composed.assert_approx_eq::<f32>(&fused, burn::tensor::Tolerance::absolute(1e-6));
+    }
+
+    #[test]
+    fn small_attention_softmax_has_the_fused_gradient() {
+        let device = Device::flex().autodiff();
+        let scores = Tensor::<4>::random([1, 2, 4, 6], Distribution::Normal(0.0, 3.0), &device);
+        let weights = Tensor::<4>::random([1, 2, 4, 6], Distribution::Normal(0.0, 1.0), &device);
+        let gradient = |softmax_of: &dyn Fn(Tensor<4>) -> Tensor<4>| {
+            let input = scores.clone().detach().require_grad();
+            let loss = (softmax_of(input.clone()) * weights.clone()).sum();
+            input.grad(&loss.backward()).unwrap().into_data()
+        };
+        let composed = gradient(&attention_softmax);
+        let fused = gradient(&|scores| softmax(scores, 3));
+        composed.assert_approx_eq::<f32>(&fused, burn::tensor::Tolerance::absolute(1e-6));
+        assert!(composed.iter::<f32>().any(|value| value.abs() > 1e-3));
     }
 }
