@@ -10,7 +10,7 @@ mod dropout;
 mod patch_embed;
 mod vit;
 
-pub use attention::MultiHeadAttention;
+pub use attention::{MultiHeadAttention, attention_softmax};
 pub use block::EncoderBlock;
 pub use config::{ConfigError, VitConfig};
 pub use dropout::{bernoulli_mask, dropout, seed_randomness, step_seed};

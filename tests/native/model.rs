@@ -1,7 +1,11 @@
 use burn::module::Module;
 use burn::nn::DropoutConfig;
 use burn::tensor::Tensor;
-use vitlab::model::{ConfigError, VitConfig, bernoulli_mask, dropout, seed_randomness};
+use burn::tensor::activation::softmax;
+use burn::tensor::{Device, Distribution, Tolerance};
+use vitlab::model::{
+    ConfigError, VitConfig, attention_softmax, bernoulli_mask, dropout, seed_randomness,
+};
 
 use crate::{device, sample_images, to_vec};
 
@@ -151,4 +155,29 @@ fn cpu_dropout_applies_only_in_training_and_its_gradient_is_the_mask() {
         Tensor::<1>::from_floats(values.as_slice(), &training_device),
     );
     assert_eq!(to_vec(passed), values);
+}
+
+#[test]
+fn small_attention_softmax_equals_the_fused_one() {
+    let scores = Tensor::<4>::random([2, 3, 5, 7], Distribution::Normal(0.0, 4.0), &device());
+    let composed = attention_softmax(scores.clone()).into_data();
+    let fused = softmax(scores, 3).into_data();
+    composed.assert_approx_eq::<f32>(&fused, Tolerance::absolute(1e-6));
+}
+
+#[test]
+fn small_attention_softmax_has_the_fused_gradient() {
+    let training_device: Device = device().autodiff();
+    let shape = [1, 2, 4, 6];
+    let scores = Tensor::<4>::random(shape, Distribution::Normal(0.0, 3.0), &training_device);
+    let weights = Tensor::<4>::random(shape, Distribution::Normal(0.0, 1.0), &training_device);
+    let gradient = |softmax_of: &dyn Fn(Tensor<4>) -> Tensor<4>| {
+        let input = scores.clone().detach().require_grad();
+        let loss = (softmax_of(input.clone()) * weights.clone()).sum();
+        input.grad(&loss.backward()).unwrap().into_data()
+    };
+    let composed = gradient(&attention_softmax);
+    let fused = gradient(&|scores| softmax(scores, 3));
+    composed.assert_approx_eq::<f32>(&fused, Tolerance::absolute(1e-6));
+    assert!(composed.iter::<f32>().any(|value| value.abs() > 1e-3));
 }
