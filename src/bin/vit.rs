@@ -292,13 +292,16 @@ mod cli {
         Ok((data, device))
     }
 
+    /// A weights file, read and checked; errors name the file.
+    fn read_weights(path: &Path) -> Result<WeightsFile, String> {
+        let bytes = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
+        weights::decode(&bytes).map_err(|e| format!("{}: {e}", path.display()))
+    }
+
     fn average(out: PathBuf, paths: Vec<PathBuf>) -> Result<(), String> {
         let files = paths
             .iter()
-            .map(|path| {
-                let bytes = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
-                weights::decode(&bytes).map_err(|e| format!("{}: {e}", path.display()))
-            })
+            .map(|path| read_weights(path))
             .collect::<Result<Vec<_>, String>>()?;
         let averaged = weights::average(&files)?;
         write_atomically(&out, &weights::encode(&averaged.config, &averaged.tensors))?;
@@ -312,9 +315,8 @@ mod cli {
 
     fn eval(path: PathBuf, json: bool, common: Common) -> Result<(), String> {
         let (data_dir, device) = setup(&common)?;
-        let bytes = std::fs::read(&path).map_err(|e| format!("{}: {e}", path.display()))?;
-        let (model, config) =
-            weights::load(&bytes, &device).map_err(|e| format!("{}: {e}", path.display()))?;
+        let file = read_weights(&path)?;
+        let (model, config) = (file.into_model(&device), file.config);
         let test = native::load_split(&data_dir, Split::Test)?;
         let started = Instant::now();
         let evaluation = native::evaluate(
@@ -378,8 +380,7 @@ mod cli {
 
     /// The weights `--init-from` starts from, with `--dropout` applied to their config.
     fn initial_weights(path: &Path, dropout: Option<f64>) -> Result<WeightsFile, String> {
-        let bytes = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
-        let mut file = weights::decode(&bytes).map_err(|e| format!("{}: {e}", path.display()))?;
+        let mut file = read_weights(path)?;
         if let Some(dropout) = dropout {
             file.config.dropout = dropout;
         }
@@ -513,9 +514,9 @@ mod cli {
         } else {
             let (model, config) = match &args.init_from {
                 Some(path) => {
-                    let model = initial_weights(path, args.dropout)?;
+                    let file = initial_weights(path, args.dropout)?;
                     println!("starting from the weights in {}", path.display());
-                    (model.into_model(&device), model.config)
+                    (file.into_model(&device), file.config)
                 }
                 None => (plan.config.init(&device), plan.config.clone()),
             };
