@@ -11,6 +11,7 @@ use burn::module::{Module, ModuleMapper, ModuleVisitor, Param};
 use burn::tensor::{Device, Tensor, TensorData};
 use serde::{Deserialize, Serialize};
 
+use crate::data::{IMAGE_SIDE, NUM_CLASSES};
 use crate::model::{VisionTransformer, VitConfig};
 
 /// Metadata key holding the [`VitConfig`] as JSON.
@@ -49,6 +50,14 @@ pub enum WeightsError {
     },
     #[error("tensor `{0}` contains NaN or infinite values")]
     NonFinite(String),
+    #[error(
+        "the model is for {image_size}×{image_size} images with {channels} channel(s) and {classes} classes; this app reads 28×28 grey MNIST digits into 10 classes"
+    )]
+    NotMnist {
+        image_size: usize,
+        channels: usize,
+        classes: usize,
+    },
     #[error("the tensors do not match the model: {0}")]
     Mismatch(Mismatch),
 }
@@ -109,7 +118,8 @@ pub fn torch_name(path: &[String]) -> String {
 
 /// The names and PyTorch shapes a model of this config has, in module order.
 pub fn expected_tensors(config: &VitConfig) -> Vec<(String, Vec<usize>)> {
-    // Parameters are lazily initialised, so this reads shapes without drawing random values.
+    // Linear and LayerNorm parameters initialise lazily, so the model is cheap to build for its
+    // shapes: only the position embedding and class token are drawn.
     let model = config.init(&Device::flex());
     let mut lister = ParamLister::default();
     model.visit(&mut lister);
@@ -318,6 +328,14 @@ pub fn decode(bytes: &[u8]) -> Result<WeightsFile, WeightsError> {
     config
         .validate()
         .map_err(|error| WeightsError::Config(error.to_string()))?;
+    // Anything else would fail later, inside a forward pass or when reading 10 probabilities.
+    if (config.image_size, config.channels, config.num_classes) != (IMAGE_SIDE, 1, NUM_CLASSES) {
+        return Err(WeightsError::NotMnist {
+            image_size: config.image_size,
+            channels: config.channels,
+            classes: config.num_classes,
+        });
+    }
     if config.num_params() > MAX_PARAMS {
         return Err(WeightsError::Config(format!(
             "{} parameters is more than the {MAX_PARAMS} this app accepts",

@@ -15,6 +15,6 @@ pub use chunk::{
 };
 pub use loader::{Retry, RetryPolicy, load_verified};
 pub use set::{
-    Batch, IMAGE_PIXELS, IMAGE_SIDE, MNIST_MEAN, MNIST_STD, MnistSet, images_tensor,
+    Batch, IMAGE_PIXELS, IMAGE_SIDE, MNIST_MEAN, MNIST_STD, MnistSet, NUM_CLASSES, images_tensor,
     normalize_pixel,
 };

@@ -6,6 +6,8 @@ use crate::train::SplitMix64;
 /// MNIST images are 28×28.
 pub const IMAGE_SIDE: usize = 28;
 pub const IMAGE_PIXELS: usize = IMAGE_SIDE * IMAGE_SIDE;
+/// The digits 0–9.
+pub const NUM_CLASSES: usize = 10;
 /// The seed's `transforms.Normalize((0.1307,), (0.3081,))`.
 pub const MNIST_MEAN: f32 = 0.1307;
 pub const MNIST_STD: f32 = 0.3081;

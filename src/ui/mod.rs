@@ -21,7 +21,7 @@ pub use draw_pad::DrawPad;
 pub use heat_canvas::{HeatCanvas, Palette};
 pub use training::{TrainingPanel, WeightsOffer};
 
-use crate::data::{IMAGE_PIXELS, RetryPolicy, Split};
+use crate::data::{IMAGE_PIXELS, NUM_CLASSES, RetryPolicy, Split};
 use crate::inference::{Classification, images_of};
 use crate::web::{self, Backend, Engine};
 
@@ -392,7 +392,7 @@ pub fn Prediction(#[prop(into)] result: Signal<Option<Arc<Classification>>>) -> 
             {move || result.get().map(|r| r.predicted().to_string()).unwrap_or_else(|| "–".into())}
         </div>
         <ol class="bars">
-            {(0..10)
+            {(0..NUM_CLASSES)
                 .map(|digit| {
                     let p = move || result.get().map(|r| r.probabilities[digit]).unwrap_or(0.0);
                     view! {

@@ -230,3 +230,29 @@ fn averaging_takes_the_element_wise_mean_and_refuses_other_configs() {
     assert!(error.contains("head.bias"), "{error}");
     assert!(weights::average(&[]).is_err());
 }
+
+#[test]
+fn configs_that_do_not_read_mnist_are_refused() {
+    let tensors = weights::decode(&saved(&small_config())).unwrap().tensors;
+    for config in [
+        small_config().with_num_classes(5),
+        small_config().with_image_size(32),
+        small_config().with_channels(3),
+    ] {
+        let error = weights::decode(&weights::encode(&config, &tensors)).unwrap_err();
+        assert!(
+            matches!(error, WeightsError::NotMnist { .. }),
+            "{config:?}: {error}"
+        );
+        assert!(error.to_string().contains("28×28"), "{error}");
+    }
+}
+
+#[test]
+fn a_parameter_count_past_usize_is_refused_not_wrapped() {
+    // 3·dim² alone is past 2^64: a wrapping count could come out small and pass the limit.
+    let absurd = small_config().with_dim(1 << 33).with_heads(8);
+    assert_eq!(absurd.num_params(), usize::MAX);
+    let error = weights::decode(&weights::encode(&absurd, &[])).unwrap_err();
+    assert!(matches!(error, WeightsError::Config(_)), "{error}");
+}
