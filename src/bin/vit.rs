@@ -72,7 +72,7 @@ mod cli {
         },
         /// Train a ViT on MNIST and save its weights.
         Train(Box<TrainArgs>),
-        /// Measure training throughput and batch-1 latency of the seed preset on the CPU.
+        /// Measure training throughput and batch-1 latency (the seed preset on the CPU unless told).
         Bench {
             /// Timed training steps (batch 64).
             #[arg(long, default_value_t = 60)]
@@ -101,7 +101,7 @@ mod cli {
         #[arg(long)]
         threads: Option<usize>,
         /// Images per evaluation batch.
-        #[arg(long, default_value_t = 500)]
+        #[arg(long, default_value_t = 500, value_parser = at_least_one)]
         eval_batch_size: usize,
     }
 
@@ -128,9 +128,9 @@ mod cli {
         mlp_dim: Option<usize>,
         #[arg(long)]
         dropout: Option<f64>,
-        #[arg(long, default_value_t = 10)]
+        #[arg(long, default_value_t = 10, value_parser = at_least_one)]
         epochs: usize,
-        #[arg(long, default_value_t = 64)]
+        #[arg(long, default_value_t = 64, value_parser = at_least_one)]
         batch_size: usize,
         /// Peak learning rate.
         #[arg(long, default_value_t = 1e-3)]
@@ -454,6 +454,15 @@ mod cli {
         Ok((trainer, state))
     }
 
+    /// A count that must be at least 1 (a batch of 0 images would never end an epoch).
+    fn at_least_one(text: &str) -> Result<usize, String> {
+        match text.parse::<usize>() {
+            Ok(0) => Err("must be at least 1".into()),
+            Ok(count) => Ok(count),
+            Err(error) => Err(error.to_string()),
+        }
+    }
+
     fn progress_line(
         epoch: usize,
         epochs: usize,
@@ -477,9 +486,6 @@ mod cli {
 
     fn train(args: TrainArgs) -> Result<(), String> {
         let (data_dir, device) = setup(&args.common)?;
-        if args.batch_size == 0 || args.epochs == 0 {
-            return Err("--batch-size and --epochs must be at least 1".into());
-        }
         let mut train_set = native::load_split(&data_dir, Split::Train)?;
         if let Some(limit) = args.limit {
             train_set = train_set.slice(0..limit.min(train_set.len()));
@@ -500,6 +506,8 @@ mod cli {
             eval_images: test_set.len(),
             eval_every: 0,
         };
+        // The page's checks too: a rate or smoothing it would refuse is refused here.
+        plan.validate()?;
         let settings = plan.optimizer();
         let ckpt = checkpoint_dir(&args.out);
         let (mut trainer, mut state) = if args.resume {
@@ -562,6 +570,13 @@ mod cli {
         let mut shuffle_rng = SplitMix64::new(state.shuffle_rng);
         let mut augment_rng = SplitMix64::new(state.augment_rng);
         let mut order: Vec<usize> = (0..train_set.len()).collect();
+        let last_checkpoint = |epoch: usize| match epoch - 1 {
+            0 => "no epoch had ended, so there is no checkpoint to resume".to_string(),
+            done => format!(
+                "the checkpoint after epoch {done} is in {} (continue with --resume)",
+                ckpt.display()
+            ),
+        };
         for epoch in state.epochs_done + 1..=args.epochs {
             order.sort_unstable();
             shuffle_rng.shuffle(&mut order);
@@ -571,9 +586,8 @@ mod cli {
                 if interrupted.load(Ordering::SeqCst) {
                     eprintln!();
                     return Err(format!(
-                        "interrupted in epoch {epoch}; the checkpoint after epoch {} is kept in {} (continue with --resume)",
-                        epoch - 1,
-                        ckpt.display()
+                        "interrupted in epoch {epoch}; {}",
+                        last_checkpoint(epoch)
                     ));
                 }
                 let batch = match &augmentation {
@@ -590,9 +604,9 @@ mod cli {
                 let loss = output.loss.into_scalar::<f32>() as f64;
                 if !loss.is_finite() {
                     return Err(format!(
-                        "the loss became {loss} at step {}; lower --lr (the last good checkpoint is in {})",
+                        "the loss became {loss} at step {}; lower --lr ({})",
                         trainer.step,
-                        ckpt.display()
+                        last_checkpoint(epoch)
                     ));
                 }
                 loss_sum += loss * indices.len() as f64;

@@ -6,7 +6,7 @@ use burn::tensor::{Device, Int, Tensor};
 use serde::{Deserialize, Serialize};
 
 use super::{Evaluation, LrSchedule, OptimizerSettings, SplitMix64, Trainer};
-use crate::data::{Augmentation, MnistSet};
+use crate::data::{Augmentation, MnistSet, NUM_CLASSES};
 use crate::model::{VisionTransformer, VitConfig, seed_randomness};
 
 /// Everything a person chooses before pressing Train.
@@ -48,7 +48,8 @@ impl TrainingPlan {
         }
     }
 
-    /// The shipped lab model's configuration and recipe (see `pretrained/README.md`).
+    /// The shipped lab model's configuration and the recipe of its first 16 epochs (its later
+    /// stages are in `pretrained/README.md`).
     pub fn lab() -> Self {
         Self {
             config: VitConfig::lab(),
@@ -80,8 +81,9 @@ impl TrainingPlan {
         if self.epochs == 0 || self.batch_size == 0 {
             return Err("epochs and batch size must be at least 1".into());
         }
-        if !(self.lr.is_finite() && self.lr > 0.0) {
-            return Err(format!("the learning rate {} must be above 0", self.lr));
+        // 0 is allowed: a run that only measures, keeping the weights as they are.
+        if !(self.lr.is_finite() && self.lr >= 0.0) {
+            return Err(format!("the learning rate {} must be 0 or more", self.lr));
         }
         if !(0.0..1.0).contains(&self.label_smoothing) {
             return Err("label smoothing must be in [0, 1)".into());
@@ -202,9 +204,7 @@ pub struct Mistake {
 /// Why training stopped on its own.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum TrainingError {
-    #[error(
-        "the loss became {loss} at step {step}; training stopped (try a lower learning rate). The weights from before this step are kept."
-    )]
+    #[error("the loss became {loss} at step {step}; training stopped (try a lower learning rate).")]
     NonFiniteLoss { step: usize, loss: f32 },
 }
 
@@ -521,7 +521,7 @@ pub fn test_report(
     seconds: f64,
 ) -> TestReport {
     let labels: Vec<u8> = indices.iter().map(|&i| set.labels[i]).collect();
-    let mut evaluation = Evaluation::new(10);
+    let mut evaluation = Evaluation::new(NUM_CLASSES);
     evaluation.record(&labels, predicted);
     let mistakes = indices
         .iter()

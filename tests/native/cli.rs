@@ -212,3 +212,31 @@ fn asking_for_the_gpu_without_the_gpu_feature_says_how_to_build_it() {
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(stderr.contains("--features gpu"), "{stderr}");
 }
+
+/// Runs `vit` expecting it to refuse; its standard error.
+fn refused(args: &[&str]) -> String {
+    let output = Command::new(VIT).args(args).output().unwrap();
+    assert!(!output.status.success(), "{args:?} ran");
+    String::from_utf8(output.stderr).unwrap()
+}
+
+#[test]
+fn settings_the_page_would_refuse_are_refused() {
+    let out = std::env::temp_dir().join(format!("vitlab-refused-{}", std::process::id()));
+    let out = out.to_str().unwrap();
+    let stderr = refused(&["train", "--label-smoothing", "1", "--out", out]);
+    assert!(stderr.contains("smoothing"), "{stderr}");
+    let stderr = refused(&["train", "--lr=-0.001", "--out", out]);
+    assert!(stderr.contains("learning rate"), "{stderr}");
+    let stderr = refused(&["train", "--batch-size", "0", "--out", out]);
+    assert!(stderr.contains("at least 1"), "{stderr}");
+    let stderr = refused(&[
+        "eval",
+        "--weights",
+        PARITY_WEIGHTS,
+        "--eval-batch-size",
+        "0",
+    ]);
+    assert!(stderr.contains("at least 1"), "{stderr}");
+    assert!(!std::path::Path::new(out).exists());
+}

@@ -277,8 +277,13 @@ fn presets_are_valid_and_bad_plans_say_why() {
         TrainingPlan::preset(name).unwrap().validate().unwrap();
     }
     let mut plan = TrainingPlan::seed();
-    plan.lr = 0.0;
+    plan.lr = -1e-3;
     assert!(plan.validate().unwrap_err().contains("learning rate"));
+    plan.lr = f64::NAN;
+    assert!(plan.validate().unwrap_err().contains("learning rate"));
+    plan = TrainingPlan::seed();
+    plan.label_smoothing = 1.0;
+    assert!(plan.validate().unwrap_err().contains("smoothing"));
     plan = TrainingPlan::seed();
     plan.config.heads = 5;
     assert!(plan.validate().unwrap_err().contains("heads"));
