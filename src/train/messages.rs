@@ -20,7 +20,8 @@ pub enum ToTrainer {
     },
     Pause,
     Resume,
-    /// Stop for good (the state stays saved and can be resumed after a reload).
+    /// Stop and save, as Pause does, but the run is marked stopped (Resume or a reload
+    /// continues it).
     Stop,
     /// Forget the run and its saved state.
     Reset,

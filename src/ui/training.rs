@@ -6,6 +6,7 @@ use leptos::prelude::*;
 use leptos::task::spawn_local;
 use wasm_bindgen::JsCast;
 
+use crate::data::NUM_CLASSES;
 use crate::train::messages::{
     DataProgress, FromTrainer, RunState, SavedSummary, ToTrainer, WeightsPurpose,
 };
@@ -169,6 +170,9 @@ pub fn TrainingPanel(
     let send = move |message: ToTrainer| {
         if worker.with_value(Option::is_none) {
             let spawned = TrainerWorker::spawn(on_message, move |message| {
+                // The worker's wasm is dead: nothing it holds can answer any more. Dropped
+                // later, as this handler belongs to it.
+                spawn_local(async move { worker.set_value(None) });
                 run.state.set(RunState::Failed);
                 run.failure.set(Some(format!(
                     "The training worker stopped: {message}. Continue from the last save, on the CPU if the GPU was lost."
@@ -531,7 +535,7 @@ fn TestView(test: RwSignal<Option<TestReport>>) -> impl IntoView {
                     <div>
                         <h3>{format!("Confusion on {} test digits (step {})", report.examples, report.point.step)}</h3>
                         <table class="confusion" data-testid="confusion-matrix">
-                            <tr><th>"true ↓ / predicted →"</th>{(0..10).map(|d| view! { <th>{d}</th> }).collect_view()}</tr>
+                            <tr><th>"true ↓ / predicted →"</th>{(0..NUM_CLASSES).map(|d| view! { <th>{d}</th> }).collect_view()}</tr>
                             {report
                                 .confusion
                                 .iter()

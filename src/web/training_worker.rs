@@ -72,6 +72,8 @@ struct Inbox {
     chunks: RefCell<Vec<(u32, Split, MnistSet)>>,
     /// Bumped by every new run, so a loader of an old run stops delivering.
     generation: Cell<u32>,
+    /// Set by a loader that ended without a single training chunk, with its generation.
+    no_training_data: RefCell<Option<(u32, String)>>,
     wake: RefCell<Option<js_sys::Function>>,
 }
 
@@ -88,6 +90,13 @@ impl Inbox {
         }
     }
 
+    fn give_up(&self, generation: u32, message: String) {
+        if generation == self.generation.get() {
+            *self.no_training_data.borrow_mut() = Some((generation, message));
+            self.wake();
+        }
+    }
+
     fn wake(&self) {
         if let Some(resolve) = self.wake.borrow_mut().take() {
             let _ = resolve.call0(&JsValue::NULL);
@@ -96,7 +105,10 @@ impl Inbox {
 
     /// Until a message or a chunk arrives.
     async fn wait(&self) {
-        if !self.messages.borrow().is_empty() || !self.chunks.borrow().is_empty() {
+        if !self.messages.borrow().is_empty()
+            || !self.chunks.borrow().is_empty()
+            || self.no_training_data.borrow().is_some()
+        {
             return;
         }
         let promise = Promise::new(&mut |resolve, _| *self.wake.borrow_mut() = Some(resolve));
@@ -109,6 +121,8 @@ struct Run {
     session: Session,
     backend: Backend,
     state: RunState,
+    /// Why the device is not the one asked for, if it is not.
+    device_note: Option<String>,
     unsent: Vec<StepPoint>,
     /// The newest step's report, sent with the next batch of points.
     latest: Option<StepReport>,
@@ -159,6 +173,16 @@ async fn main_loop(inbox: Rc<Inbox>) {
                 }
             }
         }
+        let given_up = inbox.no_training_data.borrow_mut().take();
+        if let Some((generation, message)) = given_up {
+            // Without a single training image the run would wait for data forever.
+            if generation == inbox.generation.get()
+                && run.as_ref().is_some_and(|r| r.session.train_loaded() == 0)
+            {
+                run = None;
+                fail_without_run(message);
+            }
+        }
         let ready = run
             .as_ref()
             .is_some_and(|run| run.state == RunState::Running && run.session.train_loaded() > 0);
@@ -167,8 +191,7 @@ async fn main_loop(inbox: Rc<Inbox>) {
             last_yield = now_ms();
             continue;
         }
-        let run_ref = run.as_mut().expect("ready implies a run");
-        train_step(run_ref).await;
+        train_step(&mut run).await;
         if now_ms() - last_yield > YIELD_EVERY_MS {
             sleep_ms(0).await;
             last_yield = now_ms();
@@ -196,7 +219,7 @@ async fn handle(message: ToTrainer, run: &mut Option<Run>, inbox: &Rc<Inbox>) {
         ToTrainer::ResumeSaved { backend } => {
             let saved = match saved_run::load_run().await {
                 Ok(saved) => saved,
-                Err(message) => return fail_to_start(message),
+                Err(message) => return fail_without_run(message),
             };
             let step = saved.state.step;
             launch(run, inbox, &backend, Some(step), |_, device| {
@@ -247,7 +270,8 @@ async fn handle(message: ToTrainer, run: &mut Option<Run>, inbox: &Rc<Inbox>) {
     }
 }
 
-fn fail_to_start(message: String) {
+/// The run is gone, or never began: says why, and the page goes back to idle.
+fn fail_without_run(message: String) {
     post(&FromTrainer::Failed { message }, None);
     post(
         &FromTrainer::State {
@@ -277,32 +301,25 @@ async fn launch(
     let source = ChunkSource::open(DATA_BASE).await;
     let manifest = match source.manifest().await {
         Ok(manifest) => manifest,
-        Err(message) => return fail_to_start(message),
+        Err(message) => return fail_without_run(message),
     };
     let session = match build(&manifest, &started.device) {
         Ok(session) => session,
-        Err(message) => return fail_to_start(message),
+        Err(message) => return fail_without_run(message),
     };
     inbox.generation.set(inbox.generation.get() + 1);
     inbox.chunks.borrow_mut().clear();
-    post(
-        &FromTrainer::Started {
-            backend: started.backend.label().to_string(),
-            note: started.fallback_reason,
-            plan: session.plan.clone(),
-            history: session.history.clone(),
-        },
-        None,
-    );
     let mut new_run = Run {
         session,
         backend: started.backend,
         state: RunState::Starting,
+        device_note: started.fallback_reason,
         unsent: Vec::new(),
         latest: None,
         last_report_ms: 0.0,
         saved_step,
     };
+    announce(&new_run);
     set_state(&mut new_run, RunState::Running);
     *run = Some(new_run);
     spawn_local(load_data(source, manifest, inbox.clone()));
@@ -313,6 +330,7 @@ async fn launch(
 async fn load_data(source: ChunkSource, manifest: Manifest, inbox: Rc<Inbox>) {
     let generation = inbox.generation.get();
     let (train, test) = (manifest.chunks(Split::Train), manifest.chunks(Split::Test));
+    let mut train_chunks_loaded = 0;
     let mut order: Vec<(Split, &ChunkEntry)> = Vec::new();
     order.extend(train.first().map(|c| (Split::Train, c)));
     order.extend(test.first().map(|c| (Split::Test, c)));
@@ -354,6 +372,7 @@ async fn load_data(source: ChunkSource, manifest: Manifest, inbox: Rc<Inbox>) {
                         None,
                     );
                 }
+                train_chunks_loaded += usize::from(split == Split::Train);
                 inbox.deliver(generation, split, chunk.set);
             }
             Err(message) => notice(
@@ -362,6 +381,25 @@ async fn load_data(source: ChunkSource, manifest: Manifest, inbox: Rc<Inbox>) {
             ),
         }
     }
+    if train_chunks_loaded == 0 {
+        inbox.give_up(
+            generation,
+            "None of the training data could be loaded, so the run cannot start: check the connection and start again.".into(),
+        );
+    }
+}
+
+/// Tells the page the run's device, plan and history (the charts start from it).
+fn announce(run: &Run) {
+    post(
+        &FromTrainer::Started {
+            backend: run.backend.label().to_string(),
+            note: run.device_note.clone(),
+            plan: run.session.plan.clone(),
+            history: run.session.history.clone(),
+        },
+        None,
+    );
 }
 
 /// Sends the steps not yet reported.
@@ -382,7 +420,8 @@ fn flush_steps(run: &mut Run) {
     run.last_report_ms = now_ms();
 }
 
-async fn train_step(run: &mut Run) {
+async fn train_step(slot: &mut Option<Run>) {
+    let Some(run) = slot.as_mut() else { return };
     let started = now_ms();
     let Some(pending) = run.session.begin_step() else {
         if run.session.is_finished() {
@@ -408,7 +447,7 @@ async fn train_step(run: &mut Run) {
         }
         Err(error @ TrainingError::NonFiniteLoss { .. }) => {
             flush_steps(run);
-            return stopped_by_nan(run, error).await;
+            return stopped_by_nan(slot, error).await;
         }
     }
     let evaluate_now = run.session.evaluation_due();
@@ -485,9 +524,10 @@ async fn device_failed(run: &mut Run, message: String) {
     );
 }
 
-async fn stopped_by_nan(run: &mut Run, error: TrainingError) {
-    set_state(run, RunState::Failed);
-    // The NaN went into the weights with that step: go back to the last save.
+/// The step that made the loss non-finite has already updated the weights, so they are
+/// useless: the run goes back to its last save, or is dropped when there is none.
+async fn stopped_by_nan(slot: &mut Option<Run>, error: TrainingError) {
+    let Some(run) = slot.as_mut() else { return };
     let restored = match saved_run::load_run().await {
         Ok(saved) => {
             let step = saved.state.step;
@@ -497,21 +537,33 @@ async fn stopped_by_nan(run: &mut Run, error: TrainingError) {
         }
         Err(_) => None,
     };
-    let hint = match restored {
+    match restored {
         Some((mut session, step)) => {
             // Keep the data already loaded.
             std::mem::swap(&mut session, &mut run.session);
             run.session.take_data_from(&mut session);
-            format!("The model is back at the save from step {step}.")
+            run.saved_step = Some(step);
+            run.unsent.clear();
+            run.latest = None;
+            // The page's charts go back to the save's history with the model.
+            announce(run);
+            set_state(run, RunState::Failed);
+            post(
+                &FromTrainer::Failed {
+                    message: format!(
+                        "{error} The model is back at the save from step {step}; Resume continues from there."
+                    ),
+                },
+                None,
+            );
         }
-        None => "No earlier save exists: reset and start again.".to_string(),
-    };
-    post(
-        &FromTrainer::Failed {
-            message: format!("{error} {hint}"),
-        },
-        None,
-    );
+        None => {
+            *slot = None;
+            fail_without_run(format!(
+                "{error} Nothing was saved before it, so the run is gone: start again."
+            ));
+        }
+    }
 }
 
 async fn export(run: Option<&Run>, purpose: WeightsPurpose) {
