@@ -5,6 +5,18 @@ use web_sys::{ReadableStreamDefaultReader, Response};
 
 use super::global::{describe, fetch_promise};
 
+/// The most a response may hold: the largest weights file [`crate::weights::MAX_PARAMS`]
+/// allows, with room for its header. A bigger answer is not something this page asked for.
+pub const MAX_FETCH_BYTES: usize = 4 * crate::weights::MAX_PARAMS + (16 << 20);
+
+fn too_big(url: &str, bytes: usize) -> String {
+    format!(
+        "{url} is {} MB or more, larger than the {} MB this page reads",
+        bytes >> 20,
+        MAX_FETCH_BYTES >> 20
+    )
+}
+
 /// Fetches `url` and reports `(bytes so far, total if known)` as the body streams in.
 pub async fn fetch_bytes(
     url: &str,
@@ -23,12 +35,19 @@ pub async fn fetch_bytes(
         .get("content-length")
         .ok()
         .flatten()
-        .and_then(|length| length.parse().ok());
+        .and_then(|length| length.parse::<usize>().ok());
+    if let Some(total) = total.filter(|&total| total > MAX_FETCH_BYTES) {
+        return Err(too_big(url, total));
+    }
     let Some(body) = response.body() else {
         let buffer = JsFuture::from(response.array_buffer().map_err(describe)?)
             .await
             .map_err(describe)?;
-        return Ok(Uint8Array::new(&buffer).to_vec());
+        let bytes = Uint8Array::new(&buffer);
+        if bytes.length() as usize > MAX_FETCH_BYTES {
+            return Err(too_big(url, bytes.length() as usize));
+        }
+        return Ok(bytes.to_vec());
     };
     let reader: ReadableStreamDefaultReader = body.get_reader().unchecked_into();
     let mut bytes = Vec::with_capacity(total.unwrap_or(0));
@@ -44,6 +63,11 @@ pub async fn fetch_bytes(
         }
         let value = Reflect::get(&chunk, &"value".into()).map_err(describe)?;
         bytes.extend(Uint8Array::new(&value).to_vec());
+        if bytes.len() > MAX_FETCH_BYTES {
+            // Content-Length was missing or wrong: stop reading rather than run out of memory.
+            let _ = reader.cancel();
+            return Err(too_big(url, bytes.len()));
+        }
         on_progress(bytes.len(), total);
     }
     Ok(bytes)
