@@ -58,8 +58,10 @@ async fn parity_error(backend: Backend) -> f32 {
         .convert::<f32>()
         .try_into_vec::<f32>()
         .unwrap();
+    let expected: Vec<f32> = fixture.logits.iter().flatten().copied().collect();
+    assert_eq!(ours.len(), expected.len(), "logit count");
     ours.iter()
-        .zip(fixture.logits.iter().flatten())
+        .zip(&expected)
         .map(|(a, b)| (a - b).abs())
         .fold(0.0, f32::max)
 }
