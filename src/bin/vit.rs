@@ -534,7 +534,7 @@ mod cli {
                 epochs_done: 0,
                 step: 0,
                 shuffle_rng: args.seed,
-                augment_rng: args.seed ^ 0xa5a5_a5a5,
+                augment_rng: SplitMix64::for_augmentation(args.seed).state(),
                 history: Vec::new(),
                 seconds: 0.0,
             };

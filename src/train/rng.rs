@@ -8,6 +8,12 @@ impl SplitMix64 {
         Self(seed)
     }
 
+    /// The augmentation stream of a run seeded with `seed`, apart from its shuffling stream
+    /// (which starts at `seed` itself); the page and `vit train` both start from it.
+    pub fn for_augmentation(seed: u64) -> Self {
+        Self(seed ^ 0xa5a5_a5a5)
+    }
+
     /// The whole state, to save with a checkpoint; [`SplitMix64::new`] restores it.
     pub fn state(&self) -> u64 {
         self.0

@@ -289,7 +289,7 @@ impl Session {
             images_seen: 0,
             seconds: 0.0,
             shuffle_rng: plan.seed,
-            augment_rng: plan.seed ^ 0xa5a5_a5a5,
+            augment_rng: SplitMix64::for_augmentation(plan.seed).state(),
             smoothing: Smoothing::default(),
             history: History::default(),
             plan,
@@ -372,10 +372,6 @@ impl Session {
 
     pub fn train_loaded(&self) -> usize {
         self.train.len()
-    }
-
-    pub fn test_loaded(&self) -> usize {
-        self.test.len()
     }
 
     pub fn step(&self) -> usize {

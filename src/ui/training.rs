@@ -121,6 +121,8 @@ pub fn TrainingPanel(
             run.backend.set(Some(backend));
             run.device_note.set(note);
             run.history.set(history);
+            // Also sent after a NaN rolled the run back: the last report is not its state.
+            run.report.set(None);
         }
         FromTrainer::State { state } => {
             run.state.set(state);
@@ -147,9 +149,10 @@ pub fn TrainingPanel(
         }
         FromTrainer::Weights { purpose } => {
             let Some(bytes) = bytes else { return };
+            // The history, not the last report: after a NaN the model went back to a save.
             let step = run
-                .report
-                .with_untracked(|r| r.as_ref().map_or(0, |r| r.point.step));
+                .history
+                .with_untracked(|h| h.steps.last().map_or(0, |p| p.step));
             match purpose {
                 WeightsPurpose::Use => {
                     on_weights.run((bytes, format!("training run, step {step}")))

@@ -38,10 +38,6 @@ impl ByteCache {
             .map(drop)
             .map_err(|e| format!("saving {key} in the browser cache failed: {}", describe(e)))
     }
-
-    pub async fn delete(&self, key: &str) {
-        let _ = JsFuture::from(self.cache.delete_with_str(key)).await;
-    }
 }
 
 /// Deletes a whole cache (tests start clean with it).
