@@ -399,6 +399,52 @@ mod cli {
         /// Test accuracy after each epoch.
         history: Vec<f64>,
         seconds: f64,
+        /// The options of the latest run on this checkpoint (absent in older checkpoints).
+        #[serde(default)]
+        plan: Option<TrainingPlan>,
+    }
+
+    /// The training options `resumed` changes from `saved`, as "name old → new".
+    fn changed_options(saved: &TrainingPlan, resumed: &TrainingPlan) -> Vec<String> {
+        let mut changes = Vec::new();
+        let mut compare = |name: &str, old: String, new: String| {
+            if old != new {
+                changes.push(format!("{name} {old} → {new}"));
+            }
+        };
+        compare(
+            "--epochs",
+            saved.epochs.to_string(),
+            resumed.epochs.to_string(),
+        );
+        compare(
+            "--batch-size",
+            saved.batch_size.to_string(),
+            resumed.batch_size.to_string(),
+        );
+        compare("--lr", saved.lr.to_string(), resumed.lr.to_string());
+        compare(
+            "--warmup-epochs",
+            format!("{:?}", saved.warmup_epochs),
+            format!("{:?}", resumed.warmup_epochs),
+        );
+        compare(
+            "--weight-decay",
+            saved.weight_decay.to_string(),
+            resumed.weight_decay.to_string(),
+        );
+        compare(
+            "--label-smoothing",
+            saved.label_smoothing.to_string(),
+            resumed.label_smoothing.to_string(),
+        );
+        compare(
+            "--augment",
+            saved.augment.to_string(),
+            resumed.augment.to_string(),
+        );
+        compare("--seed", saved.seed.to_string(), resumed.seed.to_string());
+        changes
     }
 
     fn checkpoint_dir(out: &Path) -> PathBuf {
@@ -511,13 +557,26 @@ mod cli {
         let settings = plan.optimizer();
         let ckpt = checkpoint_dir(&args.out);
         let (mut trainer, mut state) = if args.resume {
-            let (trainer, state) = load_checkpoint(&ckpt, settings, &device)?;
+            let (trainer, mut state) = load_checkpoint(&ckpt, settings, &device)?;
             println!(
                 "resuming after epoch {} (step {}) from {}",
                 state.epochs_done,
                 state.step,
                 ckpt.display()
             );
+            // Allowed (a longer --epochs restarts the schedule warm), but never silent.
+            let changes = state
+                .plan
+                .as_ref()
+                .map(|saved| changed_options(saved, &plan))
+                .unwrap_or_default();
+            if !changes.is_empty() {
+                println!(
+                    "options changed since the checkpoint's run: {}",
+                    changes.join(", ")
+                );
+            }
+            state.plan = Some(plan.clone());
             (trainer, state)
         } else {
             let (model, config) = match &args.init_from {
@@ -537,6 +596,7 @@ mod cli {
                 augment_rng: SplitMix64::for_augmentation(args.seed).state(),
                 history: Vec::new(),
                 seconds: 0.0,
+                plan: Some(plan.clone()),
             };
             (trainer, state)
         };

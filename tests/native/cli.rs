@@ -120,7 +120,7 @@ fn train_runs_and_lowers_the_loss() {
 fn train_resumes_from_its_checkpoint() {
     let out =
         std::env::temp_dir().join(format!("vitlab-resume-{}.safetensors", std::process::id()));
-    let run = |epochs: &str, resume: bool| {
+    let run = |epochs: &str, lr: &str, resume: bool| {
         let mut command = Command::new(VIT);
         command
             .args([
@@ -133,6 +133,8 @@ fn train_resumes_from_its_checkpoint() {
                 "256",
                 "--epochs",
                 epochs,
+                "--lr",
+                lr,
                 "--augment",
             ])
             .arg("--out")
@@ -142,15 +144,22 @@ fn train_resumes_from_its_checkpoint() {
         }
         vit(&mut command)
     };
-    let first = run("1", false);
+    let first = run("1", "1e-3", false);
     assert!(first.contains("epoch 1: train loss"), "{first}");
-    let second = run("2", true);
+    let second = run("2", "2e-3", true);
     assert!(
         second.contains("resuming after epoch 1 (step 4)"),
         "{second}"
     );
     assert!(
         second.contains("epoch 2: train loss") && !second.contains("epoch 1: train loss"),
+        "{second}"
+    );
+    // Changed options are allowed but said, each once; unchanged ones are not listed.
+    assert!(
+        second.contains(
+            "options changed since the checkpoint's run: --epochs 1 → 2, --lr 0.001 → 0.002"
+        ),
         "{second}"
     );
     let ckpt = std::path::PathBuf::from(format!("{}.ckpt", out.display()));
