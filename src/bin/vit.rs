@@ -406,45 +406,26 @@ mod cli {
 
     /// The training options `resumed` changes from `saved`, as "name old → new".
     fn changed_options(saved: &TrainingPlan, resumed: &TrainingPlan) -> Vec<String> {
-        let mut changes = Vec::new();
-        let mut compare = |name: &str, old: String, new: String| {
-            if old != new {
-                changes.push(format!("{name} {old} → {new}"));
-            }
-        };
-        compare(
-            "--epochs",
-            saved.epochs.to_string(),
-            resumed.epochs.to_string(),
-        );
-        compare(
-            "--batch-size",
-            saved.batch_size.to_string(),
-            resumed.batch_size.to_string(),
-        );
-        compare("--lr", saved.lr.to_string(), resumed.lr.to_string());
-        compare(
-            "--warmup-epochs",
-            format!("{:?}", saved.warmup_epochs),
-            format!("{:?}", resumed.warmup_epochs),
-        );
-        compare(
-            "--weight-decay",
-            saved.weight_decay.to_string(),
-            resumed.weight_decay.to_string(),
-        );
-        compare(
-            "--label-smoothing",
-            saved.label_smoothing.to_string(),
-            resumed.label_smoothing.to_string(),
-        );
-        compare(
-            "--augment",
-            saved.augment.to_string(),
-            resumed.augment.to_string(),
-        );
-        compare("--seed", saved.seed.to_string(), resumed.seed.to_string());
-        changes
+        type Value = fn(&TrainingPlan) -> String;
+        let options: [(&str, Value); 8] = [
+            ("--epochs", |plan| plan.epochs.to_string()),
+            ("--batch-size", |plan| plan.batch_size.to_string()),
+            ("--lr", |plan| plan.lr.to_string()),
+            ("--warmup-epochs", |plan| {
+                format!("{:?}", plan.warmup_epochs)
+            }),
+            ("--weight-decay", |plan| plan.weight_decay.to_string()),
+            ("--label-smoothing", |plan| plan.label_smoothing.to_string()),
+            ("--augment", |plan| plan.augment.to_string()),
+            ("--seed", |plan| plan.seed.to_string()),
+        ];
+        options
+            .into_iter()
+            .filter_map(|(name, value)| {
+                let (old, new) = (value(saved), value(resumed));
+                (old != new).then(|| format!("{name} {old} → {new}"))
+            })
+            .collect()
     }
 
     fn checkpoint_dir(out: &Path) -> PathBuf {

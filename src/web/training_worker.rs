@@ -72,8 +72,8 @@ struct Inbox {
     chunks: RefCell<Vec<(u32, Split, MnistSet)>>,
     /// Bumped by every new run, so a loader of an old run stops delivering.
     generation: Cell<u32>,
-    /// Set by a loader that ended without a single training chunk, with its generation.
-    no_training_data: RefCell<Option<(u32, String)>>,
+    /// The generation of a loader that ended without a single training chunk.
+    no_training_data: Cell<Option<u32>>,
     wake: RefCell<Option<js_sys::Function>>,
 }
 
@@ -90,9 +90,9 @@ impl Inbox {
         }
     }
 
-    fn give_up(&self, generation: u32, message: String) {
+    fn give_up(&self, generation: u32) {
         if generation == self.generation.get() {
-            *self.no_training_data.borrow_mut() = Some((generation, message));
+            self.no_training_data.set(Some(generation));
             self.wake();
         }
     }
@@ -107,7 +107,7 @@ impl Inbox {
     async fn wait(&self) {
         if !self.messages.borrow().is_empty()
             || !self.chunks.borrow().is_empty()
-            || self.no_training_data.borrow().is_some()
+            || self.no_training_data.get().is_some()
         {
             return;
         }
@@ -173,14 +173,15 @@ async fn main_loop(inbox: Rc<Inbox>) {
                 }
             }
         }
-        let given_up = inbox.no_training_data.borrow_mut().take();
-        if let Some((generation, message)) = given_up {
+        if let Some(generation) = inbox.no_training_data.take() {
             // Without a single training image the run would wait for data forever.
             if generation == inbox.generation.get()
                 && run.as_ref().is_some_and(|r| r.session.train_loaded() == 0)
             {
                 run = None;
-                fail_without_run(message);
+                fail_without_run(
+                    "None of the training data could be loaded, so the run cannot start: check the connection and start again.".into(),
+                );
             }
         }
         let ready = run
@@ -382,10 +383,7 @@ async fn load_data(source: ChunkSource, manifest: Manifest, inbox: Rc<Inbox>) {
         }
     }
     if train_chunks_loaded == 0 {
-        inbox.give_up(
-            generation,
-            "None of the training data could be loaded, so the run cannot start: check the connection and start again.".into(),
-        );
+        inbox.give_up(generation);
     }
 }
 
