@@ -131,6 +131,93 @@ fn regenerating_from_idx_reproduces_the_committed_chunks() {
     std::fs::remove_dir_all(out).unwrap();
 }
 
+/// Writes `set` as IDX files named for `split` in `dir`, gzipped or not (the MNIST site's
+/// files are gzipped; unpacked copies are common too).
+fn write_idx(dir: &Path, split: Split, set: &MnistSet, gzip: bool) {
+    use std::io::Write;
+    let (images_name, labels_name) = match split {
+        Split::Train => ("train-images-idx3-ubyte", "train-labels-idx1-ubyte"),
+        Split::Test => ("t10k-images-idx3-ubyte", "t10k-labels-idx1-ubyte"),
+    };
+    let count = (set.len() as u32).to_be_bytes();
+    let side = (data::IMAGE_SIDE as u32).to_be_bytes();
+    let images = [
+        &2051u32.to_be_bytes()[..],
+        &count,
+        &side,
+        &side,
+        &set.images,
+    ]
+    .concat();
+    let labels = [&2049u32.to_be_bytes()[..], &count, &set.labels].concat();
+    for (name, bytes) in [(images_name, images), (labels_name, labels)] {
+        if gzip {
+            let file = std::fs::File::create(dir.join(format!("{name}.gz"))).unwrap();
+            let mut encoder = flate2::write::GzEncoder::new(file, flate2::Compression::fast());
+            encoder.write_all(&bytes).unwrap();
+            encoder.finish().unwrap();
+        } else {
+            std::fs::write(dir.join(name), bytes).unwrap();
+        }
+    }
+}
+
+fn prepare_data(idx: &Path, out: &Path, chunk_items: usize) -> std::process::Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_vit"))
+        .args([
+            "prepare-data",
+            "--chunk-items",
+            &chunk_items.to_string(),
+            "--idx",
+        ])
+        .arg(idx)
+        .arg("--out")
+        .arg(out)
+        .output()
+        .unwrap()
+}
+
+/// The same tool on small made-up IDX files, so it is tested where `../shared` is absent.
+#[test]
+fn prepare_data_turns_idx_files_into_chunks_the_loader_reads_back() {
+    let root = std::env::temp_dir().join(format!("vitlab-idx-{}", std::process::id()));
+    let (idx, out) = (root.join("idx"), root.join("chunks"));
+    std::fs::create_dir_all(&idx).unwrap();
+    let train = tiny_set(250);
+    let mut test = tiny_set(70);
+    test.images
+        .iter_mut()
+        .for_each(|pixel| *pixel = 255 - *pixel);
+    write_idx(&idx, Split::Train, &train, true);
+    write_idx(&idx, Split::Test, &test, false);
+
+    let output = prepare_data(&idx, &out, 100);
+    assert!(output.status.success(), "{output:?}");
+    let manifest = native::read_manifest(&out).unwrap();
+    let sizes = |chunks: &[data::ChunkEntry]| chunks.iter().map(|c| c.items).collect::<Vec<_>>();
+    assert_eq!(sizes(&manifest.train), [100, 100, 50]);
+    assert_eq!(sizes(&manifest.test), [70]);
+    assert_eq!(native::load_split(&out, Split::Train).unwrap(), train);
+    assert_eq!(native::load_split(&out, Split::Test).unwrap(), test);
+
+    // Files that are not 28×28 MNIST are refused with their name, and no chunks are written.
+    let bad = root.join("bad");
+    std::fs::create_dir_all(&bad).unwrap();
+    let mut wrong_label = tiny_set(5);
+    wrong_label.labels[3] = 10;
+    write_idx(&bad, Split::Train, &wrong_label, false);
+    write_idx(&bad, Split::Test, &test, false);
+    let output = prepare_data(&bad, &root.join("bad-chunks"), 100);
+    assert!(!output.status.success());
+    let message = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        message.contains("train-labels-idx1-ubyte has a label above 9"),
+        "{message}"
+    );
+    assert!(!root.join("bad-chunks").join("manifest.json").exists());
+    std::fs::remove_dir_all(root).unwrap();
+}
+
 #[test]
 fn the_identity_transform_keeps_the_image_and_a_shift_moves_it() {
     let set = tiny_set(1);
