@@ -131,3 +131,63 @@ test("a diverging run stops with a message about the loss", async () => {
   assert.notEqual(await lab.settledPrediction(), "–");
   await page.close();
 });
+
+/**
+ * Serves the data with `manifest` edited by `edit` and each chunk file answered by
+ * `answer(file, bytes)` (a Buffer to serve, or null for a 404). The training worker
+ * fetches the data, so the routes are the browser context's, which see workers' requests.
+ */
+async function serveData(page, edit, answer) {
+  const base = new URL("mnist/", server.url).href;
+  const manifest = edit(await (await fetch(new URL("manifest.json", base))).json());
+  await page.context().route(`${base}**`, async (route) => {
+    const file = new URL(route.request().url()).pathname.split("/").pop();
+    if (file === "manifest.json") return route.fulfill({ json: manifest });
+    const bytes = await answer(file, Buffer.from(await (await fetch(new URL(file, base))).arrayBuffer()));
+    return bytes ? route.fulfill({ body: bytes, contentType: "application/octet-stream" }) : route.fulfill({ status: 404 });
+  });
+}
+
+test("a damaged chunk is skipped with a warning and training goes on", async () => {
+  const page = await browser.newPage();
+  const lab = new LabPage(page);
+  await serveData(
+    page,
+    (manifest) => ({ ...manifest, train: manifest.train.slice(0, 2), test: manifest.test.slice(0, 1) }),
+    // Every copy of train-000.bin has one flipped byte, so each retry fails its checksum too.
+    (file, bytes) => {
+      if (file === "train-000.bin") bytes[bytes.length >> 1] ^= 0x40;
+      return bytes;
+    },
+  );
+  await lab.open(`${server.url}?backend=cpu`);
+  await lab.byTestId("train-button").click();
+  const warning = page.locator(".notices li.warning", { hasText: "train-000.bin" });
+  await warning.waitFor({ timeout: 120_000 });
+  assert.match(await warning.textContent(), /Training goes on without this chunk/);
+  // The intact chunk trains.
+  await until(() => numberIn(lab, "training-step"), (s) => s >= 3, { what: "step 3" });
+  assert.equal(await lab.byTestId("training-error").count(), 0);
+  await lab.byTestId("reset-button").click();
+  await page.close();
+});
+
+test("with no training data to be had, the run fails with a message and the page still reads digits", async () => {
+  const page = await browser.newPage();
+  const lab = new LabPage(page);
+  await serveData(
+    page,
+    (manifest) => ({ ...manifest, train: manifest.train.slice(0, 1), test: manifest.test.slice(0, 1) }),
+    (file, bytes) => (file.startsWith("train-") ? null : bytes),
+  );
+  await lab.open(`${server.url}?backend=cpu`);
+  await lab.byTestId("train-button").click();
+  await lab.byTestId("training-error").waitFor({ timeout: 120_000 });
+  assert.match(await lab.byTestId("training-error").textContent(), /None of the training data could be loaded/);
+  await until(() => lab.byTestId("run-state").textContent(), (s) => s === "idle", { what: "idle" });
+  assert.match(await page.locator(".notices li.warning").first().textContent(), /train-000\.bin/);
+  assert.equal(await lab.byTestId("training-step").textContent(), "0");
+  await lab.stroke(ONE);
+  assert.equal(await lab.settledPrediction(), "1");
+  await page.close();
+});
