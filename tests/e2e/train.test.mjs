@@ -191,3 +191,52 @@ test("with no training data to be had, the run fails with a message and the page
   assert.equal(await lab.settledPrediction(), "1");
   await page.close();
 });
+
+test("a run that diverges after a save goes back to the save, and its weights still read digits", async () => {
+  const page = await browser.newPage();
+  const lab = new LabPage(page);
+  await lab.open(`${server.url}?backend=cpu`);
+  await lab.byTestId("train-button").click();
+  await until(() => numberIn(lab, "training-step"), (s) => s >= 5, { what: "step 5" });
+  await lab.byTestId("pause-button").click();
+  await until(() => lab.byTestId("run-state").textContent(), (s) => s === "paused", { what: "paused" });
+  const saved = await numberIn(lab, "training-step");
+  const points = await lab.byTestId("loss-chart").getAttribute("data-points");
+
+  // Pausing saved the run; its learning rate is raised so that the resumed run diverges.
+  const tampered = await until(
+    () => page.evaluate(async (step) => {
+      const cache = await caches.open("vitlab-training-v1");
+      const key = (await cache.keys()).find((request) => request.url.endsWith("saved-run/state.json"));
+      const saved = key && (await (await cache.match(key)).json());
+      if (saved?.state.step !== step) return false;
+      saved.state.plan.lr = 1e30;
+      await cache.put(key, new Response(JSON.stringify(saved)));
+      return true;
+    }, saved),
+    (done) => done,
+    { what: `the save of step ${saved}` },
+  );
+  assert.ok(tampered);
+  await page.reload();
+  await lab.byTestId("model-ready").waitFor({ timeout: 120_000 });
+  await lab.byTestId("resume-saved-button").click();
+
+  await lab.byTestId("training-error").waitFor({ timeout: 120_000 });
+  const error = await lab.byTestId("training-error").textContent();
+  assert.match(error, /the loss became (NaN|inf|-inf) at step \d+/);
+  assert.match(error, new RegExp(`back at the save from step ${saved}\\b`));
+  assert.equal(await lab.byTestId("run-state").textContent(), "failed");
+  // The charts went back with the model.
+  assert.equal(await lab.byTestId("loss-chart").getAttribute("data-points"), points);
+  // The weights in the run are the saved ones, not the diverged ones: they give probabilities.
+  await lab.byTestId("use-weights-button").click();
+  await until(() => lab.byTestId("model-source").textContent(), (s) => s.startsWith("training run"), { what: "weights in use" });
+  await lab.stroke(ONE);
+  assert.notEqual(await lab.settledPrediction(), "–");
+  const probabilities = await lab.probabilities();
+  assert.ok(probabilities.every(Number.isFinite), `probabilities ${probabilities}`);
+  assert.ok(Math.abs(probabilities.reduce((a, b) => a + b) - 1) < 0.01, `probabilities ${probabilities}`);
+  await lab.byTestId("reset-button").click();
+  await page.close();
+});
