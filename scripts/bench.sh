@@ -3,11 +3,22 @@
 # on the same MNIST chunk, with 1 and 2 threads, and with 2 threads while a busy loop holds
 # one core (how each degrades when its threads compete with other work). Installs PyTorch
 # from PyPI into .venv-bench the first time (not part of the tests). Run on a quiet machine:
-# other work skews both. Extra arguments go to `vit bench` (e.g. --steps 100).
+# other work skews both. `--steps N` and `--inferences N` go to both sides, so that they
+# always measure the same work.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+same_work=()
+while (($#)); do
+  case $1 in
+    --steps | --inferences) same_work+=("$1" "${2:?$1 needs a number}"); shift 2 ;;
+    *) echo "bench.sh: unknown option $1 (only --steps N and --inferences N)" >&2; exit 2 ;;
+  esac
+done
 if [[ ! -x .venv-bench/bin/python ]]; then
-  python3 -m venv .venv-bench
+  python3 -m venv .venv-bench || {
+    echo "bench.sh: python3 -m venv failed; on Debian install python3-venv" >&2
+    exit 1
+  }
 fi
 # Quick when already satisfied; also brings an older .venv-bench up to tools/requirements.txt.
 .venv-bench/bin/pip install --quiet -r tools/requirements.txt
@@ -16,20 +27,19 @@ cargo build --release --bin vit
 # Prints "setting NAME", then one JSON line from each implementation.
 run_pair() {
   local setting=$1 threads=$2
-  shift 2
   echo "setting $setting"
-  ./target/release/vit bench --threads "$threads" "$@" | tail -1
-  .venv-bench/bin/python tools/bench_torch.py --threads "$threads" | tail -1
+  ./target/release/vit bench --threads "$threads" "${same_work[@]}" | tail -1
+  .venv-bench/bin/python tools/bench_torch.py --threads "$threads" "${same_work[@]}" | tail -1
 }
 
 busy_pid=""
 trap '[[ -n $busy_pid ]] && kill "$busy_pid" 2>/dev/null; true' EXIT
 {
-  run_pair "1 thread" 1 "$@"
-  run_pair "2 threads" 2 "$@"
+  run_pair "1 thread" 1
+  run_pair "2 threads" 2
   (while :; do :; done) &
   busy_pid=$!
-  run_pair "2 threads, 1 core busy" 2 "$@"
+  run_pair "2 threads, 1 core busy" 2
   kill "$busy_pid"
   busy_pid=""
 } | tee /dev/stderr | .venv-bench/bin/python tools/bench_table.py

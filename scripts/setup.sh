@@ -25,7 +25,12 @@ apt_install() {
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
 }
 
-command -v cargo >/dev/null || { echo "Rust is not installed: see https://rustup.rs" >&2; exit 1; }
+command -v rustup >/dev/null || {
+  echo "Rust must be installed with rustup (https://rustup.rs): the wasm32 target and Rust 1.95 come from it" >&2
+  exit 1
+}
+# Cargo links with the system C compiler, and trunk's dependencies compile C.
+command -v cc >/dev/null || apt_install build-essential
 
 if ! rustup target list --installed | grep -qx wasm32-unknown-unknown; then
   say "rustup target add wasm32-unknown-unknown"
@@ -50,5 +55,11 @@ if $want_test; then
   apt_install chromium chromium-driver
   # The end-to-end tests use playwright-core, which needs Node.js 20 or newer.
   command -v npm >/dev/null || apt_install nodejs npm
+  node_major=$(node --version 2>/dev/null | sed 's/^v\([0-9]*\).*/\1/')
+  if ((${node_major:-0} < 20)); then
+    echo "Node.js ${node_major:-(none)} is too old for the end-to-end tests: they need 20 or newer" \
+      "(Debian 13 has it; on Debian 12 use NodeSource's nodejs)" >&2
+    exit 1
+  fi
 fi
 say "ready"
