@@ -38,10 +38,31 @@ fn rollout_of_one_uniform_layer_is_half_identity_half_uniform() {
     let out = rollout(&[uniform(3, 5)]);
     assert_eq!(out.len(), 4);
     assert!(out.iter().all(|v| (v - 0.1).abs() < 1e-6), "{out:?}");
-    // Two layers mix further but rows stay normalised: patch mass = 1 - class mass.
+    // Two layers: ((I + U) / 2)² = (I + 3U) / 4, as U² = U: 3/(4·5) on each patch.
     let two = rollout(&[uniform(3, 5), uniform(3, 5)]);
-    let patch_mass: f32 = two.iter().sum();
-    assert!(patch_mass > 0.4 && patch_mass < 1.0, "{patch_mass}");
+    assert!(two.iter().all(|v| (v - 0.15).abs() < 1e-6), "{two:?}");
+}
+
+/// One head over 3 tokens, from its rows.
+fn layer(rows: [[f32; 3]; 3]) -> LayerAttention {
+    LayerAttention {
+        heads: 1,
+        tokens: 3,
+        values: rows.concat(),
+    }
+}
+
+#[test]
+fn rollout_multiplies_later_layers_on_the_left() {
+    // Layer 1: the class token looks at patch 1. Layer 2: patch 1 looks at patch 2, and
+    // the class token at itself. With the residual, A1 = (L1 + I) / 2, A2 = (L2 + I) / 2.
+    let first = layer([[0.0, 1.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]);
+    let second = layer([[1.0, 0.0, 0.0], [0.0, 0.0, 1.0], [0.0, 0.0, 1.0]]);
+    // The class row of A2·A1 is the class row of A1, [1/2, 1/2, 0]: layer 2's class token
+    // read only itself, which read patch 1 in layer 1. (A1·A2 would give [1/2, 1/4, 1/4].)
+    assert_eq!(rollout(&[first.clone(), second.clone()]), [0.5, 0.0]);
+    // The other order: the class token reads patch 1 last, which had read patch 2.
+    assert_eq!(rollout(&[second, first]), [0.25, 0.25]);
 }
 
 #[test]
@@ -119,6 +140,7 @@ fn filter_components_find_the_direction_of_largest_variance() {
 }
 
 mod from_the_model {
+    use vitlab::data::images_tensor;
     use vitlab::inference::{
         Classification, WeightInsight, batch_attention_distance, classify, images_of,
     };
@@ -147,7 +169,17 @@ mod from_the_model {
         assert_eq!(result.probabilities.len(), 10);
         assert!((result.probabilities.iter().sum::<f32>() - 1.0).abs() < 1e-5);
         assert_eq!(result.attention.len(), 2);
-        assert!(result.predicted() < 10);
+        let best = result
+            .probabilities
+            .iter()
+            .cloned()
+            .fold(f32::MIN, f32::max);
+        assert_eq!(result.probabilities[result.predicted()], best);
+        // Each layer's maps are that layer's probabilities from the model itself.
+        let output = model.forward_with_attention(images_tensor(&images[..1], &device));
+        for (mine, theirs) in result.attention.iter().zip(output.attention) {
+            assert_eq!(mine.values, to_vec(theirs));
+        }
         let rollout = result.rollout();
         assert_eq!(rollout.len(), 49);
         assert!(rollout.iter().sum::<f32>() <= 1.0 + 1e-5);
@@ -156,6 +188,20 @@ mod from_the_model {
         let distances = batch_attention_distance(&to_vec(pending.attention), 3, &config);
         assert_eq!(distances.len(), 2);
         assert_eq!(distances[0].len(), config.heads);
+        // The batch's mean per layer and head is the mean of each image's own figures.
+        for (layer, heads) in distances.iter().enumerate() {
+            for (head, distance) in heads.iter().enumerate() {
+                let alone: f32 = (0..3)
+                    .map(|i| {
+                        let pending = classify(&model, &images[i..i + 1], &device);
+                        batch_attention_distance(&to_vec(pending.attention), 1, &config)[layer]
+                            [head]
+                    })
+                    .sum::<f32>()
+                    / 3.0;
+                assert!((distance - alone).abs() < 1e-4, "{distance} vs {alone}");
+            }
+        }
         // Never farther than the grid's diagonal.
         let diagonal = (2.0f32 * 6.0 * 6.0).sqrt() * 4.0;
         assert!(

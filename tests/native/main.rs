@@ -11,6 +11,10 @@ mod session;
 mod train;
 mod weights;
 
+use std::future::Future;
+use std::pin::pin;
+use std::task::{Context, Poll, Waker};
+
 use burn::tensor::{Device, Tensor};
 
 pub fn device() -> Device {
@@ -31,4 +35,16 @@ pub fn sample_images(batch: usize, side: usize, device: &Device) -> Tensor<4> {
         .map(|i| ((i * 7919 % 255) as f32 / 255.0 - 0.1307) / 0.3081)
         .collect();
     Tensor::<1>::from_floats(values.as_slice(), device).reshape([batch, 1, side, side])
+}
+
+/// Runs a future that never waits on anything outside itself (the CPU backend's reads).
+pub fn run_now<F: Future>(future: F) -> F::Output {
+    let mut future = pin!(future);
+    match future
+        .as_mut()
+        .poll(&mut Context::from_waker(Waker::noop()))
+    {
+        Poll::Ready(output) => output,
+        Poll::Pending => panic!("the future waited on something"),
+    }
 }

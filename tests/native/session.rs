@@ -1,9 +1,6 @@
 //! The page's training session and chunk loader, run natively.
 
 use std::cell::RefCell;
-use std::future::Future;
-use std::pin::pin;
-use std::task::{Context, Poll, Waker};
 
 use vitlab::data::{ChunkEntry, MnistSet, RetryPolicy, encode_chunk, load_verified, sha256_hex};
 use vitlab::model::VitConfig;
@@ -12,19 +9,7 @@ use vitlab::train::messages::{FromTrainer, ToTrainer, WeightsPurpose};
 use vitlab::train::{History, Session, StepPoint, TrainingError, TrainingPlan, test_report};
 use vitlab::weights;
 
-use crate::device;
-
-/// Runs a future that never waits on anything outside itself.
-fn run_now<F: Future>(future: F) -> F::Output {
-    let mut future = pin!(future);
-    match future
-        .as_mut()
-        .poll(&mut Context::from_waker(Waker::noop()))
-    {
-        Poll::Ready(output) => output,
-        Poll::Pending => panic!("the future waited on something"),
-    }
-}
+use crate::{device, run_now};
 
 fn first_chunk() -> (ChunkEntry, Vec<u8>) {
     let dir = native::default_data_dir();
@@ -206,6 +191,54 @@ fn evaluation_is_due_every_n_steps_and_at_epoch_ends_and_reports_mistakes() {
     );
     assert_eq!(report.confusion.iter().map(|row| row[1]).sum::<usize>(), 64);
     assert_eq!(session.history.evals.len(), 1);
+
+    // Every 2 steps as well: steps 2, 4 and 6, and 3 and 6 as epochs end.
+    let mut plan = tiny_plan();
+    plan.eval_every = 2;
+    let mut session = Session::new(plan, 96, &device).unwrap();
+    session.add_train(&digits(96));
+    let due: Vec<bool> = (0..6)
+        .map(|_| {
+            run_steps(&mut session, 1);
+            session.evaluation_due()
+        })
+        .collect();
+    assert_eq!(due, [false, true, true, true, false, true]);
+}
+
+#[test]
+fn each_step_reports_its_epoch_rate_and_smoothed_figures() {
+    let device = device();
+    let plan = TrainingPlan {
+        warmup_epochs: Some(0.5),
+        ..tiny_plan()
+    };
+    let schedule = plan.schedule(640);
+    // 640 images of 32: 20 steps an epoch, 2 epochs.
+    let mut session = Session::new(plan, 640, &device).unwrap();
+    session.add_train(&digits(64));
+    let losses = [2.0f32, 1.0, 4.0];
+    let mut reports = Vec::new();
+    for (step, loss) in (1..=21).zip(losses.iter().cycle()) {
+        let pending = session.begin_step().unwrap();
+        assert_eq!(pending.lr, schedule.at(step - 1), "step {step}");
+        reports.push(session.finish_step(&pending, *loss, 16, 0.5).unwrap());
+    }
+    let first = &reports[0];
+    // Bias-corrected smoothing: the first point is the first value itself.
+    assert_eq!(first.point.smoothed_loss, 2.0);
+    assert_eq!(first.point.accuracy, 0.5);
+    assert!((first.images_per_second - 64.0).abs() < 1e-9);
+    assert_eq!((first.epoch, first.epochs, first.total_steps), (1, 2, 40));
+    // Later, the smoothed loss lies between the extremes and is not the last raw value.
+    let second = &reports[1];
+    assert!(second.point.smoothed_loss > 1.0 && second.point.smoothed_loss < 2.0);
+    assert_eq!((reports[19].epoch, reports[20].epoch), (1, 2));
+    assert_eq!(reports[20].images_seen, 21 * 32);
+    assert!((reports[20].seconds - 10.5).abs() < 1e-9);
+    // 19 steps of 32 images left at 64 images/s.
+    assert!((reports[20].seconds_left - 19.0 * 32.0 / 64.0).abs() < 1e-6);
+    assert!(reports[5].lr > reports[0].lr, "warming up");
 }
 
 #[test]
@@ -294,11 +327,29 @@ fn presets_are_valid_and_bad_plans_say_why() {
 fn test_report_counts_every_prediction() {
     let set = digits(10);
     let indices: Vec<usize> = (0..10).collect();
-    let predicted: Vec<i64> = set.labels.iter().map(|&l| l as i64).collect();
+    let mut predicted: Vec<i64> = set.labels.iter().map(|&l| l as i64).collect();
+    // Two mistakes: images 3 and 7 are called the next digit.
+    for i in [3, 7] {
+        predicted[i] = (predicted[i] + 1) % 10;
+    }
     let report = test_report(&set, &indices, &predicted, 7, 1.5);
-    assert_eq!(report.point.accuracy, 1.0);
-    assert!(report.mistakes.is_empty());
-    assert_eq!(report.point.step, 7);
+    assert_eq!((report.point.step, report.point.seconds), (7, 1.5));
+    assert_eq!(report.examples, 10);
+    assert!((report.point.accuracy - 0.8).abs() < 1e-6);
+    let diagonal: usize = (0..10).map(|d| report.confusion[d][d]).sum();
+    assert_eq!(diagonal, 8);
+    assert_eq!(report.confusion.iter().flatten().sum::<usize>(), 10);
+    let found: Vec<(u8, u8)> = report
+        .mistakes
+        .iter()
+        .map(|m| (m.label, m.predicted))
+        .collect();
+    let expected: Vec<(u8, u8)> = [3, 7].map(|i| (set.labels[i], predicted[i] as u8)).to_vec();
+    assert_eq!(found, expected);
+    for (mistake, i) in report.mistakes.iter().zip([3, 7]) {
+        assert!(report.confusion[mistake.label as usize][mistake.predicted as usize] >= 1);
+        assert_eq!(mistake.image, set.image(i));
+    }
 }
 
 #[test]

@@ -1,7 +1,7 @@
 use vitlab::model::VitConfig;
 use vitlab::weights::{self, NamedTensor, WeightsError};
 
-use crate::{device, sample_images, to_vec};
+use crate::{device, run_now, sample_images, to_vec};
 
 fn small_config() -> VitConfig {
     VitConfig::lab()
@@ -47,6 +47,18 @@ fn names_and_shapes_are_the_seed_state_dict() {
     assert_eq!(find("norm.bias"), [64]);
     assert_eq!(find("head.weight"), [10, 64]);
     assert_eq!(find("head.bias"), [10]);
+}
+
+#[test]
+fn the_page_writes_the_same_bytes_as_the_cli() {
+    // The page reads tensors back asynchronously (WebGPU needs it); on the CPU it must give
+    // the bytes the synchronous writer gives.
+    let config = small_config();
+    let model = config.init(&device());
+    assert_eq!(
+        run_now(weights::to_safetensors_async(&model, &config)).unwrap(),
+        weights::to_safetensors(&model, &config)
+    );
 }
 
 #[test]
@@ -126,6 +138,46 @@ fn corrupt_headers_are_errors() {
     ));
     let garbage: Vec<u8> = (0..4096u32).map(|i| (i * 31 % 251) as u8).collect();
     assert!(weights::decode(&garbage).is_err());
+}
+
+/// The file with `edit` applied to its JSON header (the data section stays as it was).
+fn edit_header(bytes: &[u8], edit: impl FnOnce(&mut serde_json::Value)) -> Vec<u8> {
+    let length = u64::from_le_bytes(bytes[..8].try_into().unwrap()) as usize;
+    let mut header: serde_json::Value = serde_json::from_slice(&bytes[8..8 + length]).unwrap();
+    edit(&mut header);
+    let header = serde_json::to_vec(&header).unwrap();
+    [
+        &(header.len() as u64).to_le_bytes()[..],
+        &header,
+        &bytes[8 + length..],
+    ]
+    .concat()
+}
+
+#[test]
+fn half_precision_and_mis_sized_tensors_are_named() {
+    // What a PyTorch export in half precision looks like to the loader.
+    let bytes = saved(&small_config());
+    let half = edit_header(&bytes, |header| header["head.bias"]["dtype"] = "F16".into());
+    assert_eq!(
+        weights::decode(&half).unwrap_err(),
+        WeightsError::Dtype {
+            name: "head.bias".into(),
+            dtype: "F16".into()
+        }
+    );
+    let short = edit_header(&bytes, |header| {
+        let begin = header["head.bias"]["data_offsets"][0].as_u64().unwrap();
+        header["head.bias"]["data_offsets"][1] = (begin + 4).into();
+    });
+    assert_eq!(
+        weights::decode(&short).unwrap_err(),
+        WeightsError::SizeMismatch {
+            name: "head.bias".into(),
+            shape: vec![10],
+            bytes: 4
+        }
+    );
 }
 
 fn rewrite(config: &VitConfig, edit: impl FnOnce(&mut Vec<NamedTensor>)) -> Vec<u8> {
@@ -211,6 +263,7 @@ fn averaging_takes_the_element_wise_mean_and_refuses_other_configs() {
     let config = small_config();
     let a = weights::decode(&saved(&config)).unwrap();
     let b = weights::decode(&saved(&config)).unwrap();
+    assert_ne!(a.tensors, b.tensors, "two initialisations differ");
     let mean = weights::average(&[a.clone(), b.clone()]).unwrap();
     assert_eq!(mean.config, config);
     assert_eq!(mean.tensors.len(), a.tensors.len());
