@@ -1,7 +1,7 @@
 // End-to-end: training in the page (CPU backend, in the worker), against the release build.
 import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
-import { writeFile, mkdtemp } from "node:fs/promises";
+import { mkdtemp, readFile, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -61,9 +61,18 @@ test("train, watch the loss fall, pause, resume, use and download the weights, s
   // Training in the page's own thread would block it for whole steps and evaluations.
   assert.ok(worst < 1000, `the page was blocked for ${worst.toFixed(0)} ms while training`);
 
-  // Download.
+  assert.ok((await lab.byTestId("mistakes").locator("figure").count()) > 0, "the misclassified digits are shown");
+
+  // Download: a safetensors file of the model in training, with its config.
   const [download] = await Promise.all([page.waitForEvent("download"), lab.byTestId("weights-download").click()]);
   assert.match(download.suggestedFilename(), /\.safetensors$/);
+  const bytes = await readFile(await download.path());
+  const headerLength = Number(bytes.readBigUInt64LE(0));
+  const header = JSON.parse(bytes.subarray(8, 8 + headerLength).toString());
+  assert.deepEqual(header["head.weight"].shape, [10, 64]);
+  assert.equal(JSON.parse(header.__metadata__["vitlab.config"]).num_classes, 10);
+  const dataBytes = Math.max(...Object.values(header).flatMap((t) => t.data_offsets ?? []));
+  assert.equal(bytes.length, 8 + headerLength + dataBytes);
 
   // Use these weights: the draw panel takes the model in training.
   await lab.byTestId("use-weights-button").click();
@@ -103,8 +112,9 @@ test("a paused run survives a reload and resumes where it stopped", async () => 
   await resume.waitFor({ timeout: 30_000 });
   assert.match(await resume.textContent(), new RegExp(`step ${paused} `));
   await resume.click();
-  // The charts come back with the run, and steps continue from the saved count.
-  await until(step, (s) => s > paused, { what: "a step after the resume" });
+  // The charts come back with the run, and steps continue from the saved count, not from 0.
+  const first = await until(step, (s) => s > 0, { what: "a step after the resume" });
+  assert.ok(first > paused && first <= paused + 20, `the first step after the resume is ${first}, the save's ${paused}`);
   assert.ok(Number(await lab.byTestId("loss-chart").getAttribute("data-points")) >= 2 * paused);
   await lab.byTestId("reset-button").click();
   await page.close();
