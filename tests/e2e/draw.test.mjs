@@ -32,7 +32,25 @@ for (const backend of ["cpu", "webgpu"]) {
     await lab.clear();
     await lab.stroke(ZERO);
     assert.equal(await lab.settledPrediction(), "0");
+    const zero = await lab.probabilities();
     assert.ok(await lab.byTestId("attention-map").isVisible());
+    // The heatmap is painted: many colours, where a blank or one-colour canvas has one.
+    const colours = await lab.byTestId("attention-map").evaluate((canvas) => {
+      const { data } = canvas.getContext("2d").getImageData(0, 0, canvas.width, canvas.height);
+      const seen = new Set();
+      for (let i = 0; i < data.length; i += 4 * 37) seen.add(data.slice(i, i + 4).join());
+      return seen.size;
+    });
+    assert.ok(colours > 8, `the attention map has ${colours} colours`);
+    // Fig. 7's distances for this drawing: one dot per layer and head (6 × 8 in the lab model).
+    assert.equal(await lab.byTestId("distance-chart").locator('circle[fill="#3b528b"]').count(), 48);
+
+    // A stroke through the 0, then Undo: the same image again, so the same probabilities.
+    await lab.stroke([[0.2, 0.5], [0.8, 0.5]]);
+    await until(() => lab.probabilities(), (p) => p.some((v, d) => Math.abs(v - zero[d]) > 1e-4), { what: "a new reading" });
+    await lab.byTestId("undo-button").click();
+    const undone = await until(() => lab.probabilities(), (p) => p.every((v, d) => Math.abs(v - zero[d]) < 1e-5), { what: "the 0's probabilities back" });
+    assert.equal(await lab.settledPrediction(), "0", `after Undo: ${undone}`);
     assert.deepEqual(errors, []);
     await lab.page.close();
   });
