@@ -202,18 +202,18 @@ test("with no training data to be had, the run fails with a message and the page
   await page.close();
 });
 
-test("a run that diverges after a save goes back to the save, and its weights still read digits", async () => {
+test("Stop saves the run; one that diverges after a save goes back to it, and its weights still read digits", async () => {
   const page = await browser.newPage();
   const lab = new LabPage(page);
   await lab.open(`${server.url}?backend=cpu`);
   await lab.byTestId("train-button").click();
   await until(() => numberIn(lab, "training-step"), (s) => s >= 5, { what: "step 5" });
-  await lab.byTestId("pause-button").click();
-  await until(() => lab.byTestId("run-state").textContent(), (s) => s === "paused", { what: "paused" });
+  await lab.byTestId("stop-button").click();
+  await until(() => lab.byTestId("run-state").textContent(), (s) => s === "stopped", { what: "stopped" });
   const saved = await numberIn(lab, "training-step");
   const points = await lab.byTestId("loss-chart").getAttribute("data-points");
 
-  // Pausing saved the run; its learning rate is raised so that the resumed run diverges.
+  // Stopping saved the run; its learning rate is raised so that the resumed run diverges.
   const tampered = await until(
     () => page.evaluate(async (step) => {
       const cache = await caches.open("vitlab-training-v1");
