@@ -428,6 +428,32 @@ mod cli {
             .collect()
     }
 
+    /// The model options given with `--resume` that differ from the checkpoint's model.
+    fn ignored_model_options(args: &TrainArgs, saved: &VitConfig) -> Vec<String> {
+        let sizes = [
+            ("--patch-size", args.patch_size, saved.patch_size),
+            ("--dim", args.dim, saved.dim),
+            ("--depth", args.depth, saved.depth),
+            ("--heads", args.heads, saved.heads),
+            ("--mlp-dim", args.mlp_dim, saved.mlp_dim),
+        ];
+        let mut ignored: Vec<String> = sizes
+            .into_iter()
+            .filter_map(|(name, given, kept)| {
+                given
+                    .filter(|&given| given != kept)
+                    .map(|given| format!("{name} {given} (the model has {kept})"))
+            })
+            .collect();
+        if let Some(dropout) = args.dropout.filter(|&dropout| dropout != saved.dropout) {
+            ignored.push(format!(
+                "--dropout {dropout} (the model has {})",
+                saved.dropout
+            ));
+        }
+        ignored
+    }
+
     fn checkpoint_dir(out: &Path) -> PathBuf {
         let mut name = out.as_os_str().to_owned();
         name.push(".ckpt");
@@ -520,7 +546,7 @@ mod cli {
         let test_set = native::load_split(&data_dir, Split::Test)?;
         seed_randomness(&device, args.seed);
         // The page's plan type, so the schedule and optimiser are made in one place.
-        let plan = TrainingPlan {
+        let mut plan = TrainingPlan {
             config: model_config(&args)?,
             epochs: args.epochs,
             batch_size: args.batch_size,
@@ -557,6 +583,14 @@ mod cli {
                     changes.join(", ")
                 );
             }
+            let ignored = ignored_model_options(&args, &state.config);
+            if !ignored.is_empty() {
+                println!(
+                    "the checkpoint's model is kept, so these are ignored: {}",
+                    ignored.join(", ")
+                );
+            }
+            plan.config = state.config.clone();
             state.plan = Some(plan.clone());
             (trainer, state)
         } else {
@@ -568,6 +602,7 @@ mod cli {
                 }
                 None => (plan.config.init(&device), plan.config.clone()),
             };
+            plan.config = config.clone();
             let trainer = Trainer::new(model, config.clone(), settings, &device);
             let state = TrainState {
                 config,

@@ -173,7 +173,7 @@ fn train_runs_and_lowers_the_loss() {
 fn train_resumes_from_its_checkpoint() {
     let out =
         std::env::temp_dir().join(format!("vitlab-resume-{}.safetensors", std::process::id()));
-    let run = |epochs: &str, lr: &str, resume: bool| {
+    let run = |epochs: &str, lr: &str, resume: bool, extra: &[&str]| {
         let mut command = Command::new(VIT);
         command
             .args([
@@ -190,6 +190,7 @@ fn train_resumes_from_its_checkpoint() {
                 lr,
                 "--augment",
             ])
+            .args(extra)
             .arg("--out")
             .arg(&out);
         if resume {
@@ -197,9 +198,9 @@ fn train_resumes_from_its_checkpoint() {
         }
         vit(&mut command)
     };
-    let first = run("1", "1e-3", false);
+    let first = run("1", "1e-3", false, &[]);
     assert!(first.contains("epoch 1: train loss"), "{first}");
-    let second = run("2", "2e-3", true);
+    let second = run("2", "2e-3", true, &[]);
     assert!(
         second.contains("resuming after epoch 1 (step 4)"),
         "{second}"
@@ -220,6 +221,19 @@ fn train_resumes_from_its_checkpoint() {
         serde_json::from_slice(&std::fs::read(ckpt.join("state.json")).unwrap()).unwrap();
     assert_eq!(state["epochs_done"], 2);
     assert_eq!(state["history"].as_array().unwrap().len(), 2);
+
+    // Model options cannot change what a checkpoint holds: said, and the saved plan is true.
+    let third = run("3", "2e-3", true, &["--dim", "32", "--dropout", "0"]);
+    assert!(
+        third.contains(
+            "the checkpoint's model is kept, so these are ignored: --dim 32 (the model has 64), --dropout 0 (the model has 0.1)"
+        ),
+        "{third}"
+    );
+    let state: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(ckpt.join("state.json")).unwrap()).unwrap();
+    assert_eq!(state["plan"]["config"], state["config"]);
+    assert_eq!(state["plan"]["config"]["dim"], 64);
     std::fs::remove_file(&out).unwrap();
     std::fs::remove_dir_all(ckpt).unwrap();
 }
