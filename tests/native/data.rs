@@ -251,25 +251,30 @@ fn augmentation_never_mirrors_and_stays_close() {
         let ratio = ink(&moved) / ink(original);
         assert!((0.7..1.35).contains(&ratio), "ink ratio {ratio}");
     }
-    // A bar on the left stays on the left: never mirrored.
-    let mut bar = [0u8; 784];
-    for y in 6..22 {
-        for x in 5..9 {
-            bar[y * 28 + x] = 255;
+    // An L in the top-left corner (a bar down the left, a bar along the top) stays there:
+    // never mirrored left-right or upside down.
+    let mut corner = [0u8; 784];
+    for i in 3..17 {
+        for w in 3..6 {
+            corner[i * 28 + w] = 255; // down the left
+            corner[w * 28 + i] = 255; // along the top
         }
     }
-    for _ in 0..50 {
-        let moved = augmentation.apply(&bar, &mut rng);
-        let (mass, cx) = moved
+    let centre = |img: &[u8]| {
+        let (mass, x, y) = img
             .iter()
             .enumerate()
-            .fold((0.0, 0.0), |(m, c), (i, &p)| {
-                (m + p as f32, c + p as f32 * (i % 28) as f32)
+            .fold((0.0, 0.0, 0.0), |(m, x, y), (i, &p)| {
+                let p = p as f32;
+                (m + p, x + p * (i % 28) as f32, y + p * (i / 28) as f32)
             });
-        assert!(
-            cx / mass < 11.0,
-            "centre of mass moved to x = {}",
-            cx / mass
-        );
+        (x / mass, y / mass)
+    };
+    let (x0, y0) = centre(&corner);
+    assert!(x0 < 8.0 && y0 < 8.0, "the probe itself: ({x0}, {y0})");
+    // A mirror would put it past 19; shifts, turns and scaling move it a few pixels.
+    for _ in 0..50 {
+        let (x, y) = centre(&augmentation.apply(&corner, &mut rng));
+        assert!(x < 13.5 && y < 13.5, "centre of mass moved to ({x}, {y})");
     }
 }
