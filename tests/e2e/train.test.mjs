@@ -18,6 +18,15 @@ after(async () => {
   server?.close();
 });
 
+/** A new page, readied by `prepare(page)`, with the lab open on the CPU backend. */
+async function openOnCpu(prepare = async () => {}) {
+  const page = await browser.newPage();
+  await prepare(page);
+  const lab = new LabPage(page);
+  await lab.open(`${server.url}?backend=cpu`);
+  return { page, lab };
+}
+
 test("train, watch the loss fall, pause, resume, use and download the weights, survive a bad upload", async () => {
   const page = await browser.newPage();
   await watchLongTasks(page);
@@ -96,9 +105,7 @@ test("train, watch the loss fall, pause, resume, use and download the weights, s
 });
 
 test("a paused run survives a reload and resumes where it stopped", async () => {
-  const page = await browser.newPage();
-  const lab = new LabPage(page);
-  await lab.open(`${server.url}?backend=cpu`);
+  const { page, lab } = await openOnCpu();
   await lab.byTestId("train-button").click();
   const step = () => numberIn(lab, "training-step");
   await until(step, (s) => s >= 20, { what: "step 20" });
@@ -121,9 +128,7 @@ test("a paused run survives a reload and resumes where it stopped", async () => 
 });
 
 test("a diverging run stops with a message about the loss", async () => {
-  const page = await browser.newPage();
-  const lab = new LabPage(page);
-  await lab.open(`${server.url}?backend=cpu`);
+  const { page, lab } = await openOnCpu();
   const rate = page.locator('[data-testid="training-panel"] label', { hasText: "Learning rate" }).locator("input");
   await rate.fill("1e30");
   await rate.dispatchEvent("change");
@@ -159,18 +164,17 @@ async function serveData(page, edit, answer) {
 }
 
 test("a damaged chunk is skipped with a warning and training goes on", async () => {
-  const page = await browser.newPage();
-  const lab = new LabPage(page);
-  await serveData(
-    page,
-    (manifest) => ({ ...manifest, train: manifest.train.slice(0, 2), test: manifest.test.slice(0, 1) }),
-    // Every copy of train-000.bin has one flipped byte, so each retry fails its checksum too.
-    (file, bytes) => {
-      if (file === "train-000.bin") bytes[bytes.length >> 1] ^= 0x40;
-      return bytes;
-    },
+  const { page, lab } = await openOnCpu((page) =>
+    serveData(
+      page,
+      (manifest) => ({ ...manifest, train: manifest.train.slice(0, 2), test: manifest.test.slice(0, 1) }),
+      // Every copy of train-000.bin has one flipped byte, so each retry fails its checksum too.
+      (file, bytes) => {
+        if (file === "train-000.bin") bytes[bytes.length >> 1] ^= 0x40;
+        return bytes;
+      },
+    ),
   );
-  await lab.open(`${server.url}?backend=cpu`);
   await lab.byTestId("train-button").click();
   const warning = page.locator(".notices li.warning", { hasText: "train-000.bin" });
   await warning.waitFor({ timeout: 120_000 });
@@ -183,14 +187,13 @@ test("a damaged chunk is skipped with a warning and training goes on", async () 
 });
 
 test("with no training data to be had, the run fails with a message and the page still reads digits", async () => {
-  const page = await browser.newPage();
-  const lab = new LabPage(page);
-  await serveData(
-    page,
-    (manifest) => ({ ...manifest, train: manifest.train.slice(0, 1), test: manifest.test.slice(0, 1) }),
-    (file, bytes) => (file.startsWith("train-") ? null : bytes),
+  const { page, lab } = await openOnCpu((page) =>
+    serveData(
+      page,
+      (manifest) => ({ ...manifest, train: manifest.train.slice(0, 1), test: manifest.test.slice(0, 1) }),
+      (file, bytes) => (file.startsWith("train-") ? null : bytes),
+    ),
   );
-  await lab.open(`${server.url}?backend=cpu`);
   await lab.byTestId("train-button").click();
   await lab.byTestId("training-error").waitFor({ timeout: 120_000 });
   assert.match(await lab.byTestId("training-error").textContent(), /None of the training data could be loaded/);
@@ -203,9 +206,7 @@ test("with no training data to be had, the run fails with a message and the page
 });
 
 test("Stop saves the run; one that diverges after a save goes back to it, and its weights still read digits", async () => {
-  const page = await browser.newPage();
-  const lab = new LabPage(page);
-  await lab.open(`${server.url}?backend=cpu`);
+  const { page, lab } = await openOnCpu();
   await lab.byTestId("train-button").click();
   await until(() => numberIn(lab, "training-step"), (s) => s >= 5, { what: "step 5" });
   await lab.byTestId("stop-button").click();

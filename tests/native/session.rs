@@ -149,6 +149,16 @@ fn a_session_waits_for_data_then_trains_and_lowers_the_loss() {
     assert_eq!(session.history.steps.len(), 60);
 }
 
+/// Whether an evaluation is due after each of the next `steps` steps.
+fn due_after_each_step(session: &mut Session, steps: usize) -> Vec<bool> {
+    (0..steps)
+        .map(|_| {
+            run_steps(session, 1);
+            session.evaluation_due()
+        })
+        .collect()
+}
+
 #[test]
 fn evaluation_is_due_every_n_steps_and_at_epoch_ends_and_reports_mistakes() {
     let device = device();
@@ -157,13 +167,10 @@ fn evaluation_is_due_every_n_steps_and_at_epoch_ends_and_reports_mistakes() {
     let mut session = Session::new(plan, 96, &device).unwrap();
     session.add_train(&digits(96));
     session.add_test(&digits(64));
-    let due: Vec<bool> = (0..6)
-        .map(|_| {
-            run_steps(&mut session, 1);
-            session.evaluation_due()
-        })
-        .collect();
-    assert_eq!(due, [false, false, true, false, false, true]);
+    assert_eq!(
+        due_after_each_step(&mut session, 6),
+        [false, false, true, false, false, true]
+    );
     assert!(session.is_finished(), "2 epochs of 3 steps");
     assert!(session.begin_step().is_none(), "no step past the plan");
 
@@ -197,13 +204,10 @@ fn evaluation_is_due_every_n_steps_and_at_epoch_ends_and_reports_mistakes() {
     plan.eval_every = 2;
     let mut session = Session::new(plan, 96, &device).unwrap();
     session.add_train(&digits(96));
-    let due: Vec<bool> = (0..6)
-        .map(|_| {
-            run_steps(&mut session, 1);
-            session.evaluation_due()
-        })
-        .collect();
-    assert_eq!(due, [false, true, true, true, false, true]);
+    assert_eq!(
+        due_after_each_step(&mut session, 6),
+        [false, true, true, true, false, true]
+    );
 }
 
 #[test]
