@@ -28,12 +28,11 @@ async function openOnCpu(prepare = async () => {}) {
 }
 
 test("train, watch the loss fall, pause, resume, use and download the weights, survive a bad upload", async () => {
-  const page = await browser.newPage();
-  await watchLongTasks(page);
-  const lab = new LabPage(page);
   const errors = [];
-  page.on("pageerror", (error) => errors.push(error.message));
-  await lab.open(`${server.url}?backend=cpu`);
+  const { page, lab } = await openOnCpu(async (page) => {
+    await watchLongTasks(page);
+    page.on("pageerror", (error) => errors.push(error.message));
+  });
   await lab.stroke(ONE);
   assert.equal(await lab.settledPrediction(), "1");
   const pretrained = await lab.byTestId("model-source").textContent();

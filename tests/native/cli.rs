@@ -174,29 +174,9 @@ fn train_resumes_from_its_checkpoint() {
     let out =
         std::env::temp_dir().join(format!("vitlab-resume-{}.safetensors", std::process::id()));
     let run = |epochs: &str, lr: &str, resume: bool, extra: &[&str]| {
-        let mut command = Command::new(VIT);
-        command
-            .args([
-                "train",
-                "--preset",
-                "seed",
-                "--depth",
-                "1",
-                "--limit",
-                "256",
-                "--epochs",
-                epochs,
-                "--lr",
-                lr,
-                "--augment",
-            ])
-            .args(extra)
-            .arg("--out")
-            .arg(&out);
-        if resume {
-            command.arg("--resume");
-        }
-        vit(&mut command)
+        vit(tiny_train(&out, epochs, resume)
+            .args(["--lr", lr, "--augment"])
+            .args(extra))
     };
     let first = run("1", "1e-3", false, &[]);
     assert!(first.contains("epoch 1: train loss"), "{first}");
@@ -238,28 +218,19 @@ fn train_resumes_from_its_checkpoint() {
     std::fs::remove_dir_all(ckpt).unwrap();
 }
 
-/// A tiny `vit train` run into `out`, for the resume tests.
-fn tiny_run(out: &std::path::Path, epochs: &str, resume: bool) -> String {
+/// `vit train` of a one-block seed model on 256 digits (4 steps an epoch) into `out`.
+fn tiny_train(out: &std::path::Path, epochs: &str, resume: bool) -> Command {
     let mut command = Command::new(VIT);
     command
         .args([
             "train", "--preset", "seed", "--depth", "1", "--limit", "256",
         ])
-        .args([
-            "--batch-size",
-            "64",
-            "--lr",
-            "1e-3",
-            "--augment",
-            "--seed",
-            "5",
-        ])
-        .args(["--threads", "1", "--epochs", epochs, "--out"])
+        .args(["--epochs", epochs, "--out"])
         .arg(out);
     if resume {
         command.arg("--resume");
     }
-    vit(&mut command)
+    command
 }
 
 /// Model, optimiser moments, data order, augmentation and dropout all carry over: stopping
@@ -272,13 +243,18 @@ fn a_resumed_run_equals_one_never_interrupted() {
         dir.join("straight.safetensors"),
         dir.join("stopped.safetensors"),
     );
-    tiny_run(&straight, "2", false);
-    tiny_run(&stopped, "1", false);
+    let run = |out: &std::path::Path, epochs: &str, resume: bool| {
+        vit(tiny_train(out, epochs, resume)
+            .args(["--batch-size", "64", "--lr", "1e-3", "--augment"])
+            .args(["--seed", "5", "--threads", "1"]))
+    };
+    run(&straight, "2", false);
+    run(&stopped, "1", false);
     assert_ne!(
         std::fs::read(&stopped).unwrap(),
         std::fs::read(&straight).unwrap()
     );
-    tiny_run(&stopped, "2", true);
+    run(&stopped, "2", true);
     assert_eq!(
         std::fs::read(&stopped).unwrap(),
         std::fs::read(&straight).unwrap()
@@ -289,12 +265,8 @@ fn a_resumed_run_equals_one_never_interrupted() {
 #[test]
 fn a_diverging_run_stops_with_a_message_and_leaves_no_weights() {
     let out = std::env::temp_dir().join(format!("vitlab-nan-{}.safetensors", std::process::id()));
-    let output = Command::new(VIT)
-        .args([
-            "train", "--preset", "seed", "--depth", "1", "--limit", "256",
-        ])
-        .args(["--epochs", "1", "--lr", "1e30", "--out"])
-        .arg(&out)
+    let output = tiny_train(&out, "1", false)
+        .args(["--lr", "1e30"])
         .output()
         .unwrap();
     assert!(!output.status.success());

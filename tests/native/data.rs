@@ -100,6 +100,19 @@ fn the_repository_holds_all_of_mnist_in_small_verified_chunks() {
     );
 }
 
+/// `vit prepare-data` from the IDX files in `idx` into `out`, with `extra` options.
+fn prepare_data(idx: &Path, out: &Path, extra: &[&str]) -> std::process::Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_vit"))
+        .arg("prepare-data")
+        .args(extra)
+        .arg("--idx")
+        .arg(idx)
+        .arg("--out")
+        .arg(out)
+        .output()
+        .unwrap()
+}
+
 /// `vit prepare-data` regenerates the committed chunks byte for byte from the IDX files.
 #[test]
 fn regenerating_from_idx_reproduces_the_committed_chunks() {
@@ -109,14 +122,8 @@ fn regenerating_from_idx_reproduces_the_committed_chunks() {
         return;
     }
     let out = std::env::temp_dir().join(format!("vitlab-chunks-{}", std::process::id()));
-    let status = std::process::Command::new(env!("CARGO_BIN_EXE_vit"))
-        .args(["prepare-data", "--idx"])
-        .arg(&idx)
-        .arg("--out")
-        .arg(&out)
-        .status()
-        .unwrap();
-    assert!(status.success());
+    let output = prepare_data(&idx, &out, &[]);
+    assert!(output.status.success(), "{output:?}");
     let committed = native::default_data_dir();
     let manifest = native::read_manifest(&committed).unwrap();
     assert_eq!(native::read_manifest(&out).unwrap(), manifest);
@@ -162,21 +169,6 @@ fn write_idx(dir: &Path, split: Split, set: &MnistSet, gzip: bool) {
     }
 }
 
-fn prepare_data(idx: &Path, out: &Path, chunk_items: usize) -> std::process::Output {
-    std::process::Command::new(env!("CARGO_BIN_EXE_vit"))
-        .args([
-            "prepare-data",
-            "--chunk-items",
-            &chunk_items.to_string(),
-            "--idx",
-        ])
-        .arg(idx)
-        .arg("--out")
-        .arg(out)
-        .output()
-        .unwrap()
-}
-
 /// The same tool on small made-up IDX files, so it is tested where `../shared` is absent.
 #[test]
 fn prepare_data_turns_idx_files_into_chunks_the_loader_reads_back() {
@@ -191,7 +183,7 @@ fn prepare_data_turns_idx_files_into_chunks_the_loader_reads_back() {
     write_idx(&idx, Split::Train, &train, true);
     write_idx(&idx, Split::Test, &test, false);
 
-    let output = prepare_data(&idx, &out, 100);
+    let output = prepare_data(&idx, &out, &["--chunk-items", "100"]);
     assert!(output.status.success(), "{output:?}");
     let manifest = native::read_manifest(&out).unwrap();
     let sizes = |chunks: &[data::ChunkEntry]| chunks.iter().map(|c| c.items).collect::<Vec<_>>();
@@ -207,7 +199,7 @@ fn prepare_data_turns_idx_files_into_chunks_the_loader_reads_back() {
     wrong_label.labels[3] = 10;
     write_idx(&bad, Split::Train, &wrong_label, false);
     write_idx(&bad, Split::Test, &test, false);
-    let output = prepare_data(&bad, &root.join("bad-chunks"), 100);
+    let output = prepare_data(&bad, &root.join("bad-chunks"), &["--chunk-items", "100"]);
     assert!(!output.status.success());
     let message = String::from_utf8_lossy(&output.stderr);
     assert!(

@@ -189,17 +189,16 @@ mod from_the_model {
         assert_eq!(distances.len(), 2);
         assert_eq!(distances[0].len(), config.heads);
         // The batch's mean per layer and head is the mean of each image's own figures.
+        let alone: Vec<Vec<Vec<f32>>> = (0..3)
+            .map(|i| {
+                let pending = classify(&model, &images[i..i + 1], &device);
+                batch_attention_distance(&to_vec(pending.attention), 1, &config)
+            })
+            .collect();
         for (layer, heads) in distances.iter().enumerate() {
             for (head, distance) in heads.iter().enumerate() {
-                let alone: f32 = (0..3)
-                    .map(|i| {
-                        let pending = classify(&model, &images[i..i + 1], &device);
-                        batch_attention_distance(&to_vec(pending.attention), 1, &config)[layer]
-                            [head]
-                    })
-                    .sum::<f32>()
-                    / 3.0;
-                assert!((distance - alone).abs() < 1e-4, "{distance} vs {alone}");
+                let mean = alone.iter().map(|image| image[layer][head]).sum::<f32>() / 3.0;
+                assert!((distance - mean).abs() < 1e-4, "{distance} vs {mean}");
             }
         }
         // Never farther than the grid's diagonal.
