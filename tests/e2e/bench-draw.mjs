@@ -1,25 +1,61 @@
-// Benchmark (not a test): page load to model-ready, and drawing-change to prediction and
-// maps latency, on each backend. Run after `trunk build --release`:
-//   (cd tests/e2e && npm install && node bench-draw.mjs)
+// Benchmark (not a test): page load to model-ready, drawing-to-prediction latency, and what
+// reaches the GPU (dispatches, submits, readbacks, pipelines) at start-up and per
+// classification, on each backend. Run after `trunk build --release`:
+//   (cd tests/e2e && npm ci && node bench-draw.mjs [--backends cpu,webgpu,auto] [--rounds 3])
+// One JSON line per backend.
 import { fileURLToPath } from "node:url";
-import { LabPage, ZERO, launch, serve } from "./support.mjs";
+import { parseArgs } from "node:util";
+import { LabPage, ZERO, countGpu, gpuCounts, gpuDelta, launch, serve, settleGpu } from "./support.mjs";
 
-const dist = fileURLToPath(new URL("../../dist", import.meta.url));
+const { values: options } = parseArgs({
+  options: {
+    backends: { type: "string", default: "cpu,webgpu" },
+    rounds: { type: "string", default: "3" },
+    quiet: { type: "string", default: "20000" },
+  },
+});
+const dist = process.env.VITLAB_DIST ?? fileURLToPath(new URL("../../dist", import.meta.url));
 const server = await serve(dist);
 const browser = await launch();
-for (const backend of ["cpu", "webgpu"]) {
-  const lab = new LabPage(await browser.newPage());
+for (const backend of options.backends.split(",")) {
+  const context = await browser.newContext();
+  const page = await context.newPage();
+  await countGpu(page);
+  const lab = new LabPage(page);
   const started = Date.now();
-  await lab.open(`${server.url}?backend=${backend}`);
+  await lab.open(backend === "auto" ? server.url : `${server.url}?backend=${backend}`);
   const ready = Date.now() - started;
-  for (let round = 0; round < 3; round++) {
+  const atReady = await gpuCounts(page);
+  // The page's own start-up work (the attention-distance batch, a backend trial) ends first:
+  // the GPU waits seconds on SwiftShader between a slice's dispatches and its readback, so the
+  // counts must stand still for longer than that.
+  const settled = await settleGpu(page, { quiet: Number(options.quiet) });
+  const runsBefore = await lab.classifications();
+  for (let round = 0; round < Number(options.rounds); round++) {
     await lab.clear();
     await lab.stroke(ZERO);
     await lab.settledPrediction();
   }
+  const drawn = await gpuCounts(page);
+  const runs = (await lab.classifications()) - runsBefore;
+  const delta = gpuDelta(settled, drawn);
+  const perClassification = Object.fromEntries(Object.entries(delta).map(([k, v]) => [k, +(v / runs).toFixed(2)]));
   const latency = await lab.byTestId("latency").textContent();
-  console.log(`${backend}: page load to model-ready ${ready} ms; ${latency}`);
-  await lab.page.close();
+  const [p50, p95] = [...latency.matchAll(/p(?:50|95) ([\d.]+) ms/g)].map((m) => Number(m[1]));
+  const timings = (await lab.byTestId("backend-timings").count()) ? await lab.byTestId("backend-timings").textContent() : null;
+  console.log(JSON.stringify({
+    asked: backend,
+    backend: await lab.backend(),
+    backend_timings: timings,
+    load_to_model_ready_ms: ready,
+    gpu_at_model_ready: atReady.total,
+    gpu_start_up: settled.total,
+    classifications: runs,
+    gpu_per_classification: perClassification,
+    latency_p50_ms: p50,
+    latency_p95_ms: p95,
+  }));
+  await context.close();
 }
 await browser.close();
 server.close();

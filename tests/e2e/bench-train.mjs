@@ -1,12 +1,14 @@
 // Benchmark (not a test): training in the page, per backend. Presses Train with a preset and
 // reports images/s once the rate settles, time from the press to each test evaluation (and to
-// a target accuracy if reached), and the main thread's long tasks meanwhile. Run after
+// a target accuracy if reached), the main thread's long tasks meanwhile, and what reaches the
+// GPU (in the page and its workers): from the press to step 2, and per step once running. Run
+// after
 // `trunk build --release`:
 //   (cd tests/e2e && npm ci && node bench-train.mjs [--preset seed|lab] [--seconds 90]
 //        [--backends cpu,webgpu] [--target 0.98])
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
-import { LabPage, launch, numberIn, serve, until, watchLongTasks } from "./support.mjs";
+import { LabPage, countGpu, gpuCounts, gpuDelta, launch, numberIn, serve, settleGpu, until, watchLongTasks } from "./support.mjs";
 
 const { values: options } = parseArgs({
   options: {
@@ -16,21 +18,28 @@ const { values: options } = parseArgs({
     target: { type: "string", default: "0.98" },
   },
 });
-const dist = fileURLToPath(new URL("../../dist", import.meta.url));
+const dist = process.env.VITLAB_DIST ?? fileURLToPath(new URL("../../dist", import.meta.url));
 const server = await serve(dist);
 const browser = await launch();
 for (const backend of options.backends.split(",")) {
-  const page = await browser.newPage();
+  const context = await browser.newContext();
+  const page = await context.newPage();
   await watchLongTasks(page);
+  await countGpu(page);
   const lab = new LabPage(page);
   await lab.open(`${server.url}?backend=${backend}`);
   // Let the page finish its own start-up work (the attention-distance batch) first.
   await page.waitForTimeout(5000);
+  const idle = await settleGpu(page);
   await page.locator('[data-testid="training-panel"] select').first().selectOption(options.preset);
   const pressed = Date.now();
   const t0 = await page.evaluate(() => performance.now());
   await lab.byTestId("train-button").click();
-  await until(() => numberIn(lab, "training-step"), (s) => s >= 5, { timeout: 600_000, what: "step 5" });
+  const step = () => numberIn(lab, "training-step");
+  const secondStep = await until(step, (s) => s >= 2, { timeout: 600_000, every: 50, what: "step 2" });
+  const toSecondStep = gpuDelta(idle, await gpuCounts(page));
+  const fromStep = await until(step, (s) => s >= 5, { timeout: 600_000, what: "step 5" });
+  const fromCounts = await gpuCounts(page);
   const firstStep = Date.now() - pressed;
   const rates = [];
   const evaluations = [];
@@ -45,6 +54,9 @@ for (const backend of options.backends.split(",")) {
       if (reached === null && accuracy >= Number(options.target)) reached = (Date.now() - pressed) / 1000;
     }
   }
+  const toStep = await step();
+  const running = gpuDelta(fromCounts, await gpuCounts(page));
+  const perStep = Object.fromEntries(Object.entries(running).map(([k, v]) => [k, +(v / Math.max(1, toStep - fromStep)).toFixed(1)]));
   const settled = rates.slice(Math.floor(rates.length / 2)).filter(Number.isFinite);
   const median = settled.sort((a, b) => a - b)[Math.floor(settled.length / 2)];
   const longTasks = await page.evaluate((t) => window.__longTasks.filter((x) => x.start + x.duration > t), t0);
@@ -55,13 +67,15 @@ for (const backend of options.backends.split(",")) {
     images_per_second: median,
     first_step_after_ms: firstStep,
     steps: await numberIn(lab, "training-step"),
+    gpu_press_to_step: { step: secondStep, ...toSecondStep },
+    gpu_per_step: { steps: toStep - fromStep, ...perStep },
     evaluations,
     [`seconds_to_${options.target}`]: reached,
     long_tasks: longTasks.length,
     longest_task_ms: Math.round(Math.max(0, ...longTasks.map((t) => t.duration))),
     long_task_detail: longTasks.map((t) => [Math.round(t.start - t0), Math.round(t.duration)]),
   }));
-  await page.close();
+  await context.close();
 }
 await browser.close();
 server.close();
