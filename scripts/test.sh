@@ -17,7 +17,9 @@ cargo fmt --all -- --check
 if [[ "${VITLAB_LINT:-0}" == 1 ]]; then
   step "clippy (native, wasm32)"
   cargo clippy --release --all-targets -- -D warnings
-  cargo clippy --release --target wasm32-unknown-unknown --lib --bins --tests -- -D warnings
+  # The worker and the browser tests (training, WebGPU), and the page's own build (neither).
+  cargo clippy --release --target wasm32-unknown-unknown --features gpu --lib --bins --tests -- -D warnings
+  cargo clippy --release --target wasm32-unknown-unknown --no-default-features --lib --bin vitlab -- -D warnings
 fi
 
 step "native tests"
@@ -27,12 +29,14 @@ step "trunk build --release (offline)"
 trunk build --release
 size() { echo "$(du -cb "$@" | tail -1 | cut -f1) bytes raw, $(cat "$@" | gzip -9 | wc -c) bytes gzip"; }
 echo "page (wasm + js + css): $(size dist/vitlab-*.wasm dist/vitlab-*.js dist/*.css)"
-echo "training worker, fetched on Train (wasm + js): $(size dist/trainer*.wasm dist/trainer*.js)"
+echo "worker, fetched on Train or for WebGPU (wasm + js): $(size dist/worker*.wasm dist/worker*.js)"
 
 step "browser tests (headless Chromium, WebGPU on SwiftShader and the CPU backend)"
 export CHROMEDRIVER="${CHROMEDRIVER:-$(command -v chromedriver)}"
 export WASM_BINDGEN_TEST_TIMEOUT="${WASM_BINDGEN_TEST_TIMEOUT:-180}"
-cargo test --release --target wasm32-unknown-unknown --test web
+# The profile and features of Trunk's worker build, so the tests run what ships and Burn is
+# compiled once for both.
+cargo test --profile web --target wasm32-unknown-unknown --features gpu --test web
 
 step "end-to-end tests (playwright-core driving Debian's Chromium on the release build)"
 (cd tests/e2e && npm ci --no-audit --no-fund --loglevel=error && npm test)

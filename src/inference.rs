@@ -10,12 +10,15 @@ use crate::insight::{self, LayerAttention};
 use crate::model::{VisionTransformer, VitConfig};
 use crate::weights::WeightsFile;
 
-/// The tensors one classification needs read back.
+/// Everything one classification reads back, packed into one tensor so that the browser
+/// fetches it from the GPU in a single readback.
+///
+/// # Layout
+/// `[batch · classes]` probabilities, then every layer's `[batch, heads, tokens, tokens]`
+/// attention probabilities, first layer first.
 pub struct PendingClassification {
-    /// `[batch, classes]`
-    pub probabilities: Tensor<2>,
-    /// `[depth · batch, heads, tokens, tokens]`, layer-major.
-    pub attention: Tensor<4>,
+    pub packed: Tensor<1>,
+    pub batch: usize,
 }
 
 /// Runs `images` (grey levels, 784 each) through the model.
@@ -24,13 +27,33 @@ pub fn classify(
     images: &[[u8; IMAGE_PIXELS]],
     device: &Device,
 ) -> PendingClassification {
-    let input = images_tensor(images, device);
+    let input = images_tensor(images, device); // [B, 1, 28, 28]
     let output = model.forward_with_attention(input);
+    let probabilities = softmax(output.logits, 1).flatten::<1>(0, 1); // [B·C]
+    let maps = output
+        .attention
+        .into_iter()
+        .map(|map| map.flatten::<1>(0, 3)); // L × [B·H·N·N]
     PendingClassification {
-        probabilities: softmax(output.logits, 1),
-        // One tensor, so the browser reads all maps back in one round trip.
-        attention: Tensor::cat(output.attention, 0),
+        packed: Tensor::cat(std::iter::once(probabilities).chain(maps).collect(), 0),
+        batch: images.len(),
     }
+}
+
+/// Values in the packed read-back of `batch` images.
+/// Saturates rather than wraps for a config too large to run.
+pub fn packed_len(batch: usize, config: &VitConfig) -> usize {
+    let tokens = config.num_tokens();
+    let maps = [config.heads, tokens, tokens]
+        .iter()
+        .fold(config.depth, |n, m| n.saturating_mul(*m));
+    batch.saturating_mul(config.num_classes.saturating_add(maps))
+}
+
+/// The attention part of a packed read-back (see [`PendingClassification`]), layer-major:
+/// `[depth · batch, heads, tokens, tokens]`.
+pub fn attention_part<'a>(packed: &'a [f32], batch: usize, config: &VitConfig) -> &'a [f32] {
+    &packed[(batch * config.num_classes).min(packed.len())..]
 }
 
 /// What the page shows for one drawing.
@@ -42,17 +65,18 @@ pub struct Classification {
 }
 
 impl Classification {
-    /// Splits read-back values for a batch of one.
-    pub fn from_values(probabilities: Vec<f32>, attention: Vec<f32>, config: &VitConfig) -> Self {
-        let layers = LayerAttention::split_batch(
-            &attention,
+    /// Splits the packed read-back of a batch of one (see [`PendingClassification`]).
+    pub fn from_packed(packed: &[f32], config: &VitConfig) -> Self {
+        let classes = config.num_classes.min(packed.len());
+        let attention = LayerAttention::split_batch(
+            attention_part(packed, 1, config),
             config.depth,
             config.heads,
             config.num_tokens(),
         );
         Self {
-            probabilities,
-            attention: layers,
+            probabilities: packed[..classes].to_vec(),
+            attention,
         }
     }
 

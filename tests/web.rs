@@ -8,7 +8,7 @@ use leptos::prelude::*;
 use vitlab::data::images_tensor;
 use vitlab::data::{IMAGE_PIXELS, IMAGE_SIDE};
 use vitlab::preprocess;
-use vitlab::ui::{EngineSignal, Lab, paint};
+use vitlab::ui::{EngineSignal, Lab, ModelHost, paint};
 use vitlab::web::{Backend, Engine, start_device};
 use vitlab::weights;
 use wasm_bindgen::JsCast;
@@ -397,11 +397,12 @@ async fn training_steps_lower_the_loss_on_webgpu() {
 
 #[wasm_bindgen_test]
 async fn an_invalid_upload_leaves_the_old_model_working() {
-    let engine: EngineSignal = RwSignal::new_local(Some(Rc::new(
-        Engine::load(PARITY_WEIGHTS, burn::tensor::Device::flex(), Backend::Cpu).unwrap(),
-    )));
+    let host = ModelHost::new();
+    host.install(PARITY_WEIGHTS, Backend::Cpu).await.unwrap();
+    let engine = host.engine;
     let before = engine.get_untracked().unwrap();
-    let error = vitlab::ui::replace_model(engine, b"not a safetensors file", None)
+    let error = host
+        .install(b"not a safetensors file", Backend::Cpu)
         .await
         .unwrap_err();
     // The first 8 bytes read as a header length far past the file's end.
@@ -412,8 +413,6 @@ async fn an_invalid_upload_leaves_the_old_model_working() {
     assert!((result.probabilities.iter().sum::<f32>() - 1.0).abs() < 1e-5);
 
     // Valid weights do replace it.
-    vitlab::ui::replace_model(engine, PARITY_WEIGHTS, None)
-        .await
-        .unwrap();
+    host.install(PARITY_WEIGHTS, Backend::Cpu).await.unwrap();
     assert!(!Rc::ptr_eq(&before, &engine.get_untracked().unwrap()));
 }

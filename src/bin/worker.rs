@@ -1,5 +1,6 @@
-//! The training worker: Trunk builds this binary for wasm32 and the page starts it as a Web
-//! Worker (`trainer_loader.js`), so training never blocks the page.
+//! The page's worker: Trunk builds this binary for wasm32 and the page starts it as a Web
+//! Worker (`worker_loader.js`) in one of two roles, so that neither ever blocks or ends the
+//! page: `?role=gpu` runs the page's model on WebGPU, any other trains.
 
 #[cfg(target_arch = "wasm32")]
 unsafe extern "C" {
@@ -12,10 +13,14 @@ fn main() {
     // Once, here: otherwise wasm-ld re-runs them on every call into the worker (see main.rs).
     unsafe { __wasm_call_ctors() };
     console_error_panic_hook::set_once();
-    vitlab::web::run_training_worker();
+    vitlab::web::report_rejections_as_errors();
+    match vitlab::web::WorkerRole::of_this_worker() {
+        vitlab::web::WorkerRole::Gpu => vitlab::web::run_gpu_worker(),
+        vitlab::web::WorkerRole::Train => vitlab::web::run_training_worker(),
+    }
 }
 
 #[cfg(not(target_arch = "wasm32"))]
 fn main() {
-    eprintln!("trainer is the page's training worker; natively, train with `vit train`.");
+    eprintln!("worker is the page's Web Worker; natively, train with `vit train`.");
 }

@@ -1,28 +1,30 @@
-//! Training, written once for every device: the native CLI and the browser call the same
-//! [`Trainer::step`].
+//! Training: the plan a person chooses, the reports a run makes, and (with the `train`
+//! feature) the step and the session that the native CLI and the browser's worker share.
 
 mod evaluate;
 pub mod messages;
+mod plan;
+mod report;
 mod rng;
 mod schedule;
+#[cfg(feature = "train")]
 mod session;
+mod state;
+#[cfg(feature = "train")]
+mod trainer;
 
 pub use evaluate::{Evaluation, count_correct, predictions};
+pub use plan::TrainingPlan;
+pub use report::{
+    EvalPoint, History, MAX_MISTAKES, Mistake, StepPoint, StepReport, TestReport, test_report,
+};
 pub use rng::SplitMix64;
 pub use schedule::LrSchedule;
-pub use session::{
-    EvalPoint, History, MAX_MISTAKES, Mistake, PendingStep, Session, SessionState, Smoothing,
-    StepPoint, StepReport, TestReport, TrainingError, TrainingPlan, test_report,
-};
-
-use burn::module::Module;
-use burn::optim::{AdamWConfig, GradientsParams, ModuleOptimizer};
-use burn::store::ModuleRecord;
-use burn::tensor::activation::log_softmax;
-use burn::tensor::{Bytes, Device, Int, Tensor};
-
-use crate::data::Batch;
-use crate::model::{VisionTransformer, VitConfig, seed_randomness, step_seed};
+#[cfg(feature = "train")]
+pub use session::{PendingStep, Session, TrainingError};
+pub use state::{SessionState, Smoothing};
+#[cfg(feature = "train")]
+pub use trainer::{Checkpoint, StepOutput, Trainer, cross_entropy};
 
 /// Optimiser settings.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -39,165 +41,5 @@ impl Default for OptimizerSettings {
             weight_decay: 0.0,
             label_smoothing: 0.0,
         }
-    }
-}
-
-/// Cross-entropy against targets smoothed towards uniform: with smoothing `s` over `C`
-/// classes the target is `(1 - s)·onehot + s/C`, so the loss is
-/// `-((1 - s)·log p[label] + s·mean(log p))`. Written with `gather` rather than `one_hot`,
-/// whose argument check reads the labels back synchronously (a panic on WebGPU in a browser).
-///
-/// # Shapes
-/// - logits: `[batch, classes]`
-/// - labels: `[batch]`
-/// - output: `[1]`, the batch mean
-pub fn cross_entropy(logits: Tensor<2>, labels: Tensor<1, Int>, smoothing: f32) -> Tensor<1> {
-    let [batch, _] = logits.dims();
-    let log_probs = log_softmax(logits, 1); // [B, C]
-    let picked = log_probs.clone().gather(1, labels.reshape([batch, 1])); // [B, 1]
-    let uniform = log_probs.mean_dim(1); // [B, 1]
-    (picked * (1.0 - smoothing) + uniform * smoothing)
-        .mean()
-        .neg() // [1]
-}
-
-/// What one step hands back, still on the device: read it synchronously natively and with
-/// `into_data_async` in the browser.
-pub struct StepOutput {
-    /// `[1]`
-    pub loss: Tensor<1>,
-    /// `[1]`, correct predictions in the batch (before the update).
-    pub correct: Tensor<1, Int>,
-}
-
-/// AdamW with PyTorch's epsilon; weight decay 0 makes it Adam.
-fn new_optimizer(settings: &OptimizerSettings) -> ModuleOptimizer {
-    AdamWConfig::new()
-        .with_weight_decay(settings.weight_decay)
-        .with_epsilon(1e-8)
-        .init()
-}
-
-/// Everything needed to continue training exactly where it stopped: the model with its
-/// parameter ids and the optimiser's moments, both in Burn's own record format.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Checkpoint {
-    pub model: Vec<u8>,
-    pub optimizer: Vec<u8>,
-    pub step: usize,
-}
-
-/// A model on an autodiff device and its optimiser state.
-pub struct Trainer {
-    /// Taken out only for the duration of an optimiser step.
-    model: Option<VisionTransformer>,
-    pub config: VitConfig,
-    optimizer: ModuleOptimizer,
-    settings: OptimizerSettings,
-    device: Device,
-    /// Steps taken so far.
-    pub step: usize,
-    /// Step n's dropout draws from (seed, n) alone, so a run resumed from a checkpoint draws
-    /// the same masks as one never interrupted.
-    pub seed: u64,
-}
-
-impl Trainer {
-    /// Starts from `model`, which is moved to the autodiff version of `device`.
-    pub fn new(
-        model: VisionTransformer,
-        config: VitConfig,
-        settings: OptimizerSettings,
-        device: &Device,
-    ) -> Self {
-        let device = device.clone().autodiff();
-        let optimizer = new_optimizer(&settings);
-        Self {
-            // Whatever device and mode the model comes in, it trains on `device`.
-            model: Some(model.valid().to_device(&device.clone().inner()).train()),
-            config,
-            optimizer,
-            settings,
-            device,
-            step: 0,
-            seed: 0,
-        }
-    }
-
-    /// The autodiff device batches must live on.
-    pub fn device(&self) -> &Device {
-        &self.device
-    }
-
-    /// One optimiser step on `batch` at learning rate `lr`.
-    pub fn step(&mut self, batch: &Batch, lr: f64) -> StepOutput {
-        let model = self
-            .model
-            .take()
-            .expect("the model is back after every step");
-        seed_randomness(&self.device, step_seed(self.seed, self.step));
-        let logits = model.forward(batch.images.clone()); // [B, C]
-        let correct = count_correct(logits.clone().detach(), batch.labels.clone());
-        let loss = cross_entropy(logits, batch.labels.clone(), self.settings.label_smoothing);
-        let gradients = GradientsParams::from_grads(loss.backward(), &model);
-        self.model = Some(self.optimizer.step(lr, model, gradients));
-        self.step += 1;
-        StepOutput {
-            loss: loss.detach(),
-            correct,
-        }
-    }
-
-    /// The model and optimiser state as bytes. It reads tensors synchronously: natively and on
-    /// the browser's CPU device only (a WebGPU read must be awaited).
-    pub fn checkpoint(&self) -> Result<Checkpoint, String> {
-        let model = self
-            .model()
-            .clone()
-            .into_record()
-            .into_bytes()
-            .map_err(|e| format!("saving the model state: {e:?}"))?;
-        let optimizer = self
-            .optimizer
-            .into_bytes()
-            .map_err(|e| format!("saving the optimiser state: {e:?}"))?;
-        Ok(Checkpoint {
-            model: model.to_vec(),
-            optimizer: optimizer.to_vec(),
-            step: self.step,
-        })
-    }
-
-    /// Continues from a [`Checkpoint`] taken of a trainer with the same config.
-    pub fn resume(
-        checkpoint: &Checkpoint,
-        config: VitConfig,
-        settings: OptimizerSettings,
-        device: &Device,
-    ) -> Result<Self, String> {
-        let record = ModuleRecord::from_bytes(Bytes::from_bytes_vec(checkpoint.model.clone()))
-            .map_err(|e| format!("the model state is unreadable: {e:?}"))?;
-        let model = config
-            .init(&device.clone().inner())
-            .try_load_record(record)
-            .map_err(|e| format!("the model state does not fit the config: {e:?}"))?;
-        let mut trainer = Self::new(model, config, settings, device);
-        trainer.optimizer = new_optimizer(&settings)
-            .from_bytes(Bytes::from_bytes_vec(checkpoint.optimizer.clone()))
-            .map_err(|e| format!("the optimiser state is unreadable: {e:?}"))?;
-        trainer.step = checkpoint.step;
-        Ok(trainer)
-    }
-
-    /// The model being trained, on the autodiff device.
-    pub fn model(&self) -> &VisionTransformer {
-        self.model
-            .as_ref()
-            .expect("the model is back after every step")
-    }
-
-    /// The model for inference: no autodiff, no dropout.
-    pub fn inference_model(&self) -> VisionTransformer {
-        self.model().valid()
     }
 }

@@ -3,203 +3,13 @@
 //! saved and resumed. The step itself is [`Trainer::step`], the one `vit train` takes.
 
 use burn::tensor::{Device, Int, Tensor};
-use serde::{Deserialize, Serialize};
 
-use super::{Evaluation, LrSchedule, OptimizerSettings, SplitMix64, Trainer};
-use crate::data::{Augmentation, MnistSet, NUM_CLASSES};
-use crate::model::{VisionTransformer, VitConfig, seed_randomness};
-
-/// Everything a person chooses before pressing Train.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct TrainingPlan {
-    pub config: VitConfig,
-    pub epochs: usize,
-    pub batch_size: usize,
-    /// Peak learning rate.
-    pub lr: f64,
-    /// Linear warm-up then cosine decay; `None` keeps the rate constant (the seed's way).
-    pub warmup_epochs: Option<f64>,
-    /// AdamW weight decay; 0 is Adam.
-    pub weight_decay: f32,
-    pub label_smoothing: f32,
-    pub augment: bool,
-    pub seed: u64,
-    /// Test images used for each evaluation (the first ones loaded).
-    pub eval_images: usize,
-    /// Evaluate every this many steps (and after every epoch); 0 = only after epochs.
-    pub eval_every: usize,
-}
-
-impl TrainingPlan {
-    /// The seed's model and recipe: Adam 1e-3, batch 64, constant rate, no augmentation.
-    pub fn seed() -> Self {
-        Self {
-            config: VitConfig::seed(),
-            epochs: 10,
-            batch_size: 64,
-            lr: 1e-3,
-            warmup_epochs: None,
-            weight_decay: 0.0,
-            label_smoothing: 0.0,
-            augment: false,
-            seed: 42,
-            eval_images: 2000,
-            eval_every: 200,
-        }
-    }
-
-    /// The shipped lab model's configuration and the recipe of its first 16 epochs (its later
-    /// stages are in `pretrained/README.md`).
-    pub fn lab() -> Self {
-        Self {
-            config: VitConfig::lab(),
-            epochs: 16,
-            batch_size: 128,
-            lr: 2e-3,
-            warmup_epochs: Some(0.3),
-            weight_decay: 0.05,
-            label_smoothing: 0.1,
-            augment: true,
-            seed: 7,
-            eval_images: 2000,
-            eval_every: 100,
-        }
-    }
-
-    /// A preset by name, as the page and the CLI spell it.
-    pub fn preset(name: &str) -> Option<Self> {
-        match name {
-            "seed" => Some(Self::seed()),
-            "lab" => Some(Self::lab()),
-            _ => None,
-        }
-    }
-
-    /// Why this plan cannot run, if it cannot.
-    pub fn validate(&self) -> Result<(), String> {
-        self.config.validate().map_err(|e| e.to_string())?;
-        if self.epochs == 0 || self.batch_size == 0 {
-            return Err("epochs and batch size must be at least 1".into());
-        }
-        // 0 is allowed: a run that only measures, keeping the weights as they are.
-        if !(self.lr.is_finite() && self.lr >= 0.0) {
-            return Err(format!("the learning rate {} must be 0 or more", self.lr));
-        }
-        if !(0.0..1.0).contains(&self.label_smoothing) {
-            return Err("label smoothing must be in [0, 1)".into());
-        }
-        if self.weight_decay < 0.0 || !self.weight_decay.is_finite() {
-            return Err("weight decay must be 0 or more".into());
-        }
-        Ok(())
-    }
-
-    pub fn steps_per_epoch(&self, train_items: usize) -> usize {
-        train_items.div_ceil(self.batch_size).max(1)
-    }
-
-    /// The learning-rate schedule over the whole run, `train_items` images an epoch.
-    pub fn schedule(&self, train_items: usize) -> LrSchedule {
-        let steps_per_epoch = self.steps_per_epoch(train_items);
-        match self.warmup_epochs {
-            Some(warmup) => LrSchedule {
-                peak: self.lr,
-                floor: self.lr * 1e-2,
-                warmup_steps: (warmup * steps_per_epoch as f64) as usize,
-                total_steps: self.epochs * steps_per_epoch,
-            },
-            None => LrSchedule::constant(self.lr),
-        }
-    }
-
-    pub fn optimizer(&self) -> OptimizerSettings {
-        OptimizerSettings {
-            weight_decay: self.weight_decay,
-            label_smoothing: self.label_smoothing,
-        }
-    }
-}
-
-/// One point of the loss and accuracy charts.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-pub struct StepPoint {
-    pub step: usize,
-    pub loss: f32,
-    pub smoothed_loss: f32,
-    /// Smoothed training accuracy, 0..1.
-    pub accuracy: f32,
-}
-
-/// One test evaluation.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-pub struct EvalPoint {
-    pub step: usize,
-    pub accuracy: f32,
-    /// Seconds of training before it.
-    pub seconds: f64,
-}
-
-/// What the charts show, kept short: past [`History::MAX_POINTS`] every other old point goes.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct History {
-    pub steps: Vec<StepPoint>,
-    pub evals: Vec<EvalPoint>,
-}
-
-impl History {
-    pub const MAX_POINTS: usize = 1000;
-
-    pub fn push_step(&mut self, point: StepPoint) {
-        self.steps.push(point);
-        if self.steps.len() > Self::MAX_POINTS {
-            // Halve the resolution, keeping the newest point.
-            let last = *self.steps.last().expect("not empty");
-            self.steps = self.steps.iter().copied().step_by(2).collect();
-            if self.steps.last() != Some(&last) {
-                self.steps.push(last);
-            }
-        }
-    }
-
-    pub fn push_eval(&mut self, point: EvalPoint) {
-        self.evals.push(point);
-    }
-}
-
-/// What the page shows after a step.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct StepReport {
-    pub point: StepPoint,
-    /// 1-based; the epoch this step belongs to.
-    pub epoch: usize,
-    pub epochs: usize,
-    pub steps_per_epoch: usize,
-    pub total_steps: usize,
-    pub lr: f64,
-    pub images_seen: usize,
-    pub images_per_second: f64,
-    /// Seconds spent training (pauses excluded).
-    pub seconds: f64,
-    pub seconds_left: f64,
-}
-
-/// A test evaluation with what the page shows of it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct TestReport {
-    pub point: EvalPoint,
-    pub examples: usize,
-    /// `confusion[label][predicted]`
-    pub confusion: Vec<Vec<usize>>,
-    pub mistakes: Vec<Mistake>,
-}
-
-/// A misclassified test digit.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Mistake {
-    pub image: Vec<u8>,
-    pub label: u8,
-    pub predicted: u8,
-}
+use super::{
+    History, LrSchedule, SessionState, Smoothing, SplitMix64, StepPoint, StepReport, TestReport,
+    Trainer, TrainingPlan, test_report,
+};
+use crate::data::{Augmentation, MnistSet};
+use crate::model::{VisionTransformer, seed_randomness};
 
 /// Why training stopped on its own.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -208,51 +18,16 @@ pub enum TrainingError {
     NonFiniteLoss { step: usize, loss: f32 },
 }
 
-/// A step on its way: the tensors are still on the device.
+/// A step on its way: the tensors are still on the device. Several may be in flight before
+/// their values are read back together (one readback for many steps); they are then finished
+/// in the order they began.
 pub struct PendingStep {
     pub loss: Tensor<1>,
     pub correct: Tensor<1, Int>,
     pub images: usize,
     pub lr: f64,
-}
-
-/// The part of a session that is not tensors, saved beside the model so a reload resumes.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct SessionState {
-    pub plan: TrainingPlan,
-    pub train_items: usize,
+    /// The step count once this step is taken (1 for the first).
     pub step: usize,
-    pub images_seen: usize,
-    pub seconds: f64,
-    pub shuffle_rng: u64,
-    pub augment_rng: u64,
-    pub smoothing: Smoothing,
-    pub history: History,
-}
-
-/// Bias-corrected exponential moving averages (as TensorBoard smooths).
-#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
-pub struct Smoothing {
-    loss: f64,
-    accuracy: f64,
-    rate: f64,
-    weight: f64,
-}
-
-impl Smoothing {
-    const DECAY: f64 = 0.95;
-
-    fn update(&mut self, loss: f64, accuracy: f64, images_per_second: f64) -> (f64, f64, f64) {
-        self.loss = Self::DECAY * self.loss + (1.0 - Self::DECAY) * loss;
-        self.accuracy = Self::DECAY * self.accuracy + (1.0 - Self::DECAY) * accuracy;
-        self.rate = Self::DECAY * self.rate + (1.0 - Self::DECAY) * images_per_second;
-        self.weight = Self::DECAY * self.weight + (1.0 - Self::DECAY);
-        (
-            self.loss / self.weight,
-            self.accuracy / self.weight,
-            self.rate / self.weight,
-        )
-    }
 }
 
 /// A model in training with its data, schedule and metrics.
@@ -428,10 +203,12 @@ impl Session {
             correct: output.correct,
             images: batch_size,
             lr,
+            step: self.trainer.step,
         })
     }
 
     /// Books a finished step: its loss and correct count as read back, and how long it took.
+    /// Steps begun together are finished in the order they began.
     pub fn finish_step(
         &mut self,
         pending: &PendingStep,
@@ -439,11 +216,9 @@ impl Session {
         correct: i64,
         seconds: f64,
     ) -> Result<StepReport, TrainingError> {
+        let step = pending.step;
         if !loss.is_finite() {
-            return Err(TrainingError::NonFiniteLoss {
-                step: self.step(),
-                loss,
-            });
+            return Err(TrainingError::NonFiniteLoss { step, loss });
         }
         self.images_seen += pending.images;
         self.seconds += seconds;
@@ -452,16 +227,16 @@ impl Session {
         let (smoothed_loss, smoothed_accuracy, smoothed_rate) =
             self.smoothing.update(loss as f64, accuracy, rate);
         let point = StepPoint {
-            step: self.step(),
+            step,
             loss,
             smoothed_loss: smoothed_loss as f32,
             accuracy: smoothed_accuracy as f32,
         };
         self.history.push_step(point);
-        let steps_left = self.total_steps().saturating_sub(self.step());
+        let steps_left = self.total_steps().saturating_sub(step);
         Ok(StepReport {
             point,
-            epoch: ((self.step().max(1) - 1) / self.steps_per_epoch() + 1).min(self.plan.epochs),
+            epoch: ((step.max(1) - 1) / self.steps_per_epoch() + 1).min(self.plan.epochs),
             epochs: self.plan.epochs,
             steps_per_epoch: self.steps_per_epoch(),
             total_steps: self.total_steps(),
@@ -502,42 +277,5 @@ impl Session {
         let report = test_report(&self.test, indices, predicted, self.step(), self.seconds);
         self.history.push_eval(report.point);
         report
-    }
-}
-
-/// Shown mistakes per evaluation.
-pub const MAX_MISTAKES: usize = 24;
-
-/// Accuracy, confusion matrix and the first mistakes of predictions on `set`.
-pub fn test_report(
-    set: &MnistSet,
-    indices: &[usize],
-    predicted: &[i64],
-    step: usize,
-    seconds: f64,
-) -> TestReport {
-    let labels: Vec<u8> = indices.iter().map(|&i| set.labels[i]).collect();
-    let mut evaluation = Evaluation::new(NUM_CLASSES);
-    evaluation.record(&labels, predicted);
-    let mistakes = indices
-        .iter()
-        .zip(predicted)
-        .filter(|&(&i, &guess)| set.labels[i] as i64 != guess)
-        .take(MAX_MISTAKES)
-        .map(|(&i, &guess)| Mistake {
-            image: set.image(i).to_vec(),
-            label: set.labels[i],
-            predicted: guess as u8,
-        })
-        .collect();
-    TestReport {
-        point: EvalPoint {
-            step,
-            accuracy: evaluation.accuracy() as f32,
-            seconds,
-        },
-        examples: evaluation.examples,
-        confusion: evaluation.confusion,
-        mistakes,
     }
 }

@@ -5,6 +5,7 @@ mod attention;
 mod chart;
 mod draw_pad;
 mod heat_canvas;
+mod model_host;
 pub mod paint;
 mod training;
 
@@ -19,11 +20,12 @@ pub use attention::{AttentionView, MapChoice};
 pub use chart::{LineChart, Series};
 pub use draw_pad::DrawPad;
 pub use heat_canvas::{HeatCanvas, Palette};
+pub use model_host::{EngineSignal, ModelHost, browser_has_webgpu};
 pub use training::{TrainingPanel, WeightsOffer};
 
 use crate::data::{IMAGE_PIXELS, NUM_CLASSES, RetryPolicy, Split};
 use crate::inference::{Classification, images_of};
-use crate::web::{self, Backend, Engine};
+use crate::web::{self, Backend};
 
 /// The weights the page opens with, relative to the page; `?weights=URL` overrides.
 pub const DEFAULT_WEIGHTS: &str = "pretrained/vit-lab.safetensors";
@@ -39,16 +41,14 @@ pub const SHIPPED_MODELS: [(&str, &str); 2] = [
 const DISTANCE_BATCH: usize = 64;
 const DISTANCE_SLICE: usize = 8;
 
-/// The engine everything reads, swapped when the backend changes.
-pub type EngineSignal = RwSignal<Option<Rc<Engine>>, LocalStorage>;
-
-/// The whole page: starts the device, loads the weights, then shows the lab.
+/// The whole page: starts the model (on the CPU at once; on WebGPU too where the browser has
+/// it and it proves faster), then shows the lab.
 #[component]
 pub fn App() -> impl IntoView {
-    let engine: EngineSignal = RwSignal::new_local(None);
+    let host = ModelHost::new();
+    let engine = host.engine;
     let error = RwSignal::new(None::<String>);
-    let status = RwSignal::new("Starting the device…".to_string());
-    let note = RwSignal::new(None::<String>);
+    let status = RwSignal::new("Loading the weights…".to_string());
     let weight_bytes = StoredValue::new(Vec::<u8>::new());
     let batch_distance = RwSignal::new(None::<Vec<Vec<f32>>>);
     // Fetched once, then reused for every model swapped in.
@@ -63,13 +63,8 @@ pub fn App() -> impl IntoView {
         None => "auto",
     }
     .to_string();
-    let device = StoredValue::new_local(None::<(burn::tensor::Device, Backend)>);
 
     spawn_local(async move {
-        let started = web::start_device(preferred).await;
-        device.set_value(Some((started.device.clone(), started.backend)));
-        note.set(started.fallback_reason.clone());
-        status.set(format!("Loading weights on {}…", started.backend.label()));
         let bytes = match web::fetch_bytes(&weights_url, |done, total| {
             status.set(match total {
                 Some(total) => format!("Loading weights: {} / {} kB", done / 1000, total / 1000),
@@ -86,66 +81,58 @@ pub fn App() -> impl IntoView {
             }
         };
         weight_bytes.set_value(bytes.clone());
-        status.set("Warming up…".into());
-        let ready = match warm_engine(&bytes, started.device, started.backend).await {
-            Ok(ready) => Ok(ready),
-            Err(message) if started.backend == Backend::WebGpu => {
-                note.set(Some(format!(
-                    "WebGPU failed ({message}); running on the CPU"
-                )));
-                warm_engine(&bytes, burn::tensor::Device::flex(), Backend::Cpu).await
-            }
-            Err(message) => Err(message),
-        };
-        match ready {
-            Ok(ready) => {
-                engine.set(Some(Rc::new(ready)));
-                status.set(String::new());
-            }
-            Err(message) => {
-                status.set("No model loaded.".into());
-                error.set(Some(message));
-                return;
-            }
+        let backend = preferred.unwrap_or(Backend::Cpu);
+        status.set(format!("Warming up on {}…", backend.label()));
+        if let Err(message) = host.install(&bytes, backend).await {
+            status.set("No model loaded.".into());
+            error.set(Some(message));
+            return;
         }
-        match test_batch_distance(engine, distance_digits).await {
-            Ok(distance) => batch_distance.set(Some(distance)),
+        status.set(String::new());
+        let digits = distance_digits_of(distance_digits).await;
+        match &digits {
+            Ok(digits) => match test_batch_distance(engine, digits).await {
+                Ok(distance) => batch_distance.set(Some(distance)),
+                Err(message) => error.set(Some(format!(
+                    "The test batch for attention distance: {message}"
+                ))),
+            },
             Err(message) => error.set(Some(format!(
                 "The test batch for attention distance: {message}"
             ))),
         }
+        if preferred.is_none() && browser_has_webgpu() {
+            // A real digit, so the GPU does the work a drawing gives it.
+            let probe = digits
+                .ok()
+                .and_then(|digits| digits.first().copied())
+                .unwrap_or([0; IMAGE_PIXELS]);
+            host.choose_faster(&bytes, &probe).await;
+        }
     });
 
-    // A failing GPU (lost device, driver reset) must not end the session: rebuild on the CPU.
+    // A failing GPU (lost device, driver reset, a worker that died) must not end the
+    // session: the CPU copy of the model takes over.
     let on_failure = Callback::new(move |message: String| {
-        let on_gpu =
-            engine.with_untracked(|e| e.as_ref().map(|e| e.backend) == Some(Backend::WebGpu));
-        if !on_gpu {
+        if let Err(message) = host.classification_failed(message) {
             error.set(Some(message));
-            return;
         }
-        note.set(Some(format!(
-            "The GPU failed ({message}); switched to the CPU"
-        )));
-        let bytes = weight_bytes.get_value();
-        spawn_local(async move {
-            match warm_engine(&bytes, burn::tensor::Device::flex(), Backend::Cpu).await {
-                Ok(ready) => engine.set(Some(Rc::new(ready))),
-                Err(message) => error.set(Some(message)),
-            }
-        });
     });
 
     // Weights from the training run or an upload replace the model only once they work.
     let on_weights = Callback::new(move |(bytes, source): WeightsOffer| {
-        let fallback = device.get_value();
         spawn_local(async move {
-            match replace_model(engine, &bytes, fallback).await {
+            let backend = host.backend().unwrap_or(Backend::Cpu);
+            match host.install(&bytes, backend).await {
                 Ok(()) => {
                     weight_bytes.set_value(bytes);
                     model_source.set(source);
                     error.set(None);
-                    batch_distance.set(test_batch_distance(engine, distance_digits).await.ok());
+                    let distance = match distance_digits_of(distance_digits).await {
+                        Ok(digits) => test_batch_distance(engine, &digits).await.ok(),
+                        Err(_) => None,
+                    };
+                    batch_distance.set(distance);
                 }
                 Err(message) => error.set(Some(format!(
                     "{source} was not loaded: {message}. The model in use stays."
@@ -181,7 +168,8 @@ pub fn App() -> impl IntoView {
                 <span data-testid="backend">
                     {move || engine.with(|e| e.as_ref().map(|e| e.backend.label()).unwrap_or("starting…"))}
                 </span>
-                {move || note.get().map(|note| view! { <span class="note">{note}</span> })}
+                {move || host.note.get().map(|note| view! { <span class="note" data-testid="backend-note">{note}</span> })}
+                {move || host.timings.get().map(|timings| view! { <span class="note" data-testid="backend-timings">{timings}</span> })}
                 {move || engine.with(|e| e.is_some()).then(|| view! { <span data-testid="model-ready" class="ready">"model ready"</span> })}
             </div>
         </header>
@@ -197,8 +185,12 @@ pub fn App() -> impl IntoView {
             </label>
             " in use: " <span data-testid="model-source">{move || model_source.get()}</span>
         </p>
-        // Rebuilt when the model changes: its grid and depth may change with it.
-        {move || engine.get().map(|_| view! { <Lab engine=engine on_failure=on_failure batch_distance=batch_distance /> })}
+        // Rebuilt when other weights come in (their grid and depth may differ), not when the
+        // same weights move to another backend.
+        {move || {
+            host.generation.get();
+            engine.get_untracked().map(|_| view! { <Lab engine=engine on_failure=on_failure batch_distance=batch_distance /> })
+        }}
         <TrainingPanel on_weights=on_weights preferred_backend=training_backend />
         <footer>
             "MNIST by Yann LeCun and Corinna Cortes, CC BY-SA 3.0. Model: Dosovitskiy et al., ICLR 2021."
@@ -206,37 +198,9 @@ pub fn App() -> impl IntoView {
     }
 }
 
-/// Validates `bytes`, builds and warms a model on the device of the model in use (or on
-/// `fallback` when there is none), and only then swaps it in: on any error the old model
-/// stays.
-pub async fn replace_model(
-    engine: EngineSignal,
-    bytes: &[u8],
-    fallback: Option<(burn::tensor::Device, Backend)>,
-) -> Result<(), String> {
-    let (device, backend) = engine
-        .with_untracked(|e| e.as_ref().map(|e| (e.device.clone(), e.backend)))
-        .or(fallback)
-        .unwrap_or_else(|| (burn::tensor::Device::flex(), Backend::Cpu));
-    let ready = warm_engine(bytes, device, backend).await?;
-    engine.set(Some(Rc::new(ready)));
-    Ok(())
-}
-
-async fn warm_engine(
-    bytes: &[u8],
-    device: burn::tensor::Device,
-    backend: Backend,
-) -> Result<Engine, String> {
-    let engine = Engine::load(bytes, device, backend)?;
-    // The first pass compiles the GPU kernels; do it before the first stroke.
-    engine.classify(&[0u8; IMAGE_PIXELS]).await?;
-    Ok(engine)
-}
-
 /// The first test digits, from the chunk the worker also uses (verified, cached), kept in
 /// `digits` after the first call.
-async fn distance_digits(
+async fn distance_digits_of(
     digits: StoredValue<Option<Rc<Vec<[u8; IMAGE_PIXELS]>>>, LocalStorage>,
 ) -> Result<Rc<Vec<[u8; IMAGE_PIXELS]>>, String> {
     if let Some(digits) = digits.get_value() {
@@ -256,9 +220,8 @@ async fn distance_digits(
 
 async fn test_batch_distance(
     engine: EngineSignal,
-    digits: StoredValue<Option<Rc<Vec<[u8; IMAGE_PIXELS]>>>, LocalStorage>,
+    images: &[[u8; IMAGE_PIXELS]],
 ) -> Result<Vec<Vec<f32>>, String> {
-    let images = distance_digits(digits).await?;
     let engine = engine.get_untracked().ok_or("no model")?;
     // In slices, yielding between them, so the page never stalls for the whole batch (this
     // also runs when weights are swapped in mid-training). Equal slices: the mean of their
@@ -314,6 +277,8 @@ pub fn Lab(
     let input = RwSignal::new(None::<Vec<u8>>);
     let result = RwSignal::new(None::<Arc<Classification>>);
     let latencies = RwSignal::new(Vec::<f64>::new());
+    // Every classification of a drawing so far (the latencies keep the last 200).
+    let runs = RwSignal::new(0usize);
     // Also shown as `data-busy`, so tests know when the prediction has caught up.
     let in_flight = RwSignal::new(false);
     let pending = StoredValue::new(None::<(Vec<u8>, f64)>);
@@ -343,6 +308,7 @@ pub fn Lab(
                     Ok(classification) if input.with_untracked(Option::is_some) => {
                         result.set(Some(Arc::new(classification)));
                         let took = web::now_ms() - asked_at;
+                        runs.update(|n| *n += 1);
                         latencies.update(|l| {
                             l.push(took);
                             if l.len() > 200 {
@@ -365,7 +331,7 @@ pub fn Lab(
             <section class="card draw">
                 <h2>"Draw a digit"</h2>
                 <DrawPad on_image=on_image />
-                <Latency latencies=latencies />
+                <Latency latencies=latencies runs=runs />
             </section>
             <section class="card prediction" data-testid="prediction-card" data-busy=move || in_flight.get().to_string()>
                 <h2>"Prediction"</h2>
@@ -410,7 +376,7 @@ pub fn Prediction(#[prop(into)] result: Signal<Option<Arc<Classification>>>) -> 
 
 /// p50 and p95 of drawing-to-prediction latency.
 #[component]
-fn Latency(latencies: RwSignal<Vec<f64>>) -> impl IntoView {
+fn Latency(latencies: RwSignal<Vec<f64>>, runs: RwSignal<usize>) -> impl IntoView {
     let text = move || {
         latencies.with(|l| {
             if l.is_empty() {
@@ -427,5 +393,5 @@ fn Latency(latencies: RwSignal<Vec<f64>>) -> impl IntoView {
             )
         })
     };
-    view! { <p class="latency" data-testid="latency">{text}</p> }
+    view! { <p class="latency" data-testid="latency" data-runs=move || runs.get().to_string()>{text}</p> }
 }

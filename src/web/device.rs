@@ -55,6 +55,12 @@ pub async fn start_device(preferred: Option<Backend>) -> StartedDevice {
             fallback_reason: None,
         };
     }
+    start_webgpu().await
+}
+
+/// WebGPU, or the CPU with the reason WebGPU failed.
+#[cfg(feature = "gpu")]
+async fn start_webgpu() -> StartedDevice {
     match Device::wgpu_options().init_async().await {
         Ok(device) => StartedDevice {
             device: {
@@ -69,5 +75,14 @@ pub async fn start_device(preferred: Option<Backend>) -> StartedDevice {
             backend: Backend::Cpu,
             fallback_reason: Some(format!("WebGPU is unavailable ({error:?})")),
         },
+    }
+}
+
+#[cfg(not(feature = "gpu"))]
+async fn start_webgpu() -> StartedDevice {
+    StartedDevice {
+        device: Device::flex(),
+        backend: Backend::Cpu,
+        fallback_reason: Some("this build has no WebGPU backend".into()),
     }
 }

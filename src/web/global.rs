@@ -76,3 +76,18 @@ pub fn now_ms() -> f64 {
     };
     performance.map(|p| p.now()).unwrap_or(0.0)
 }
+
+/// Turns a promise rejected with nothing to catch it (a panic or a JavaScript exception inside
+/// a future) into an error of this worker, which the page hears as the worker's `error` event:
+/// otherwise a worker whose future died would sit silent while the page waits for it. Written
+/// in JavaScript, so that it still runs when the wasm instance that failed cannot.
+pub fn report_rejections_as_errors() {
+    let handler = js_sys::Function::new_with_args(
+        "event",
+        "const reason = event.reason; \
+         setTimeout(() => { throw reason instanceof Error ? reason : new Error(String(reason)); });",
+    );
+    let _ = js_sys::global()
+        .unchecked_into::<web_sys::EventTarget>()
+        .add_event_listener_with_callback("unhandledrejection", &handler);
+}

@@ -1,25 +1,35 @@
 //! The browser boundary: device start-up, fetching and caching, the URL, the model engine,
 //! the training worker and the page's handle on it.
 
+use wasm_bindgen::JsCast;
+
 mod cache;
 mod chunks;
 mod device;
+#[cfg(feature = "train")]
+mod device_trial;
 mod engine;
 mod fetch;
 mod global;
+pub mod gpu;
+mod packet;
 mod read;
 pub mod saved_run;
 mod trainer_client;
+#[cfg(feature = "train")]
 mod training_worker;
 
 pub use cache::{ByteCache, delete_cache};
 pub use chunks::{CHUNK_CACHE, ChunkSource, DATA_BASE, LoadedChunk, Network};
 pub use device::{Backend, StartedDevice, start_device};
-pub use engine::{Engine, FILTER_COMPONENTS};
+pub use engine::{Engine, FILTER_COMPONENTS, LocalModel};
 pub use fetch::fetch_bytes;
-pub use global::{describe, now_ms, sleep_ms};
+pub use global::{describe, now_ms, report_rejections_as_errors, sleep_ms};
+#[cfg(feature = "gpu")]
+pub use gpu::run_gpu_worker;
 pub use read::{read_floats, read_ints};
-pub use trainer_client::{TRAINER_SCRIPT, TrainerWorker};
+pub use trainer_client::{TrainerWorker, WORKER_SCRIPT};
+#[cfg(feature = "train")]
 pub use training_worker::run_training_worker;
 
 /// A query parameter of the page's URL, e.g. `backend` in `?backend=cpu`.
@@ -28,4 +38,30 @@ pub fn query_param(name: &str) -> Option<String> {
     web_sys::UrlSearchParams::new_with_str(&search)
         .ok()?
         .get(name)
+}
+
+/// What a worker started from [`WORKER_SCRIPT`] does, from its URL's `?role=`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WorkerRole {
+    /// Runs the page's model on WebGPU.
+    Gpu,
+    /// Trains.
+    Train,
+}
+
+impl WorkerRole {
+    pub fn of_this_worker() -> Self {
+        let search = js_sys::global()
+            .dyn_into::<web_sys::WorkerGlobalScope>()
+            .map(|scope| scope.location().search())
+            .unwrap_or_default();
+        match web_sys::UrlSearchParams::new_with_str(&search)
+            .ok()
+            .and_then(|params| params.get("role"))
+            .as_deref()
+        {
+            Some("gpu") => Self::Gpu,
+            _ => Self::Train,
+        }
+    }
 }

@@ -2,14 +2,16 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::train::SessionState;
 use crate::train::messages::SavedSummary;
-use crate::train::{Session, SessionState};
-use crate::weights;
+#[cfg(feature = "train")]
+use crate::{train::Session, weights};
 
 use super::cache::ByteCache;
 
 const RUN_CACHE: &str = "vitlab-training-v1";
 const STATE_KEY: &str = "saved-run/state.json";
+#[cfg(feature = "train")]
 const MODEL_KEY: &str = "saved-run/model.bin";
 
 /// What is saved besides the weights. The weights are safetensors (read back
@@ -22,6 +24,7 @@ struct SavedState {
 }
 
 /// A saved run, read back.
+#[cfg(feature = "train")]
 pub struct SavedRun {
     pub state: SessionState,
     /// Safetensors.
@@ -29,6 +32,7 @@ pub struct SavedRun {
 }
 
 /// Saves `session`'s weights and state.
+#[cfg(feature = "train")]
 pub async fn save_run(session: &Session) -> Result<usize, String> {
     let cache = ByteCache::open(RUN_CACHE)
         .await
@@ -60,6 +64,7 @@ pub async fn saved_summary() -> Option<SavedSummary> {
     })
 }
 
+#[cfg(feature = "train")]
 pub async fn load_run() -> Result<SavedRun, String> {
     let cache = ByteCache::open(RUN_CACHE)
         .await

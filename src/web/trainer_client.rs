@@ -3,22 +3,22 @@
 use std::cell::RefCell;
 use std::rc::Rc;
 
-use js_sys::{Array, Uint8Array};
 use wasm_bindgen::prelude::*;
 use web_sys::{ErrorEvent, MessageEvent, Worker};
 
 use crate::train::messages::{FromTrainer, ToTrainer};
 
 use super::global::describe;
+use super::packet::Packet;
 
-/// The worker's script: Trunk's loader shim for the `trainer` binary, beside the page.
-pub const TRAINER_SCRIPT: &str = "./trainer_loader.js";
+/// The workers' script: Trunk's loader shim for the `worker` binary, beside the page.
+pub const WORKER_SCRIPT: &str = "./worker_loader.js";
 
 /// A running training worker; dropping it ends the worker.
 pub struct TrainerWorker {
     worker: Worker,
     /// Messages held back until the worker says it listens; `None` once it does.
-    waiting: Rc<RefCell<Option<Vec<String>>>>,
+    waiting: Rc<RefCell<Option<Vec<Packet>>>>,
     _on_message: Closure<dyn FnMut(MessageEvent)>,
     _on_error: Closure<dyn FnMut(ErrorEvent)>,
 }
@@ -30,30 +30,24 @@ impl TrainerWorker {
         mut on_message: impl FnMut(FromTrainer, Option<Vec<u8>>) + 'static,
         mut on_error: impl FnMut(String) + 'static,
     ) -> Result<Self, String> {
-        let worker = Worker::new(TRAINER_SCRIPT)
+        let worker = Worker::new(&format!("{WORKER_SCRIPT}?role=train"))
             .map_err(|e| format!("the training worker did not start: {}", describe(e)))?;
-        let waiting = Rc::new(RefCell::new(Some(Vec::<String>::new())));
+        let waiting = Rc::new(RefCell::new(Some(Vec::<Packet>::new())));
         let (held, target) = (waiting.clone(), worker.clone());
         let on_message = Closure::<dyn FnMut(MessageEvent)>::new(move |event: MessageEvent| {
-            let packet: Array = event.data().unchecked_into();
-            let Some(json) = packet.get(0).as_string() else {
+            let Some(packet) = Packet::read(&event) else {
                 return;
             };
-            let bytes = packet
-                .get(1)
-                .dyn_into::<Uint8Array>()
-                .ok()
-                .map(|array| array.to_vec());
-            match serde_json::from_str::<FromTrainer>(&json) {
+            match packet.parse::<FromTrainer>() {
                 Ok(FromTrainer::Ready) => {
                     for message in held.borrow_mut().take().unwrap_or_default() {
-                        let _ = target.post_message(&message.into());
+                        let _ = message.send_to(&target);
                     }
                 }
-                Ok(message) => on_message(message, bytes),
-                Err(error) => web_sys::console::warn_1(
-                    &format!("an unreadable message from the worker: {error}").into(),
-                ),
+                Ok(message) => on_message(message, packet.bytes),
+                Err(error) => {
+                    web_sys::console::warn_1(&format!("the training worker sent {error}").into())
+                }
             }
         });
         let on_error = Closure::<dyn FnMut(ErrorEvent)>::new(move |event: ErrorEvent| {
@@ -76,11 +70,11 @@ impl TrainerWorker {
     }
 
     pub fn send(&self, message: &ToTrainer) {
-        let json = serde_json::to_string(message).expect("messages serialise");
+        let packet = Packet::new(message, None);
         match self.waiting.borrow_mut().as_mut() {
-            Some(held) => held.push(json),
+            Some(held) => held.push(packet),
             None => {
-                let _ = self.worker.post_message(&json.into());
+                let _ = packet.send_to(&self.worker);
             }
         }
     }
@@ -88,6 +82,9 @@ impl TrainerWorker {
 
 impl Drop for TrainerWorker {
     fn drop(&mut self) {
+        // Events already queued must find no handler rather than a dropped closure.
+        self.worker.set_onmessage(None);
+        self.worker.set_onerror(None);
         self.worker.terminate();
     }
 }

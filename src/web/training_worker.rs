@@ -6,48 +6,46 @@ use std::cell::{Cell, RefCell};
 use std::collections::VecDeque;
 use std::rc::Rc;
 
-use js_sys::{Array, Promise, Uint8Array};
+use js_sys::Promise;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::{JsFuture, spawn_local};
 use web_sys::{DedicatedWorkerGlobalScope, MessageEvent};
 
-use burn::tensor::Device;
+use burn::tensor::{Device, Tensor};
 
 use crate::data::{
     ChunkEntry, IMAGE_PIXELS, Manifest, MnistSet, RetryPolicy, Split, images_tensor,
 };
 use crate::train::messages::{DataProgress, FromTrainer, RunState, ToTrainer, WeightsPurpose};
-use crate::train::{Session, StepPoint, StepReport, TestReport, TrainingError, predictions};
+use crate::train::{
+    PendingStep, Session, StepPoint, StepReport, TestReport, TrainingError, TrainingPlan,
+    predictions,
+};
 use crate::weights;
 
+use super::Backend;
 use super::chunks::{ChunkSource, DATA_BASE};
+use super::device_trial::training_device;
 use super::global::{now_ms, sleep_ms};
+use super::packet::Packet;
 use super::read::{read_floats, read_ints};
 use super::saved_run::{self, SavedRun};
-use super::{Backend, start_device};
 
 /// Step reports are batched to at most one message per this many milliseconds.
 const REPORT_EVERY_MS: f64 = 100.0;
 /// The loop lets queued messages in at least this often.
 const YIELD_EVERY_MS: f64 = 50.0;
+/// Steps read back together at most; on a GPU they run back to back meanwhile.
+const READ_EVERY_STEPS: usize = 8;
+/// Steps in flight are read back once the oldest began this long ago (on the CPU, whose steps
+/// run as they are taken, that is every step or two).
+const READ_EVERY_MS: f64 = 200.0;
 const EVAL_BATCH: usize = 250;
 const SAMPLES: usize = 16;
 
 /// Sends a message to the page; weights bytes go beside it, transferred rather than copied.
 pub fn post(message: &FromTrainer, bytes: Option<Vec<u8>>) {
-    let scope: DedicatedWorkerGlobalScope = js_sys::global().unchecked_into();
-    let json = serde_json::to_string(message).expect("messages serialise");
-    let packet = Array::of1(&json.into());
-    match bytes {
-        Some(bytes) => {
-            let array = Uint8Array::from(bytes.as_slice());
-            packet.push(&array);
-            let _ = scope.post_message_with_transfer(&packet, &Array::of1(&array.buffer()));
-        }
-        None => {
-            let _ = scope.post_message(&packet);
-        }
-    }
+    Packet::new(message, bytes).send_to_page();
 }
 
 fn notice(message: impl Into<String>, warning: bool) {
@@ -123,6 +121,10 @@ struct Run {
     state: RunState,
     /// Why the device is not the one asked for, if it is not.
     device_note: Option<String>,
+    /// Steps taken whose loss and accuracy have not been read back yet, oldest first.
+    in_flight: Vec<PendingStep>,
+    /// When the oldest of them began.
+    in_flight_since: f64,
     unsent: Vec<StepPoint>,
     /// The newest step's report, sent with the next batch of points.
     latest: Option<StepReport>,
@@ -138,11 +140,9 @@ pub fn run_training_worker() {
     let listener = {
         let inbox = inbox.clone();
         Closure::<dyn FnMut(MessageEvent)>::new(move |event: MessageEvent| {
-            let parsed = event
-                .data()
-                .as_string()
-                .ok_or_else(|| "a message that is not text".to_string())
-                .and_then(|text| serde_json::from_str(&text).map_err(|e| e.to_string()));
+            let parsed = Packet::read(&event)
+                .ok_or_else(|| "a message that is not a packet".to_string())
+                .and_then(|packet| packet.parse());
             match parsed {
                 Ok(message) => inbox.push(message),
                 Err(error) => notice(format!("the worker ignored a message: {error}"), true),
@@ -212,7 +212,8 @@ async fn handle(message: ToTrainer, run: &mut Option<Run>, inbox: &Rc<Inbox>) {
         }
         ToTrainer::Start { plan, backend } => {
             saved_run::forget_run().await;
-            launch(run, inbox, &backend, None, |manifest, device| {
+            let trial = plan.clone();
+            launch(run, inbox, &backend, &trial, None, |manifest, device| {
                 Session::new(plan, manifest.items(Split::Train), device)
             })
             .await;
@@ -223,12 +224,16 @@ async fn handle(message: ToTrainer, run: &mut Option<Run>, inbox: &Rc<Inbox>) {
                 Err(message) => return fail_without_run(message),
             };
             let step = saved.state.step;
-            launch(run, inbox, &backend, Some(step), |_, device| {
+            let trial = saved.state.plan.clone();
+            launch(run, inbox, &backend, &trial, Some(step), |_, device| {
                 restore(saved, device).map_err(|message| format!("the saved run: {message}"))
             })
             .await;
         }
         ToTrainer::Pause => {
+            if run.as_ref().is_some_and(|r| r.state == RunState::Running) && !settle(run).await {
+                return;
+            }
             if let Some(run) = run.as_mut().filter(|r| r.state == RunState::Running) {
                 flush_steps(run);
                 set_state(run, RunState::Paused);
@@ -246,6 +251,9 @@ async fn handle(message: ToTrainer, run: &mut Option<Run>, inbox: &Rc<Inbox>) {
             }
         }
         ToTrainer::Stop => {
+            if run.as_ref().is_some_and(|r| r.state == RunState::Running) && !settle(run).await {
+                return;
+            }
             if let Some(run) = run
                 .as_mut()
                 .filter(|r| r.state == RunState::Running || r.state == RunState::Paused)
@@ -282,12 +290,14 @@ fn fail_without_run(message: String) {
     );
 }
 
-/// Starts a run: the device, the manifest, the session `build` makes on them, then the data.
-/// `saved_step` is the step of the save the session was restored from, if it was.
+/// Starts a run: the device (timed against the other for `plan` when none is asked for), the
+/// manifest, the session `build` makes on them, then the data. `saved_step` is the step of
+/// the save the session was restored from, if it was.
 async fn launch(
     run: &mut Option<Run>,
     inbox: &Rc<Inbox>,
     backend: &Option<String>,
+    plan: &TrainingPlan,
     saved_step: Option<usize>,
     build: impl FnOnce(&Manifest, &Device) -> Result<Session, String>,
 ) {
@@ -298,7 +308,7 @@ async fn launch(
         },
         None,
     );
-    let started = start_device(backend_of(backend)).await;
+    let started = training_device(backend_of(backend), plan).await;
     let source = ChunkSource::open(DATA_BASE).await;
     let manifest = match source.manifest().await {
         Ok(manifest) => manifest,
@@ -315,6 +325,8 @@ async fn launch(
         backend: started.backend,
         state: RunState::Starting,
         device_note: started.fallback_reason,
+        in_flight: Vec::new(),
+        in_flight_since: 0.0,
         unsent: Vec::new(),
         latest: None,
         last_report_ms: 0.0,
@@ -418,37 +430,31 @@ fn flush_steps(run: &mut Run) {
     run.last_report_ms = now_ms();
 }
 
+/// Takes one step. Its loss and accuracy stay on the device until several steps are in flight
+/// (or the oldest began [`READ_EVERY_MS`] ago, or an evaluation or the end is due): then one
+/// readback brings them all, so the GPU never waits on the page between steps.
 async fn train_step(slot: &mut Option<Run>) {
     let Some(run) = slot.as_mut() else { return };
-    let started = now_ms();
-    let Some(pending) = run.session.begin_step() else {
-        if run.session.is_finished() {
-            flush_steps(run);
-            set_state(run, RunState::Finished);
-        }
-        return;
-    };
-    let read = async {
-        let loss = read_floats(pending.loss.clone(), "loss").await?;
-        let correct = read_ints(pending.correct.clone(), "correct count").await?;
-        Ok::<_, String>((loss[0], correct[0]))
-    };
-    let (loss, correct) = match read.await {
-        Ok(values) => values,
-        Err(message) => return device_failed(run, message).await,
-    };
-    let seconds = (now_ms() - started) / 1000.0;
-    match run.session.finish_step(&pending, loss, correct, seconds) {
-        Ok(report) => {
-            run.unsent.push(report.point);
-            run.latest = Some(report);
-        }
-        Err(error @ TrainingError::NonFiniteLoss { .. }) => {
-            flush_steps(run);
-            return stopped_by_nan(slot, error).await;
-        }
+    if run.in_flight.is_empty() {
+        run.in_flight_since = now_ms();
     }
+    let began = match run.session.begin_step() {
+        Some(pending) => {
+            run.in_flight.push(pending);
+            true
+        }
+        None => false,
+    };
     let evaluate_now = run.session.evaluation_due();
+    let read_now = !began
+        || evaluate_now
+        || run.session.is_finished()
+        || run.in_flight.len() >= READ_EVERY_STEPS
+        || now_ms() - run.in_flight_since >= READ_EVERY_MS;
+    if !read_now || !settle(slot).await {
+        return;
+    }
+    let Some(run) = slot.as_mut() else { return };
     if evaluate_now || now_ms() - run.last_report_ms > REPORT_EVERY_MS {
         flush_steps(run);
     }
@@ -464,6 +470,56 @@ async fn train_step(slot: &mut Option<Run>) {
         flush_steps(run);
         set_state(run, RunState::Finished);
     }
+}
+
+/// Reads back every step in flight with one readback and books them in order. `false` when
+/// the run cannot go on (the device failed, or the loss stopped being finite).
+async fn settle(slot: &mut Option<Run>) -> bool {
+    let Some(run) = slot.as_mut() else {
+        return false;
+    };
+    if run.in_flight.is_empty() {
+        return true;
+    }
+    let steps = std::mem::take(&mut run.in_flight);
+    let values = match read_step_values(&steps).await {
+        Ok(values) => values,
+        Err(message) => {
+            device_failed(run, message).await;
+            return false;
+        }
+    };
+    // The steps ran back to back on the device: each gets an equal share of the time.
+    let seconds = (now_ms() - run.in_flight_since) / 1000.0 / steps.len() as f64;
+    for (pending, (loss, correct)) in steps.iter().zip(values) {
+        match run.session.finish_step(pending, loss, correct, seconds) {
+            Ok(report) => {
+                run.unsent.push(report.point);
+                run.latest = Some(report);
+            }
+            Err(error @ TrainingError::NonFiniteLoss { .. }) => {
+                flush_steps(run);
+                stopped_by_nan(slot, error).await;
+                return false;
+            }
+        }
+    }
+    true
+}
+
+/// Each step's loss and correct count, in one readback.
+async fn read_step_values(steps: &[PendingStep]) -> Result<Vec<(f32, i64)>, String> {
+    let losses = steps.iter().map(|step| step.loss.clone()); // n × [1]
+    let correct = steps.iter().map(|step| step.correct.clone().float()); // n × [1]
+    let values = Tensor::cat(losses.chain(correct).collect(), 0); // [2n]
+    let values = read_floats(values, "losses and accuracies").await?;
+    let n = steps.len();
+    if values.len() != 2 * n {
+        return Err(format!("{} values came back for {n} steps", values.len()));
+    }
+    Ok((0..n)
+        .map(|i| (values[i], values[n + i].round() as i64))
+        .collect())
 }
 
 /// Test accuracy on the plan's test subset; `None` before any test chunk arrived.

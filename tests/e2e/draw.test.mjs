@@ -3,9 +3,9 @@
 import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
 import { fileURLToPath } from "node:url";
-import { LabPage, ONE, ZERO, launch, serve, until } from "./support.mjs";
+import { GPU_FAULTS, LabPage, ONE, ZERO, gpuWorker, launch, prependToWorkers, serve, until } from "./support.mjs";
 
-const dist = fileURLToPath(new URL("../../dist", import.meta.url));
+const dist = process.env.VITLAB_DIST ?? fileURLToPath(new URL("../../dist", import.meta.url));
 let server, browser;
 before(async () => {
   server = await serve(dist);
@@ -79,5 +79,63 @@ test("the shipped seed-recipe model can replace the default and still reads digi
   await until(() => lab.byTestId("model-source").textContent(), (text) => /vit-lab/.test(text), {
     what: "the lab model back",
   });
+  await lab.page.close();
+});
+
+// The GPU runs in a worker of its own: whatever it does, the page carries on on the CPU.
+test("a GPU device lost while drawing: the page says so and goes on on the CPU", async () => {
+  const context = await browser.newContext();
+  await prependToWorkers(context, GPU_FAULTS);
+  const lab = new LabPage(await context.newPage());
+  const errors = [];
+  lab.page.on("pageerror", (error) => errors.push(error.message));
+  await lab.open(`${server.url}?backend=webgpu`);
+  assert.match(await lab.backend(), /WebGPU/);
+  await lab.stroke(ONE);
+  assert.equal(await lab.settledPrediction(), "1");
+
+  await gpuWorker(lab.page).evaluate(() => globalThis.__gpuDevices.forEach((device) => device.destroy()));
+  await lab.clear();
+  await lab.stroke(ZERO);
+  await until(() => lab.backend(), (backend) => /CPU/.test(backend), { what: "the CPU taking over" });
+  assert.match(await lab.byTestId("backend-note").textContent(), /The GPU failed/);
+  assert.equal(await lab.settledPrediction(), "0");
+  await lab.clear();
+  await lab.stroke(ONE);
+  assert.equal(await lab.settledPrediction(), "1");
+  assert.equal(gpuWorker(lab.page), undefined, "the failed GPU worker is ended");
+  assert.deepEqual(errors, []);
+  await context.close();
+});
+
+test("shaders the GPU rejects at start-up: the page starts on the CPU and says why", async () => {
+  const context = await browser.newContext();
+  await prependToWorkers(context, "globalThis.__rejectShaders = true;", GPU_FAULTS);
+  const lab = new LabPage(await context.newPage());
+  const errors = [];
+  lab.page.on("pageerror", (error) => errors.push(error.message));
+  await lab.open(`${server.url}?backend=webgpu`);
+  assert.match(await lab.backend(), /CPU/);
+  assert.match(await lab.byTestId("backend-note").textContent(), /WebGPU failed/);
+  await lab.stroke(ONE);
+  assert.equal(await lab.settledPrediction(), "1");
+  assert.deepEqual(errors, []);
+  await context.close();
+});
+
+test("without ?backend= the page starts on the CPU at once, times WebGPU, and keeps the faster", async () => {
+  const lab = new LabPage(await browser.newPage());
+  await lab.open(server.url);
+  assert.match(await lab.backend(), /CPU/, "ready on the CPU before WebGPU is tried");
+  const timings = await until(() => lab.byTestId("backend-timings").textContent().catch(() => ""), (text) => /→/.test(text), {
+    timeout: 300_000,
+    what: "both backends timed",
+  });
+  const [, gpu, cpu] = timings.match(/WebGPU ([\d.]+) ms, CPU ([\d.]+) ms/).map(Number);
+  const faster = gpu < cpu ? /WebGPU/ : /CPU/;
+  assert.match(await lab.backend(), faster, timings);
+  assert.match(timings, faster);
+  await lab.stroke(ONE);
+  assert.equal(await lab.settledPrediction(), "1");
   await lab.page.close();
 });

@@ -28,6 +28,120 @@ export async function serve(root) {
   return { url: `http://127.0.0.1:${server.address().port}/`, close: () => server.close() };
 }
 
+/**
+ * Counts what reaches the GPU, in whichever scope runs it: compute dispatches, queue submits,
+ * buffer readbacks (`mapAsync`) and compute pipelines created. Evaluated before any script of
+ * the page (an init script) and of every worker (prepended to the worker's loader).
+ */
+export const GPU_COUNTER = `(() => {
+  if (globalThis.__gpuCounts) return;
+  const counts = { dispatches: 0, submits: 0, readbacks: 0, pipelines: 0 };
+  globalThis.__gpuCounts = counts;
+  const count = (type, name, key) => {
+    const proto = globalThis[type]?.prototype;
+    if (!proto || typeof proto[name] !== "function") return;
+    const original = proto[name];
+    proto[name] = function (...args) { counts[key]++; return original.apply(this, args); };
+  };
+  count("GPUComputePassEncoder", "dispatchWorkgroups", "dispatches");
+  count("GPUComputePassEncoder", "dispatchWorkgroupsIndirect", "dispatches");
+  count("GPUQueue", "submit", "submits");
+  count("GPUBuffer", "mapAsync", "readbacks");
+  count("GPUDevice", "createComputePipeline", "pipelines");
+  count("GPUDevice", "createComputePipelineAsync", "pipelines");
+})();`;
+
+/**
+ * Faults a test can cause in a worker's GPU: every device the worker gets is kept in
+ * `globalThis.__gpuDevices` (so a test can destroy it: a lost device), and with
+ * `globalThis.__rejectShaders` set first every shader handed to the GPU is invalid WGSL (a
+ * shader the GPU rejects).
+ */
+export const GPU_FAULTS = `(() => {
+  globalThis.__gpuDevices = [];
+  const requestDevice = GPUAdapter.prototype.requestDevice;
+  GPUAdapter.prototype.requestDevice = async function (...args) {
+    const device = await requestDevice.apply(this, args);
+    globalThis.__gpuDevices.push(device);
+    return device;
+  };
+  const createShaderModule = GPUDevice.prototype.createShaderModule;
+  GPUDevice.prototype.createShaderModule = function (descriptor) {
+    if (!globalThis.__rejectShaders) return createShaderModule.call(this, descriptor);
+    return createShaderModule.call(this, { ...descriptor, code: "@compute fn broken( {" });
+  };
+})();`;
+
+/**
+ * Runs `scripts` first in every worker the pages of `context` start, by prepending them to the
+ * worker's loader (fetched through the context, so the workers' own requests are seen too).
+ * Call it once per context.
+ */
+export async function prependToWorkers(context, ...scripts) {
+  await context.route(/_loader\.js(\?.*)?$/, async (route) => {
+    const response = await route.fetch();
+    const body = `${scripts.join("\n")}\n${await response.text()}`;
+    await route.fulfill({ response, body, headers: { ...response.headers(), "content-length": String(Buffer.byteLength(body)) } });
+  });
+}
+
+/** Installs [`GPU_COUNTER`] in `page` and in the workers it starts. */
+export async function countGpu(page) {
+  await page.addInitScript(GPU_COUNTER);
+  await prependToWorkers(page.context(), GPU_COUNTER);
+}
+
+/** The worker running the page's model on the GPU, if one runs. */
+export function gpuWorker(page) {
+  return page.workers().find((worker) => new URL(worker.url()).searchParams.get("role") === "gpu");
+}
+
+/**
+ * GPU counts so far, per scope (`page` and each worker by its script name) and in `total`.
+ * A worker that has ended no longer answers: its counts are gone with it.
+ */
+export async function gpuCounts(page) {
+  const zero = { dispatches: 0, submits: 0, readbacks: 0, pipelines: 0 };
+  const read = async (scope) => {
+    try {
+      return (await scope.evaluate(() => globalThis.__gpuCounts && { ...globalThis.__gpuCounts })) ?? { ...zero };
+    } catch {
+      return { ...zero };
+    }
+  };
+  const scopes = { page: await read(page) };
+  for (const worker of page.workers()) {
+    const name = new URL(worker.url()).pathname.split("/").pop() + new URL(worker.url()).search;
+    scopes[name] = await read(worker);
+  }
+  const total = { ...zero };
+  for (const counts of Object.values(scopes)) for (const key of Object.keys(zero)) total[key] += counts[key];
+  return { ...scopes, total };
+}
+
+/** Waits until the GPU counts stand still for `quiet` ms (or `timeout` passes); returns them. */
+export async function settleGpu(page, { quiet = 2000, timeout = 300_000 } = {}) {
+  const deadline = Date.now() + timeout;
+  let last = await gpuCounts(page);
+  let since = Date.now();
+  while (Date.now() < deadline) {
+    await page.waitForTimeout(250);
+    const now = await gpuCounts(page);
+    if (JSON.stringify(now.total) !== JSON.stringify(last.total)) {
+      last = now;
+      since = Date.now();
+    } else if (Date.now() - since >= quiet) {
+      return now;
+    }
+  }
+  return last;
+}
+
+/** `after - before` for each count of [`gpuCounts`]' `total`. */
+export function gpuDelta(before, after) {
+  return Object.fromEntries(Object.keys(after.total).map((key) => [key, after.total[key] - (before.total[key] ?? 0)]));
+}
+
 export async function launch() {
   return chromium.launch({
     executablePath: process.env.CHROMIUM ?? "/usr/bin/chromium",
@@ -78,6 +192,14 @@ export class LabPage {
       await this.page.waitForTimeout(300);
     }
     throw new Error(`no settled prediction within ${timeout} ms (last: ${last})`);
+  }
+  /** Classifications of drawings so far (the latency line's `data-runs`). */
+  async classifications() {
+    const latency = this.byTestId("latency");
+    const runs = await latency.getAttribute("data-runs");
+    if (runs !== null) return Number(runs);
+    // Builds before `data-runs`: the line's own count, which stops at 200.
+    return Number((await latency.textContent()).match(/\((\d+) runs\)/)?.[1] ?? 0);
   }
   async probabilities() {
     return Promise.all([...Array(10).keys()].map(async (d) =>

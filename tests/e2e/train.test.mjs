@@ -7,7 +7,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { LabPage, ONE, launch, numberIn, serve, until, watchLongTasks } from "./support.mjs";
 
-const dist = fileURLToPath(new URL("../../dist", import.meta.url));
+const dist = process.env.VITLAB_DIST ?? fileURLToPath(new URL("../../dist", import.meta.url));
 let server, browser;
 before(async () => {
   server = await serve(dist);

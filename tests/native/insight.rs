@@ -142,7 +142,8 @@ fn filter_components_find_the_direction_of_largest_variance() {
 mod from_the_model {
     use vitlab::data::images_tensor;
     use vitlab::inference::{
-        Classification, WeightInsight, batch_attention_distance, classify, images_of,
+        Classification, WeightInsight, attention_part, batch_attention_distance, classify,
+        images_of,
     };
     use vitlab::model::VitConfig;
     use vitlab::native;
@@ -161,11 +162,10 @@ mod from_the_model {
         let images = images_of(&test, 3);
 
         let pending = classify(&model, &images[..1], &device);
-        let result = Classification::from_values(
-            to_vec(pending.probabilities),
-            to_vec(pending.attention),
-            &config,
-        );
+        let packed = to_vec(pending.packed);
+        // One tensor holds the probabilities and every map: a single readback in the browser.
+        assert_eq!(packed.len(), 10 + 2 * 8 * 50 * 50);
+        let result = Classification::from_packed(&packed, &config);
         assert_eq!(result.probabilities.len(), 10);
         assert!((result.probabilities.iter().sum::<f32>() - 1.0).abs() < 1e-5);
         assert_eq!(result.attention.len(), 2);
@@ -185,15 +185,20 @@ mod from_the_model {
         assert!(rollout.iter().sum::<f32>() <= 1.0 + 1e-5);
 
         let pending = classify(&model, &images, &device);
-        let distances = batch_attention_distance(&to_vec(pending.attention), images.len(), &config);
+        let packed = to_vec(pending.packed);
+        let distances = batch_attention_distance(
+            attention_part(&packed, images.len(), &config),
+            images.len(),
+            &config,
+        );
         assert_eq!(distances.len(), 2);
         assert_eq!(distances[0].len(), config.heads);
         // The batch's mean per layer and head is the mean of each image's own figures.
         let alone: Vec<Vec<Vec<f32>>> = images
             .chunks(1)
             .map(|image| {
-                let pending = classify(&model, image, &device);
-                batch_attention_distance(&to_vec(pending.attention), 1, &config)
+                let packed = to_vec(classify(&model, image, &device).packed);
+                batch_attention_distance(attention_part(&packed, 1, &config), 1, &config)
             })
             .collect();
         for (layer, heads) in distances.iter().enumerate() {

@@ -1,0 +1,118 @@
+//! What a person chooses before pressing Train, and what it implies: the schedule, the
+//! optimiser settings, the steps of an epoch.
+
+use serde::{Deserialize, Serialize};
+
+use super::{LrSchedule, OptimizerSettings};
+use crate::model::VitConfig;
+
+/// Everything a person chooses before pressing Train.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TrainingPlan {
+    pub config: VitConfig,
+    pub epochs: usize,
+    pub batch_size: usize,
+    /// Peak learning rate.
+    pub lr: f64,
+    /// Linear warm-up then cosine decay; `None` keeps the rate constant (the seed's way).
+    pub warmup_epochs: Option<f64>,
+    /// AdamW weight decay; 0 is Adam.
+    pub weight_decay: f32,
+    pub label_smoothing: f32,
+    pub augment: bool,
+    pub seed: u64,
+    /// Test images used for each evaluation (the first ones loaded).
+    pub eval_images: usize,
+    /// Evaluate every this many steps (and after every epoch); 0 = only after epochs.
+    pub eval_every: usize,
+}
+
+impl TrainingPlan {
+    /// The seed's model and recipe: Adam 1e-3, batch 64, constant rate, no augmentation.
+    pub fn seed() -> Self {
+        Self {
+            config: VitConfig::seed(),
+            epochs: 10,
+            batch_size: 64,
+            lr: 1e-3,
+            warmup_epochs: None,
+            weight_decay: 0.0,
+            label_smoothing: 0.0,
+            augment: false,
+            seed: 42,
+            eval_images: 2000,
+            eval_every: 200,
+        }
+    }
+
+    /// The shipped lab model's configuration and the recipe of its first 16 epochs (its later
+    /// stages are in `pretrained/README.md`).
+    pub fn lab() -> Self {
+        Self {
+            config: VitConfig::lab(),
+            epochs: 16,
+            batch_size: 128,
+            lr: 2e-3,
+            warmup_epochs: Some(0.3),
+            weight_decay: 0.05,
+            label_smoothing: 0.1,
+            augment: true,
+            seed: 7,
+            eval_images: 2000,
+            eval_every: 100,
+        }
+    }
+
+    /// A preset by name, as the page and the CLI spell it.
+    pub fn preset(name: &str) -> Option<Self> {
+        match name {
+            "seed" => Some(Self::seed()),
+            "lab" => Some(Self::lab()),
+            _ => None,
+        }
+    }
+
+    /// Why this plan cannot run, if it cannot.
+    pub fn validate(&self) -> Result<(), String> {
+        self.config.validate().map_err(|e| e.to_string())?;
+        if self.epochs == 0 || self.batch_size == 0 {
+            return Err("epochs and batch size must be at least 1".into());
+        }
+        // 0 is allowed: a run that only measures, keeping the weights as they are.
+        if !(self.lr.is_finite() && self.lr >= 0.0) {
+            return Err(format!("the learning rate {} must be 0 or more", self.lr));
+        }
+        if !(0.0..1.0).contains(&self.label_smoothing) {
+            return Err("label smoothing must be in [0, 1)".into());
+        }
+        if self.weight_decay < 0.0 || !self.weight_decay.is_finite() {
+            return Err("weight decay must be 0 or more".into());
+        }
+        Ok(())
+    }
+
+    pub fn steps_per_epoch(&self, train_items: usize) -> usize {
+        train_items.div_ceil(self.batch_size).max(1)
+    }
+
+    /// The learning-rate schedule over the whole run, `train_items` images an epoch.
+    pub fn schedule(&self, train_items: usize) -> LrSchedule {
+        let steps_per_epoch = self.steps_per_epoch(train_items);
+        match self.warmup_epochs {
+            Some(warmup) => LrSchedule {
+                peak: self.lr,
+                floor: self.lr * 1e-2,
+                warmup_steps: (warmup * steps_per_epoch as f64) as usize,
+                total_steps: self.epochs * steps_per_epoch,
+            },
+            None => LrSchedule::constant(self.lr),
+        }
+    }
+
+    pub fn optimizer(&self) -> OptimizerSettings {
+        OptimizerSettings {
+            weight_decay: self.weight_decay,
+            label_smoothing: self.label_smoothing,
+        }
+    }
+}

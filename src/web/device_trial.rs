@@ -1,0 +1,98 @@
+//! Which device a run trains on when the page leaves it open: WebGPU where it proves faster
+//! than the CPU over a few steps of the run's own model and batch size, the CPU otherwise.
+
+use futures::future::{Either, select};
+
+use burn::tensor::{Device, Int, Tensor};
+
+use crate::data::{Batch, IMAGE_SIDE};
+use crate::train::{Trainer, TrainingPlan};
+
+use super::global::{now_ms, sleep_ms};
+use super::read::read_floats;
+use super::{Backend, StartedDevice, start_device};
+
+/// Steps timed on each device, after one that warms it up (and compiles the GPU's kernels).
+const TIMED_STEPS: usize = 2;
+/// A GPU slower than this to warm up and take its timed steps loses the trial (a software
+/// GPU can take minutes to compile every kernel of a training step).
+const GPU_TRIAL_DEADLINE_MS: u32 = 30_000;
+
+/// The device asked for; or with none asked for, the faster of WebGPU and the CPU for `plan`,
+/// with a note that says both times.
+pub async fn training_device(preferred: Option<Backend>, plan: &TrainingPlan) -> StartedDevice {
+    if preferred.is_some() {
+        return start_device(preferred).await;
+    }
+    let gpu = start_device(Some(Backend::WebGpu)).await;
+    if gpu.backend != Backend::WebGpu {
+        return gpu;
+    }
+    let cpu = StartedDevice {
+        device: Device::flex(),
+        backend: Backend::Cpu,
+        fallback_reason: None,
+    };
+    let cpu_ms = match step_ms(plan, &cpu.device).await {
+        Ok(ms) => ms,
+        // The CPU cannot even take a step: the GPU is all there is.
+        Err(_) => return gpu,
+    };
+    let trial = Box::pin(step_ms(plan, &gpu.device));
+    let outcome = match select(trial, Box::pin(sleep_ms(GPU_TRIAL_DEADLINE_MS))).await {
+        Either::Left((outcome, _)) => Some(outcome),
+        Either::Right(_) => None,
+    };
+    let note = match outcome {
+        Some(Ok(gpu_ms)) if gpu_ms < cpu_ms => {
+            return StartedDevice {
+                fallback_reason: Some(format!(
+                    "chosen: {gpu_ms:.0} ms a step on WebGPU, {cpu_ms:.0} ms on the CPU"
+                )),
+                ..gpu
+            };
+        }
+        Some(Ok(gpu_ms)) => {
+            format!("the CPU is faster: {cpu_ms:.0} ms a step, WebGPU {gpu_ms:.0} ms")
+        }
+        Some(Err(message)) => format!("WebGPU failed its trial steps ({message})"),
+        None => format!(
+            "WebGPU took over {} s for its first steps; the CPU takes {cpu_ms:.0} ms a step",
+            GPU_TRIAL_DEADLINE_MS / 1000
+        ),
+    };
+    StartedDevice {
+        fallback_reason: Some(note),
+        ..cpu
+    }
+}
+
+/// Milliseconds a training step of `plan` takes on `device`: the median of [`TIMED_STEPS`]
+/// after a warm-up step, on a made-up batch (the pixels do not change the time) with a model
+/// that is thrown away.
+async fn step_ms(plan: &TrainingPlan, device: &Device) -> Result<f64, String> {
+    let mut trainer = Trainer::new(
+        plan.config.init(device),
+        plan.config.clone(),
+        plan.optimizer(),
+        device,
+    );
+    let batch = Batch {
+        images: Tensor::zeros(
+            [plan.batch_size, 1, IMAGE_SIDE, IMAGE_SIDE],
+            trainer.device(),
+        ),
+        labels: Tensor::<1, Int>::zeros([plan.batch_size], trainer.device()),
+    };
+    let mut times = Vec::with_capacity(TIMED_STEPS);
+    for step in 0..=TIMED_STEPS {
+        let started = now_ms();
+        let output = trainer.step(&batch, plan.lr);
+        read_floats(output.loss, "a trial step's loss").await?;
+        if step > 0 {
+            times.push(now_ms() - started);
+        }
+    }
+    times.sort_by(f64::total_cmp);
+    Ok(times[TIMED_STEPS / 2])
+}

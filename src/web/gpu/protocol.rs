@@ -1,0 +1,56 @@
+//! What the page and its GPU worker say to each other. Requests carry an id that their answer
+//! repeats; bytes (weights, images, read-back values) travel beside the message.
+
+use serde::{Deserialize, Serialize};
+
+/// The page to the GPU worker.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub enum ToGpu {
+    /// Build the model from the safetensors bytes beside this, on WebGPU (started on the first
+    /// load), and run it once so that every kernel is compiled; replaces any model before.
+    /// Answered by [`FromGpu::Loaded`].
+    Load { id: u32 },
+    /// Classify the 28×28 image beside this. Answered by [`FromGpu::Classified`].
+    Classify { id: u32 },
+    /// Mean attention distance per layer and head over the images beside this (784 bytes
+    /// each). Answered by [`FromGpu::Distances`].
+    Distances { id: u32, images: usize },
+}
+
+/// The GPU worker to the page.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub enum FromGpu {
+    /// The worker listens.
+    Ready,
+    /// The model is built and warm.
+    Loaded {
+        id: u32,
+    },
+    /// The packed read-back (see [`crate::inference::PendingClassification`]) travels beside
+    /// this as little-endian `f32`s.
+    Classified {
+        id: u32,
+    },
+    Distances {
+        id: u32,
+        values: Vec<Vec<f32>>,
+    },
+    /// The request failed; the worker goes on, but the page no longer trusts its GPU.
+    Failed {
+        id: u32,
+        message: String,
+    },
+}
+
+impl FromGpu {
+    /// The request this answers, if it answers one.
+    pub fn id(&self) -> Option<u32> {
+        match self {
+            Self::Ready => None,
+            Self::Loaded { id }
+            | Self::Classified { id }
+            | Self::Distances { id, .. }
+            | Self::Failed { id, .. } => Some(*id),
+        }
+    }
+}

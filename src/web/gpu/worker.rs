@@ -1,0 +1,103 @@
+//! The GPU worker: the page's model on WebGPU, in a worker of its own. Whatever the GPU does
+//! (rejects a shader, loses the device, makes CubeCL panic) ends at most this worker; the page
+//! hears of it and carries on on the CPU.
+
+use std::cell::RefCell;
+use std::rc::Rc;
+
+use futures::StreamExt;
+use futures::channel::mpsc;
+use wasm_bindgen::prelude::*;
+use wasm_bindgen_futures::spawn_local;
+use web_sys::{DedicatedWorkerGlobalScope, MessageEvent};
+
+use crate::data::IMAGE_PIXELS;
+use crate::weights;
+
+use super::protocol::{FromGpu, ToGpu};
+use crate::web::engine::LocalModel;
+use crate::web::packet::{Packet, floats_to_bytes};
+use crate::web::{Backend, start_device};
+
+/// The worker's entry point: requests are handled one at a time, in the order they came.
+pub fn run_gpu_worker() {
+    let scope: DedicatedWorkerGlobalScope = js_sys::global().unchecked_into();
+    let (inbox, mut requests) = mpsc::unbounded::<Packet>();
+    let listener = Closure::<dyn FnMut(MessageEvent)>::new(move |event: MessageEvent| {
+        if let Some(packet) = Packet::read(&event) {
+            let _ = inbox.unbounded_send(packet);
+        }
+    });
+    scope.set_onmessage(Some(listener.as_ref().unchecked_ref()));
+    listener.forget();
+    spawn_local(async move {
+        let model = Rc::new(RefCell::new(None::<Rc<LocalModel>>));
+        while let Some(packet) = requests.next().await {
+            let Ok(request) = packet.parse::<ToGpu>() else {
+                continue;
+            };
+            let (answer, bytes) = handle(request, packet.bytes.unwrap_or_default(), &model).await;
+            Packet::new(&answer, bytes).send_to_page();
+        }
+    });
+    Packet::new(&FromGpu::Ready, None).send_to_page();
+}
+
+async fn handle(
+    request: ToGpu,
+    bytes: Vec<u8>,
+    slot: &RefCell<Option<Rc<LocalModel>>>,
+) -> (FromGpu, Option<Vec<u8>>) {
+    let failed = |id, message| (FromGpu::Failed { id, message }, None);
+    match request {
+        ToGpu::Load { id } => match load(&bytes).await {
+            Ok(model) => {
+                *slot.borrow_mut() = Some(Rc::new(model));
+                (FromGpu::Loaded { id }, None)
+            }
+            Err(message) => failed(id, message),
+        },
+        ToGpu::Classify { id } => {
+            let Some(model) = slot.borrow().clone() else {
+                return failed(id, "no model is loaded on the GPU".into());
+            };
+            let Ok(image) = <[u8; IMAGE_PIXELS]>::try_from(bytes.as_slice()) else {
+                return failed(id, format!("an image is {IMAGE_PIXELS} bytes"));
+            };
+            match model.classify_packed(&[image]).await {
+                Ok(packed) => (FromGpu::Classified { id }, Some(floats_to_bytes(&packed))),
+                Err(message) => failed(id, message),
+            }
+        }
+        ToGpu::Distances { id, images } => {
+            let Some(model) = slot.borrow().clone() else {
+                return failed(id, "no model is loaded on the GPU".into());
+            };
+            if bytes.len() != images.saturating_mul(IMAGE_PIXELS) || images == 0 {
+                return failed(id, format!("{images} images are not {} bytes", bytes.len()));
+            }
+            let images: Vec<[u8; IMAGE_PIXELS]> = bytes
+                .chunks_exact(IMAGE_PIXELS)
+                .map(|image| image.try_into().expect("chunks of 784"))
+                .collect();
+            match model.attention_distance(&images).await {
+                Ok(values) => (FromGpu::Distances { id, values }, None),
+                Err(message) => failed(id, message),
+            }
+        }
+    }
+}
+
+/// The weights on WebGPU, run once so that every kernel is compiled before the first drawing.
+async fn load(bytes: &[u8]) -> Result<LocalModel, String> {
+    let file = weights::decode(bytes).map_err(|e| e.to_string())?;
+    let started = start_device(Some(Backend::WebGpu)).await;
+    if started.backend != Backend::WebGpu {
+        return Err(started
+            .fallback_reason
+            .unwrap_or_else(|| "WebGPU did not start".into()));
+    }
+    let model = LocalModel::new(&file, started.device);
+    model.classify_packed(&[[0; IMAGE_PIXELS]]).await?;
+    Ok(model)
+}

@@ -1,0 +1,83 @@
+//! How the page and its workers talk: a message as JSON text, with bytes (weights, images,
+//! read-back values) travelling beside it as a transferred buffer rather than inside it.
+
+use js_sys::{Array, Uint8Array};
+use wasm_bindgen::{JsCast, JsValue};
+use web_sys::{MessageEvent, Worker};
+
+/// A message as it travels: JSON, and the bytes beside it if any.
+pub struct Packet {
+    pub json: String,
+    pub bytes: Option<Vec<u8>>,
+}
+
+impl Packet {
+    pub fn new(message: &impl serde::Serialize, bytes: Option<Vec<u8>>) -> Self {
+        Self {
+            json: serde_json::to_string(message).expect("messages serialise"),
+            bytes,
+        }
+    }
+
+    /// The packet an event carries; `None` for anything else.
+    pub fn read(event: &MessageEvent) -> Option<Self> {
+        let data = event.data();
+        if let Some(json) = data.as_string() {
+            return Some(Self { json, bytes: None });
+        }
+        let packet: Array = data.dyn_into().ok()?;
+        Some(Self {
+            json: packet.get(0).as_string()?,
+            bytes: packet
+                .get(1)
+                .dyn_into::<Uint8Array>()
+                .ok()
+                .map(|array| array.to_vec()),
+        })
+    }
+
+    /// The message, parsed.
+    pub fn parse<T: serde::de::DeserializeOwned>(&self) -> Result<T, String> {
+        serde_json::from_str(&self.json).map_err(|e| format!("an unreadable message: {e}"))
+    }
+
+    /// The JavaScript value to post and the buffers to transfer with it.
+    fn into_js(self) -> (JsValue, Array) {
+        let packet = Array::of1(&self.json.into());
+        let transfer = Array::new();
+        if let Some(bytes) = self.bytes {
+            let array = Uint8Array::from(bytes.as_slice());
+            transfer.push(&array.buffer());
+            packet.push(&array);
+        }
+        (packet.into(), transfer)
+    }
+
+    /// Posts to `worker` (from the page).
+    pub fn send_to(self, worker: &Worker) -> Result<(), JsValue> {
+        let (packet, transfer) = self.into_js();
+        worker.post_message_with_transfer(&packet, &transfer)
+    }
+
+    /// Posts to the page (from inside a worker).
+    #[cfg(any(feature = "train", feature = "gpu"))]
+    pub fn send_to_page(self) {
+        let scope: web_sys::DedicatedWorkerGlobalScope = js_sys::global().unchecked_into();
+        let (packet, transfer) = self.into_js();
+        let _ = scope.post_message_with_transfer(&packet, &transfer);
+    }
+}
+
+/// `values` as little-endian bytes, to travel beside a message.
+#[cfg(feature = "gpu")]
+pub fn floats_to_bytes(values: &[f32]) -> Vec<u8> {
+    values.iter().flat_map(|v| v.to_le_bytes()).collect()
+}
+
+/// The floats `floats_to_bytes` made; trailing bytes that make no whole float are dropped.
+pub fn bytes_to_floats(bytes: &[u8]) -> Vec<f32> {
+    bytes
+        .chunks_exact(4)
+        .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+        .collect()
+}
