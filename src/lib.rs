@@ -12,6 +12,8 @@ pub mod train;
 pub mod weights;
 
 #[cfg(not(target_arch = "wasm32"))]
+pub mod launch_count;
+#[cfg(not(target_arch = "wasm32"))]
 pub mod native;
 
 #[cfg(target_arch = "wasm32")]

@@ -20,6 +20,9 @@ mod cli {
     use burn::tensor::Device;
     use clap::{Args, Parser, Subcommand, ValueEnum};
     use vitlab::data::{Augmentation, Split};
+    use vitlab::launch_count::Launches;
+    #[cfg(feature = "gpu")]
+    use vitlab::launch_count::count_launches;
     use vitlab::model::{VitConfig, seed_randomness};
     use vitlab::native;
     use vitlab::train::{Checkpoint, OptimizerSettings, SplitMix64, Trainer, TrainingPlan};
@@ -74,9 +77,12 @@ mod cli {
         Train(Box<TrainArgs>),
         /// Measure training throughput and batch-1 latency (the seed preset on the CPU unless told).
         Bench {
-            /// Timed training steps (batch 64).
+            /// Timed training steps.
             #[arg(long, default_value_t = 60)]
             steps: usize,
+            /// Images per training step.
+            #[arg(long, default_value_t = 64)]
+            batch_size: usize,
             /// Timed batch-1 inferences.
             #[arg(long, default_value_t = 300)]
             inferences: usize,
@@ -243,10 +249,11 @@ mod cli {
             Command::Train(args) => train(*args),
             Command::Bench {
                 steps,
+                batch_size,
                 inferences,
                 preset,
                 common,
-            } => bench(steps, inferences, &preset, common),
+            } => bench(steps, batch_size, inferences, &preset, common),
         }
     }
 
@@ -759,9 +766,15 @@ mod cli {
         sorted[((sorted.len() - 1) as f64 * q).round() as usize]
     }
 
-    fn bench(steps: usize, inferences: usize, preset: &str, common: Common) -> Result<(), String> {
-        const BATCH: usize = 64;
+    fn bench(
+        steps: usize,
+        batch_size: usize,
+        inferences: usize,
+        preset: &str,
+        common: Common,
+    ) -> Result<(), String> {
         const WARMUP: usize = 5;
+        let batch = batch_size;
         let (data_dir, device) = setup(&common)?;
         let threads = common.threads.unwrap_or_else(rayon::current_num_threads);
         let manifest = native::read_manifest(&data_dir)?;
@@ -775,10 +788,16 @@ mod cli {
             OptimizerSettings::default(),
             &device,
         );
+        if batch == 0 || batch > set.len() || steps == 0 || inferences == 0 {
+            return Err(format!(
+                "--batch-size must be 1 to {}, --steps and --inferences at least 1",
+                set.len()
+            ));
+        }
         let batches: Vec<Vec<usize>> = (0..WARMUP + steps)
             .map(|i| {
-                ((i * BATCH) % (set.len() - BATCH)..(i * BATCH) % (set.len() - BATCH) + BATCH)
-                    .collect()
+                let start = (i * batch) % (set.len() - batch + 1);
+                (start..start + batch).collect()
             })
             .collect();
         let mut started = Instant::now();
@@ -793,7 +812,7 @@ mod cli {
                 return Err("the loss is not finite".into());
             }
         }
-        let train_rate = (steps * BATCH) as f64 / started.elapsed().as_secs_f64();
+        let train_rate = (steps * batch) as f64 / started.elapsed().as_secs_f64();
         let train_peak = peak_memory_mb();
 
         let model = trainer.inference_model();
@@ -808,6 +827,7 @@ mod cli {
             }
         }
         latencies.sort_by(f64::total_cmp);
+        let launches = count_gpu_launches(&common, &set, &mut trainer, &model, &batches[0])?;
         let summary = serde_json::json!({
             "implementation": match common.device {
                 DeviceChoice::Cpu => "vitlab (Burn, flex CPU backend)",
@@ -819,14 +839,78 @@ mod cli {
             "latency_p50_ms": percentile(&latencies, 0.5),
             "latency_p95_ms": percentile(&latencies, 0.95),
             "peak_memory_mb": train_peak,
+            "batch_size": batch,
+            "dispatches_per_step": launches.as_ref().map(|(step, _)| step.total),
+            "dispatches_per_inference": launches.as_ref().map(|(_, inference)| inference.total),
+            "kernels_per_step": launches.as_ref().map(|(step, _)| &step.by_kernel),
         });
         println!(
-            "{threads} thread(s): training {train_rate:.0} images/s (batch {BATCH}); batch-1 latency p50 {:.2} ms, p95 {:.2} ms; peak memory {:.0} MB",
+            "{threads} thread(s): training {train_rate:.0} images/s (batch {batch}); batch-1 latency p50 {:.2} ms, p95 {:.2} ms; peak memory {:.0} MB",
             percentile(&latencies, 0.5),
             percentile(&latencies, 0.95),
             train_peak.unwrap_or(f64::NAN)
         );
+        if let Some((step, inference)) = &launches {
+            for (what, launches) in [("training step", step), ("batch-1 inference", inference)] {
+                let top: Vec<String> = launches
+                    .by_kernel
+                    .iter()
+                    .take(8)
+                    .map(|(kernel, count)| format!("{count} {kernel}"))
+                    .collect();
+                println!(
+                    "GPU dispatches per {what}: {} (most: {})",
+                    launches.total,
+                    top.join(", ")
+                );
+            }
+        }
         println!("{summary}");
         Ok(())
+    }
+
+    /// GPU kernels launched by one training step (the mean of three) and by one batch-1
+    /// inference, each with its result read back; `None` on the CPU.
+    #[cfg(feature = "gpu")]
+    fn count_gpu_launches(
+        common: &Common,
+        set: &vitlab::data::MnistSet,
+        trainer: &mut Trainer,
+        model: &vitlab::model::VisionTransformer,
+        indices: &[usize],
+    ) -> Result<Option<(Launches, Launches)>, String> {
+        if common.device != DeviceChoice::Gpu {
+            return Ok(None);
+        }
+        const STEPS: usize = 3;
+        let batch = set.batch(indices, trainer.device());
+        let (_, mut step) = count_launches(|| {
+            for _ in 0..STEPS {
+                let _ = trainer.step(&batch, 1e-3).loss.into_scalar::<f32>();
+            }
+        });
+        step.total /= STEPS;
+        step.by_kernel
+            .iter_mut()
+            .for_each(|(_, count)| *count = count.div_ceil(STEPS));
+        // What a drawing costs in the page: probabilities and every map, read back at once.
+        let device = trainer.device().clone().inner();
+        let images = vitlab::inference::images_of(set, 1);
+        let (_, inference) = count_launches(|| {
+            let pending = vitlab::inference::classify(model, &images, &device);
+            let _ = pending.packed.into_data();
+        });
+        Ok(Some((step, inference)))
+    }
+
+    #[cfg(not(feature = "gpu"))]
+    fn count_gpu_launches(
+        _: &Common,
+        _: &vitlab::data::MnistSet,
+        _: &mut Trainer,
+        _: &vitlab::model::VisionTransformer,
+        _: &[usize],
+    ) -> Result<Option<(Launches, Launches)>, String> {
+        Ok(None)
     }
 }

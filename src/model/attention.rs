@@ -3,8 +3,7 @@ use burn::nn::{Dropout, DropoutConfig, Linear, LinearConfig};
 use burn::tensor::activation::softmax;
 use burn::tensor::{Device, Tensor};
 
-use super::VitConfig;
-use super::dropout;
+use super::{VitConfig, dropout, fused};
 
 /// Multi-head self-attention with one fused, bias-free QKV projection, as in the seed.
 #[derive(Module, Debug)]
@@ -37,11 +36,27 @@ impl MultiHeadAttention {
     /// - output: `[batch, tokens, dim]`
     /// - attention: `[batch, heads, tokens, tokens]`, each row summing to 1
     pub fn forward(&self, tokens: Tensor<3>) -> (Tensor<3>, Tensor<4>) {
-        let [batch, n, dim] = tokens.dims();
+        let (mixed, attention) = self.attend(tokens); // [B, N, D], [B, H, N, N]
+        let output = dropout(&self.dropout, self.proj.forward(mixed)); // [B, N, D]
+        (output, attention)
+    }
+
+    /// The heads' outputs side by side, before the output projection, and the attention
+    /// probabilities: one fused kernel on a GPU (see [`fused`]), Burn's ops elsewhere.
+    ///
+    /// # Shapes
+    /// - tokens: `[batch, tokens, dim]`
+    /// - mixed: `[batch, tokens, dim]`
+    /// - attention: `[batch, heads, tokens, tokens]`
+    pub fn attend(&self, tokens: Tensor<3>) -> (Tensor<3>, Tensor<4>) {
+        let qkv = self.qkv.forward(tokens); // [B, N, 3·D]
+        if let Some(fused) = fused::attention(&qkv, self.heads, &self.dropout) {
+            return fused;
+        }
+        let [batch, n, width] = qkv.dims();
+        let dim = width / 3;
         let head_dim = dim / self.heads;
-        let qkv = self
-            .qkv
-            .forward(tokens) // [B, N, 3·D]
+        let qkv = qkv
             .reshape([batch, n, 3, self.heads, head_dim]) // [B, N, 3, H, D/H]
             .permute([2, 0, 3, 1, 4]); // [3, B, H, N, D/H]
         let [q, k, v] = [0, 1, 2].map(|i| {
@@ -54,8 +69,7 @@ impl MultiHeadAttention {
         let attention = attention_softmax(scores); // [B, H, N, N]
         let mixed = dropout(&self.dropout, attention.clone()).matmul(v); // [B, H, N, D/H]
         let mixed = mixed.swap_dims(1, 2).reshape([batch, n, dim]); // [B, N, D]
-        let output = dropout(&self.dropout, self.proj.forward(mixed)); // [B, N, D]
-        (output, attention)
+        (mixed, attention)
     }
 }
 

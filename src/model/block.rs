@@ -2,7 +2,7 @@ use burn::module::Module;
 use burn::nn::{Dropout, DropoutConfig, Gelu, LayerNorm, LayerNormConfig, Linear, LinearConfig};
 use burn::tensor::{Device, Tensor};
 
-use super::{MultiHeadAttention, VitConfig, dropout};
+use super::{MultiHeadAttention, VitConfig, dropout, fused};
 
 /// Eq. 2–3: a pre-norm Transformer encoder block.
 #[derive(Module, Debug)]
@@ -31,16 +31,32 @@ impl EncoderBlock {
         }
     }
 
+    /// Each step runs as a fused kernel where one runs (a GPU; see [`fused`]) and as Burn's
+    /// ops elsewhere, with the dropout of the seed's model in the same places either way.
+    ///
     /// # Shapes
     /// - tokens: `[batch, tokens, dim]`
     /// - output: `[batch, tokens, dim]`
     /// - attention: `[batch, heads, tokens, tokens]`
     pub fn forward(&self, tokens: Tensor<3>) -> (Tensor<3>, Tensor<4>) {
-        let (attended, attention) = self.attn.forward(self.norm1.forward(tokens.clone()));
-        let tokens = tokens + attended; // [B, N, D]
-        let hidden = self.mlp_in.forward(self.norm2.forward(tokens.clone())); // [B, N, MLP]
-        let hidden = dropout(&self.dropout, self.activation.forward(hidden)); // [B, N, MLP]
-        let mlp = dropout(&self.dropout, self.mlp_out.forward(hidden)); // [B, N, D]
-        (tokens + mlp, attention)
+        let normed = layer_norm(&self.norm1, &tokens); // [B, N, D]
+        let (mixed, attention) = self.attn.attend(normed); // [B, N, D], [B, H, N, N]
+        let tokens = fused::linear_residual(&self.attn.proj, &mixed, &tokens)
+            .unwrap_or_else(|| tokens + dropout(&self.attn.dropout, self.attn.proj.forward(mixed))); // [B, N, D]
+        let normed = layer_norm(&self.norm2, &tokens); // [B, N, D]
+        let hidden = fused::linear_gelu(&self.mlp_in, &normed)
+            .unwrap_or_else(|| self.activation.forward(self.mlp_in.forward(normed))); // [B, N, MLP]
+        let hidden = dropout(&self.dropout, hidden); // [B, N, MLP]
+        let tokens = fused::linear_residual(&self.mlp_out, &hidden, &tokens)
+            .unwrap_or_else(|| tokens + dropout(&self.dropout, self.mlp_out.forward(hidden))); // [B, N, D]
+        (tokens, attention)
     }
+}
+
+/// `norm(input)`: one fused kernel on a GPU, Burn's LayerNorm elsewhere.
+///
+/// # Shapes
+/// - input, output: `[..., dim]`
+pub fn layer_norm<const D: usize>(norm: &LayerNorm, input: &Tensor<D>) -> Tensor<D> {
+    fused::layer_norm(norm, input).unwrap_or_else(|| norm.forward(input.clone()))
 }

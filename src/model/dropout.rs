@@ -57,6 +57,17 @@ pub fn dropout<const D: usize>(layer: &Dropout, input: Tensor<D>) -> Tensor<D> {
     input * Tensor::from_data(TensorData::new(mask, shape), &device)
 }
 
+/// For a kernel that draws its own dropout mask (the fused GPU attention): the probability of
+/// keeping an element and the mask's seed, from the same stream as the masks above; `None`
+/// where `layer` does not apply (as [`dropout`] decides).
+pub fn kernel_dropout(layer: &Dropout, device: &Device) -> Option<(f32, u32)> {
+    if !layer.training.is_enabled() || !device.is_autodiff() || layer.prob == 0.0 {
+        return None;
+    }
+    let stream = NEXT_MASK_STREAM.replace(NEXT_MASK_STREAM.get().wrapping_add(1));
+    Some(((1.0 - layer.prob) as f32, hash(stream, 0x6b43_a9b5) as u32))
+}
+
 /// `len` values, each `1 / keep` with probability `keep` and 0 otherwise.
 pub fn bernoulli_mask(len: usize, keep: f64, stream: u64) -> Vec<f32> {
     // Four 16-bit draws per 64-bit number: a draw below `threshold` keeps the element, which

@@ -7,12 +7,17 @@ mod attention;
 mod block;
 mod config;
 mod dropout;
+#[cfg(feature = "gpu")]
+mod fused;
+#[cfg(not(feature = "gpu"))]
+#[path = "fused/absent.rs"]
+mod fused;
 mod patch_embed;
 mod vit;
 
 pub use attention::{MultiHeadAttention, attention_softmax};
-pub use block::EncoderBlock;
+pub use block::{EncoderBlock, layer_norm};
 pub use config::{ConfigError, VitConfig};
-pub use dropout::{bernoulli_mask, dropout, seed_randomness, step_seed};
+pub use dropout::{bernoulli_mask, dropout, kernel_dropout, seed_randomness, step_seed};
 pub use patch_embed::PatchEmbedding;
 pub use vit::{VisionTransformer, VitOutput};

@@ -2,7 +2,7 @@ use burn::module::Module;
 use burn::nn::{LayerNorm, LayerNormConfig, Linear, LinearConfig};
 use burn::tensor::{Device, Tensor};
 
-use super::{EncoderBlock, PatchEmbedding, VitConfig};
+use super::{EncoderBlock, PatchEmbedding, VitConfig, layer_norm};
 
 /// The whole model: patch embedding, L encoder blocks, LayerNorm, linear head.
 #[derive(Module, Debug)]
@@ -59,7 +59,8 @@ impl VisionTransformer {
         }
         let [batch, _, dim] = tokens.dims();
         let class_token = tokens.narrow(1, 0, 1).reshape([batch, dim]); // [B, D]
-        let logits = self.head.forward(self.norm.forward(class_token)); // [B, classes]
+        let normed = layer_norm(&self.norm, &class_token); // [B, D]
+        let logits = self.head.forward(normed); // [B, classes]
         VitOutput { logits, attention }
     }
 }

@@ -24,7 +24,7 @@ pub use schedule::LrSchedule;
 pub use session::{PendingStep, Session, TrainingError};
 pub use state::{SessionState, Smoothing};
 #[cfg(feature = "train")]
-pub use trainer::{Checkpoint, StepOutput, Trainer, cross_entropy};
+pub use trainer::{Checkpoint, StepOutput, Trainer, cross_entropy, parameter_gradients};
 
 /// Optimiser settings.
 #[derive(Debug, Clone, Copy, PartialEq)]

@@ -1,7 +1,7 @@
 //! One optimiser step, written once for every device: the native CLI and the browser's worker
 //! call the same [`Trainer::step`].
 
-use burn::module::Module;
+use burn::module::{Module, ModuleVisitor, Param};
 use burn::optim::{AdamWConfig, GradientsParams, ModuleOptimizer};
 use burn::store::ModuleRecord;
 use burn::tensor::activation::log_softmax;
@@ -169,4 +169,29 @@ impl Trainer {
     pub fn inference_model(&self) -> VisionTransformer {
         self.model().valid()
     }
+}
+
+/// Every parameter's gradient of the cross-entropy of `model` on `batch`, flattened, in the
+/// module's order: how the tests hold two devices' backward passes (Burn's ops on the CPU,
+/// the fused kernels on a GPU) to each other. `model` must be on an autodiff device.
+pub fn parameter_gradients(model: &VisionTransformer, batch: &Batch) -> Vec<Tensor<1>> {
+    struct Collect<'a> {
+        gradients: &'a burn::tensor::Gradients,
+        found: Vec<Tensor<1>>,
+    }
+    impl ModuleVisitor for Collect<'_> {
+        fn visit_float<const D: usize>(&mut self, param: &Param<Tensor<D>>) {
+            if let Some(gradient) = param.val().grad(self.gradients) {
+                self.found.push(gradient.flatten::<1>(0, D - 1));
+            }
+        }
+    }
+    let logits = model.forward(batch.images.clone()); // [B, C]
+    let gradients = cross_entropy(logits, batch.labels.clone(), 0.0).backward();
+    let mut collect = Collect {
+        gradients: &gradients,
+        found: Vec::new(),
+    };
+    model.visit(&mut collect);
+    collect.found
 }

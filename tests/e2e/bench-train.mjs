@@ -5,7 +5,7 @@
 // after
 // `trunk build --release`:
 //   (cd tests/e2e && npm ci && node bench-train.mjs [--preset seed|lab] [--seconds 90]
-//        [--backends cpu,webgpu] [--target 0.98])
+//        [--backends cpu,webgpu] [--target 0.98] [--batch-size N])
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { LabPage, countGpu, gpuCounts, gpuDelta, launch, numberIn, serve, settleGpu, until, watchLongTasks } from "./support.mjs";
@@ -16,6 +16,9 @@ const { values: options } = parseArgs({
     seconds: { type: "string", default: "90" },
     backends: { type: "string", default: "cpu,webgpu" },
     target: { type: "string", default: "0.98" },
+    // A smaller batch takes more steps in the same time on a slow (software) GPU, so the
+    // per-step GPU counts average over more steps; they do not depend on the batch size.
+    "batch-size": { type: "string" },
   },
 });
 const dist = process.env.VITLAB_DIST ?? fileURLToPath(new URL("../../dist", import.meta.url));
@@ -32,6 +35,11 @@ for (const backend of options.backends.split(",")) {
   await page.waitForTimeout(5000);
   const idle = await settleGpu(page);
   await page.locator('[data-testid="training-panel"] select').first().selectOption(options.preset);
+  if (options["batch-size"]) {
+    const batch = page.locator('[data-testid="training-panel"] label', { hasText: "Batch" }).locator("input");
+    await batch.fill(options["batch-size"]);
+    await batch.dispatchEvent("change");
+  }
   const pressed = Date.now();
   const t0 = await page.evaluate(() => performance.now());
   await lab.byTestId("train-button").click();
@@ -64,6 +72,7 @@ for (const backend of options.backends.split(",")) {
     backend,
     device: await lab.byTestId("run-state").textContent(),
     preset: options.preset,
+    batch_size: options["batch-size"] ?? "preset",
     images_per_second: median,
     first_step_after_ms: firstStep,
     steps: await numberIn(lab, "training-step"),

@@ -181,3 +181,93 @@ fn small_attention_softmax_has_the_fused_gradient() {
     composed.assert_approx_eq::<f32>(&fused, Tolerance::absolute(1e-6));
     assert!(composed.iter::<f32>().any(|value| value.abs() > 1e-3));
 }
+
+/// On a GPU the forward and backward passes run in fused kernels (LayerNorm, attention); their
+/// gradients must be those of Burn's ops on the CPU. Needs `--features gpu` and a GPU (Mesa's
+/// lavapipe will do); CI holds the same to account on WebGPU in the browser tests.
+#[cfg(feature = "gpu")]
+#[test]
+fn fused_gpu_gradients_equal_those_of_burn_on_the_cpu() {
+    use burn::tensor::DeviceKind;
+    use vitlab::train::parameter_gradients;
+    use vitlab::{native, weights};
+
+    let config = VitConfig::seed().with_depth(2).with_dropout(0.0);
+    let cpu = device();
+    seed_randomness(&cpu, 3);
+    let bytes = weights::to_safetensors(&config.init(&cpu), &config);
+    let file = weights::decode(&bytes).unwrap();
+    let dir = native::default_data_dir();
+    let manifest = native::read_manifest(&dir).unwrap();
+    let set = native::load_chunk(&dir, &manifest.train[0]).unwrap();
+    let indices: Vec<usize> = (0..8).collect();
+    let gradients = |device: Device| -> Vec<Vec<f32>> {
+        let device = device.autodiff();
+        let model = file.into_model(&device);
+        let batch = set.batch(&indices, &device);
+        parameter_gradients(&model, &batch)
+            .into_iter()
+            .map(to_vec)
+            .collect()
+    };
+    let on_cpu = gradients(cpu);
+    let on_gpu = gradients(Device::wgpu(DeviceKind::DefaultDevice));
+    assert_eq!(on_cpu.len(), on_gpu.len());
+    for (index, (cpu, gpu)) in on_cpu.iter().zip(&on_gpu).enumerate() {
+        let scale = cpu.iter().fold(1e-6f32, |m, v| m.max(v.abs()));
+        let worst = cpu
+            .iter()
+            .zip(gpu)
+            .fold(0.0f32, |m, (a, b)| m.max((a - b).abs()));
+        assert!(
+            worst <= 1e-3 * scale,
+            "parameter {index}: {worst} against {scale}"
+        );
+    }
+}
+
+/// The fused attention's backward pass with dropout on (its kernels draw the mask from a
+/// seed, the same in both passes): the gradient along a random direction must match the
+/// loss's finite difference. Needs `--features gpu` and a GPU, as above.
+#[cfg(feature = "gpu")]
+#[test]
+fn fused_attention_with_dropout_has_the_finite_difference_gradient() {
+    use burn::tensor::DeviceKind;
+    use vitlab::model::MultiHeadAttention;
+
+    let device = Device::wgpu(DeviceKind::DefaultDevice).autodiff();
+    let config = VitConfig::seed()
+        .with_dim(16)
+        .with_heads(2)
+        .with_dropout(0.5);
+    seed_randomness(&device, 1);
+    let attention = MultiHeadAttention::new(&config, &device).train();
+    let normal = Distribution::Normal(0.0, 1.0);
+    let weights = Tensor::<3>::random([2, 5, 16], normal, &device);
+    let direction = Tensor::<3>::random([2, 5, 16], normal, &device);
+    // The same mask on every evaluation: the stream restarts from one seed.
+    let loss = |input: Tensor<3>| {
+        seed_randomness(&device, 7);
+        let (mixed, _) = attention.attend(input);
+        (mixed * weights.clone()).sum()
+    };
+    let input = Tensor::<3>::random([2, 5, 16], normal, &device);
+    let analytic = {
+        let tracked = input.clone().require_grad();
+        let gradients = loss(tracked.clone()).backward();
+        let gradient = tracked.grad(&gradients).unwrap();
+        to_vec((gradient * direction.clone().inner()).sum())[0]
+    };
+    let step = 1e-2;
+    let at = |sign: f32| to_vec(loss(input.clone() + direction.clone() * (sign * step)))[0];
+    let numeric = (at(1.0) - at(-1.0)) / (2.0 * step);
+    assert!(
+        (analytic - numeric).abs() <= 1e-2 * numeric.abs().max(1.0),
+        "analytic {analytic}, finite difference {numeric}"
+    );
+    // Dropout is on: without it the loss differs.
+    let (kept, _) = attention.clone().valid().attend(input.clone().inner());
+    let dropped = to_vec(loss(input.clone()))[0];
+    let without = to_vec((kept * weights.inner()).sum())[0];
+    assert!((dropped - without).abs() > 1e-3, "{dropped} vs {without}");
+}

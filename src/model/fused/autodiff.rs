@@ -1,0 +1,212 @@
+//! [`VitKernels`] while recording gradients: LayerNorm and attention record a backward step
+//! that runs their backward kernels; the rest are never called on gradients (the model
+//! composes Burn's ops there, see `mod.rs`) and record nothing.
+
+use burn::backend::autodiff::checkpoint::base::Checkpointer;
+use burn::backend::autodiff::checkpoint::strategy::CheckpointStrategy;
+use burn::backend::autodiff::grads::Gradients;
+use burn::backend::autodiff::ops::{Backward, Ops, OpsKind};
+use burn::backend::autodiff::{Autodiff, NodeId};
+use burn::backend::{AutodiffBackend, tensor::FloatTensor};
+
+use super::VitKernels;
+
+/// The backward step of [`VitKernels::fused_layer_norm`]: input, gamma and beta.
+#[derive(Debug)]
+struct LayerNormBackward {
+    epsilon: f32,
+}
+
+impl<B: VitKernels> Backward<B, 3> for LayerNormBackward {
+    /// The input and gamma.
+    type State = (NodeId, NodeId);
+
+    fn backward(
+        self,
+        ops: Ops<Self::State, 3>,
+        grads: &mut Gradients,
+        checkpointer: &mut Checkpointer,
+    ) {
+        let [input_node, gamma_node, beta_node] = ops.parents;
+        let d_output = grads.consume::<B>(&ops.node);
+        let input = checkpointer.retrieve_node_output(ops.state.0);
+        let gamma = checkpointer.retrieve_node_output(ops.state.1);
+        let (d_input, d_gamma, d_beta) =
+            B::fused_layer_norm_backward(input, gamma, d_output, self.epsilon);
+        for (node, gradient) in [
+            (input_node, d_input),
+            (gamma_node, d_gamma),
+            (beta_node, d_beta),
+        ] {
+            if let Some(node) = node {
+                grads.register::<B>(node.id, gradient);
+            }
+        }
+    }
+}
+
+/// The backward step of [`VitKernels::fused_attention`]: the fused QKV projection's output.
+#[derive(Debug)]
+struct AttentionBackward {
+    heads: usize,
+    scale: f32,
+    keep: f32,
+    seed: u32,
+}
+
+impl<B: VitKernels> Backward<B, 1> for AttentionBackward {
+    /// The QKV input and the probabilities the forward pass wrote.
+    type State = (NodeId, FloatTensor<B>);
+
+    fn backward(
+        self,
+        ops: Ops<Self::State, 1>,
+        grads: &mut Gradients,
+        checkpointer: &mut Checkpointer,
+    ) {
+        let [qkv_node] = ops.parents;
+        let d_mixed = grads.consume::<B>(&ops.node);
+        let Some(qkv_node) = qkv_node else {
+            return;
+        };
+        let (qkv_id, probabilities) = ops.state;
+        let qkv = checkpointer.retrieve_node_output(qkv_id);
+        let d_qkv = B::fused_attention_backward(
+            qkv,
+            probabilities,
+            d_mixed,
+            self.heads,
+            self.scale,
+            self.keep,
+            self.seed,
+        );
+        grads.register::<B>(qkv_node.id, d_qkv);
+    }
+}
+
+impl<B: VitKernels, C: CheckpointStrategy> VitKernels for Autodiff<B, C> {
+    fn fused_layer_norm(
+        input: FloatTensor<Self>,
+        gamma: FloatTensor<Self>,
+        beta: FloatTensor<Self>,
+        epsilon: f32,
+    ) -> FloatTensor<Self> {
+        let prepared = LayerNormBackward { epsilon }
+            .prepare::<C>([input.node(), gamma.node(), beta.node()])
+            .compute_bound()
+            .stateful();
+        match prepared {
+            OpsKind::Tracked(mut prep) => {
+                let state = (prep.checkpoint(&input), prep.checkpoint(&gamma));
+                let output = B::fused_layer_norm(
+                    input.into_primitive(),
+                    gamma.into_primitive(),
+                    beta.into_primitive(),
+                    epsilon,
+                );
+                prep.finish(state, output)
+            }
+            OpsKind::UnTracked(prep) => prep.finish(B::fused_layer_norm(
+                input.into_primitive(),
+                gamma.into_primitive(),
+                beta.into_primitive(),
+                epsilon,
+            )),
+        }
+    }
+
+    /// The output's gradients: not differentiated again (no second-order gradients).
+    fn fused_layer_norm_backward(
+        input: FloatTensor<Self>,
+        gamma: FloatTensor<Self>,
+        d_output: FloatTensor<Self>,
+        epsilon: f32,
+    ) -> (FloatTensor<Self>, FloatTensor<Self>, FloatTensor<Self>) {
+        let (d_input, d_gamma, d_beta) = B::fused_layer_norm_backward(
+            input.into_primitive(),
+            gamma.into_primitive(),
+            d_output.into_primitive(),
+            epsilon,
+        );
+        (
+            Self::from_inner(d_input),
+            Self::from_inner(d_gamma),
+            Self::from_inner(d_beta),
+        )
+    }
+
+    /// The heads' outputs carry the gradient; the probabilities (the heatmaps' source) do not.
+    fn fused_attention(
+        qkv: FloatTensor<Self>,
+        heads: usize,
+        scale: f32,
+        keep: f32,
+        seed: u32,
+    ) -> (FloatTensor<Self>, FloatTensor<Self>) {
+        let prepared = AttentionBackward {
+            heads,
+            scale,
+            keep,
+            seed,
+        }
+        .prepare::<C>([qkv.node()])
+        .compute_bound()
+        .stateful();
+        match prepared {
+            OpsKind::Tracked(mut prep) => {
+                let qkv_state = prep.checkpoint(&qkv);
+                let (mixed, probabilities) =
+                    B::fused_attention(qkv.into_primitive(), heads, scale, keep, seed);
+                let attention = Self::from_inner(probabilities.clone());
+                (prep.finish((qkv_state, probabilities), mixed), attention)
+            }
+            OpsKind::UnTracked(prep) => {
+                let (mixed, probabilities) =
+                    B::fused_attention(qkv.into_primitive(), heads, scale, keep, seed);
+                (prep.finish(mixed), Self::from_inner(probabilities))
+            }
+        }
+    }
+
+    /// Not differentiated again (no second-order gradients).
+    fn fused_attention_backward(
+        qkv: FloatTensor<Self>,
+        probabilities: FloatTensor<Self>,
+        d_mixed: FloatTensor<Self>,
+        heads: usize,
+        scale: f32,
+        keep: f32,
+        seed: u32,
+    ) -> FloatTensor<Self> {
+        Self::from_inner(B::fused_attention_backward(
+            qkv.into_primitive(),
+            probabilities.into_primitive(),
+            d_mixed.into_primitive(),
+            heads,
+            scale,
+            keep,
+            seed,
+        ))
+    }
+
+    /// Recorded as a constant: the model calls it only outside training.
+    fn fused_bias_gelu(input: FloatTensor<Self>, bias: FloatTensor<Self>) -> FloatTensor<Self> {
+        Self::from_inner(B::fused_bias_gelu(
+            input.into_primitive(),
+            bias.into_primitive(),
+        ))
+    }
+
+    /// Recorded as a constant: the model calls it only outside training.
+    fn fused_bias_residual(
+        input: FloatTensor<Self>,
+        bias: FloatTensor<Self>,
+        residual: FloatTensor<Self>,
+    ) -> FloatTensor<Self> {
+        Self::from_inner(B::fused_bias_residual(
+            input.into_primitive(),
+            bias.into_primitive(),
+            residual.into_primitive(),
+        ))
+    }
+}
