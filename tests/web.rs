@@ -441,7 +441,10 @@ async fn webgpu_fused_gradients_equal_those_of_burn_on_the_cpu() {
         .with_dropout(0.0);
     let cpu = burn::tensor::Device::flex();
     vitlab::model::seed_randomness(&cpu, 5);
-    let file = weights::decode(&weights::to_safetensors(&config.init(&cpu), &config)).unwrap();
+    let bytes = weights::to_safetensors_async(&config.init(&cpu), &config)
+        .await
+        .unwrap();
+    let file = weights::decode(&bytes).unwrap();
     let digits = real_digits(8);
     let indices: Vec<usize> = (0..8).collect();
     let mut per_device = Vec::new();
