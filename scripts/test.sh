@@ -18,7 +18,7 @@ if [[ "${VITLAB_LINT:-0}" == 1 ]]; then
   step "clippy (native, wasm32)"
   cargo clippy --release --all-targets -- -D warnings
   # The worker and the browser tests (training, WebGPU), and the page's own build (neither).
-  cargo clippy --release --target wasm32-unknown-unknown --features fusion --lib --bins --tests -- -D warnings
+  cargo clippy --release --target wasm32-unknown-unknown --features gpu --lib --bins --tests -- -D warnings
   cargo clippy --release --target wasm32-unknown-unknown --no-default-features --lib --bin vitlab -- -D warnings
 fi
 
@@ -36,7 +36,7 @@ export CHROMEDRIVER="${CHROMEDRIVER:-$(command -v chromedriver)}"
 export WASM_BINDGEN_TEST_TIMEOUT="${WASM_BINDGEN_TEST_TIMEOUT:-180}"
 # The profile and features of Trunk's worker build, so the tests run what ships and Burn is
 # compiled once for both.
-cargo test --profile web --target wasm32-unknown-unknown --features fusion --test web
+cargo test --profile web --target wasm32-unknown-unknown --features gpu --test web
 
 step "end-to-end tests (playwright-core driving Debian's Chromium on the release build)"
 (cd tests/e2e && npm ci --no-audit --no-fund --loglevel=error && npm test)

@@ -1,6 +1,10 @@
 //! Training: the plan a person chooses, the reports a run makes, and (with the `train`
 //! feature) the step and the session that the native CLI and the browser's worker share.
 
+#[cfg(feature = "train")]
+mod adamw;
+#[cfg(all(feature = "train", feature = "gpu"))]
+mod adamw_kernel;
 mod evaluate;
 pub mod messages;
 mod plan;
@@ -13,6 +17,8 @@ mod state;
 #[cfg(feature = "train")]
 mod trainer;
 
+#[cfg(feature = "train")]
+pub use adamw::FusedAdamW;
 pub use evaluate::{Evaluation, count_correct, predictions};
 pub use plan::TrainingPlan;
 pub use report::{

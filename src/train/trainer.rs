@@ -2,11 +2,12 @@
 //! call the same [`Trainer::step`].
 
 use burn::module::{Module, ModuleVisitor, Param};
-use burn::optim::{AdamWConfig, GradientsParams, ModuleOptimizer};
+use burn::optim::{GradientsParams, ModuleOptimizer};
 use burn::store::ModuleRecord;
 use burn::tensor::activation::log_softmax;
 use burn::tensor::{Bytes, Device, Int, Tensor};
 
+use super::adamw::FusedAdamW;
 use super::{OptimizerSettings, count_correct};
 use crate::data::Batch;
 use crate::model::{VisionTransformer, VitConfig, seed_randomness, step_seed};
@@ -41,10 +42,7 @@ pub struct StepOutput {
 
 /// AdamW with PyTorch's epsilon; weight decay 0 makes it Adam.
 fn new_optimizer(settings: &OptimizerSettings) -> ModuleOptimizer {
-    AdamWConfig::new()
-        .with_weight_decay(settings.weight_decay)
-        .with_epsilon(1e-8)
-        .init()
+    FusedAdamW::init(settings)
 }
 
 /// Everything needed to continue training exactly where it stopped: the model with its

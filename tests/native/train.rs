@@ -163,3 +163,110 @@ fn a_resumed_trainer_continues_exactly() {
     };
     assert!(Trainer::resume(&broken, small_config(), settings, &device).is_err());
 }
+
+/// The GPU's AdamW is one kernel per parameter; the CPU's is Burn's `AdamW`. Three steps with
+/// weight decay (the moments carried over, the bias corrections changing) must give the same
+/// parameter and moments on both.
+#[cfg(feature = "gpu")]
+#[test]
+fn the_gpu_optimiser_kernel_takes_burns_adamw_steps() {
+    use burn::optim::Optimizer;
+    use burn::tensor::{Device, DeviceKind, Distribution, Tensor};
+    use vitlab::train::FusedAdamW;
+
+    let cpu = device();
+    cpu.seed(5);
+    let normal = Distribution::Normal(0.0, 1.0);
+    let start = to_vec(Tensor::<1>::random([4096], normal, &cpu));
+    let gradients: Vec<Vec<f32>> = (0..3)
+        .map(|_| to_vec(Tensor::<1>::random([4096], normal, &cpu)))
+        .collect();
+    let optimizer = FusedAdamW::new(&OptimizerSettings {
+        weight_decay: 0.05,
+        label_smoothing: 0.0,
+    });
+    let run = |device: &Device| {
+        let mut parameter = Tensor::<1>::from_floats(start.as_slice(), device);
+        let mut state = None;
+        for (step, gradient) in gradients.iter().enumerate() {
+            let gradient = Tensor::<1>::from_floats(gradient.as_slice(), device);
+            let lr = 1e-2 * (step + 1) as f64;
+            (parameter, state) = optimizer.step(lr, parameter, gradient, state);
+        }
+        let momentum = state.unwrap().momentum;
+        assert_eq!(momentum.time, 3);
+        [parameter, momentum.moment_1, momentum.moment_2].map(to_vec)
+    };
+    let on_cpu = run(&cpu);
+    let on_gpu = run(&Device::wgpu(DeviceKind::DefaultDevice));
+    for (name, (cpu, gpu)) in ["parameter", "first moment", "second moment"]
+        .iter()
+        .zip(on_cpu.iter().zip(&on_gpu))
+    {
+        let worst = cpu
+            .iter()
+            .zip(gpu)
+            .fold(0.0f32, |m, (a, b)| m.max((a - b).abs() / a.abs().max(1e-3)));
+        assert!(worst <= 1e-4, "{name}: relative error {worst}");
+    }
+    let moved = on_cpu[0].iter().zip(&start).filter(|(a, b)| a != b).count();
+    assert_eq!(moved, start.len(), "every parameter takes a step");
+}
+
+/// A checkpoint written while training on a GPU resumes on the CPU: the optimiser's moments
+/// are Burn's `AdamWState` on either device.
+#[cfg(feature = "gpu")]
+#[test]
+fn a_checkpoint_the_gpu_wrote_resumes_on_the_cpu() {
+    use burn::tensor::{Device, DeviceKind};
+
+    let config = small_config().with_dropout(0.0);
+    let gpu = Device::wgpu(DeviceKind::DefaultDevice);
+    let settings = OptimizerSettings::default();
+    let mut trainer = Trainer::new(config.init(&gpu), config.clone(), settings, &gpu);
+    let set = first_train_images(8);
+    let indices: Vec<usize> = (0..8).collect();
+    for _ in 0..2 {
+        let batch = set.batch(&indices, trainer.device());
+        trainer.step(&batch, 1e-3);
+    }
+    let checkpoint = trainer.checkpoint().unwrap();
+    let cpu = device();
+    let mut resumed = Trainer::resume(&checkpoint, config.clone(), settings, &cpu).unwrap();
+    // What losing the moments would look like: the same weights, a fresh optimiser.
+    let mut restarted = Trainer::new(resumed.inference_model(), config, settings, &cpu);
+    let batch = set.batch(&indices, trainer.device());
+    trainer.step(&batch, 1e-3);
+    let batch = set.batch(&indices, resumed.device());
+    resumed.step(&batch, 1e-3);
+    restarted.step(&batch, 1e-3);
+    let distance = |a: &Trainer, b: &Trainer| {
+        parameters(a.model())
+            .iter()
+            .flatten()
+            .zip(parameters(b.model()).iter().flatten())
+            .fold(0.0f32, |m, (x, y)| m.max((x - y).abs()))
+    };
+    let (kept, lost) = (distance(&trainer, &resumed), distance(&trainer, &restarted));
+    assert!(
+        kept < 1e-4 && lost > 3e-4,
+        "off by {kept} with the moments resumed, by {lost} without"
+    );
+}
+
+/// Every parameter of `model`, flattened, in the module's order.
+#[cfg(feature = "gpu")]
+fn parameters(model: &vitlab::model::VisionTransformer) -> Vec<Vec<f32>> {
+    use burn::module::{Module, ModuleVisitor, Param};
+    use burn::tensor::Tensor;
+    struct Collect(Vec<Vec<f32>>);
+    impl ModuleVisitor for Collect {
+        fn visit_float<const D: usize>(&mut self, param: &Param<Tensor<D>>) {
+            self.0
+                .push(to_vec(param.val().inner().flatten::<1>(0, D - 1)));
+        }
+    }
+    let mut collect = Collect(Vec::new());
+    model.visit(&mut collect);
+    collect.0
+}
