@@ -305,7 +305,7 @@ pub fn TrainingPanel(
                 <label>
                     <span>"Device"</span>
                     <select prop:value=move || backend_choice.get() prop:disabled=running on:change=move |ev| backend_choice.set(event_target_value(&ev))>
-                        <option value="auto">"WebGPU if available"</option>
+                        <option value="auto">"The faster (timed)"</option>
                         <option value="webgpu">"WebGPU"</option>
                         <option value="cpu">"CPU (worker)"</option>
                     </select>

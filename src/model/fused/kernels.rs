@@ -27,6 +27,16 @@ pub fn layer_norm<F: Float>(
         terminate!();
     }
     let start = row * dim;
+    let (mean, scale) = row_statistics(input, start, dim, epsilon);
+    for i in 0..dim {
+        output[start + i] = (input[start + i] - mean) * scale * gamma[i] + beta[i];
+    }
+}
+
+/// The mean and inverse standard deviation of the `dim` values of `input` from `start`, with
+/// the biased variance: LayerNorm's statistics of one row.
+#[cube]
+fn row_statistics<F: Float>(input: &Tensor<F>, start: usize, dim: usize, epsilon: f32) -> (F, F) {
     let count = F::cast_from(dim as u32);
     let mut sum = F::new(0.0_f32);
     for i in 0..dim {
@@ -38,10 +48,10 @@ pub fn layer_norm<F: Float>(
         let centred = input[start + i] - mean;
         squares += centred * centred;
     }
-    let scale = F::new(1.0_f32) / (squares / count + F::cast_from(epsilon)).sqrt();
-    for i in 0..dim {
-        output[start + i] = (input[start + i] - mean) * scale * gamma[i] + beta[i];
-    }
+    (
+        mean,
+        F::new(1.0_f32) / (squares / count + F::cast_from(epsilon)).sqrt(),
+    )
 }
 
 /// Multi-head self-attention from the fused QKV projection, eq. 2 of the paper's appendix:
@@ -290,17 +300,7 @@ pub fn layer_norm_backward_input<F: Float>(
     }
     let start = row * dim;
     let count = F::cast_from(dim as u32);
-    let mut sum = F::new(0.0_f32);
-    for i in 0..dim {
-        sum += input[start + i];
-    }
-    let mean = sum / count;
-    let mut squares = F::new(0.0_f32);
-    for i in 0..dim {
-        let centred = input[start + i] - mean;
-        squares += centred * centred;
-    }
-    let inverse = F::new(1.0_f32) / (squares / count + F::cast_from(epsilon)).sqrt();
+    let (mean, inverse) = row_statistics(input, start, dim, epsilon);
     let mut sum_g = F::new(0.0_f32);
     let mut sum_gx = F::new(0.0_f32);
     for i in 0..dim {
