@@ -41,12 +41,17 @@ async fn sleep(ms: i32) {
     JsFuture::from(promise).await.unwrap();
 }
 
+/// The device `backend` starts; the test fails where it fell back to another.
+async fn device_on(backend: Backend) -> burn::tensor::Device {
+    let started = start_device(Some(backend)).await;
+    assert_eq!(started.backend, backend, "{:?}", started.fallback_reason);
+    started.device
+}
+
 /// Runs the parity fixture through the model on `backend`; the worst difference from
 /// PyTorch's logits.
 async fn parity_error(backend: Backend) -> f32 {
-    let started = start_device(Some(backend)).await;
-    assert_eq!(started.backend, backend, "{:?}", started.fallback_reason);
-    let device = started.device;
+    let device = device_on(backend).await;
     let fixture: Fixture = serde_json::from_str(PARITY_JSON).unwrap();
     let (model, _) = weights::load(PARITY_WEIGHTS, &device).unwrap();
     let images = images_tensor(&fixture.images, &device);
@@ -83,20 +88,14 @@ async fn webgpu_starts_and_matches_pytorch() {
 /// attention maps, the heatmaps' source.
 #[wasm_bindgen_test]
 async fn webgpu_fused_kernels_give_the_cpu_probabilities_and_attention_maps() {
-    let started = start_device(Some(Backend::WebGpu)).await;
-    assert_eq!(
-        started.backend,
-        Backend::WebGpu,
-        "{:?}",
-        started.fallback_reason
-    );
+    let gpu = device_on(Backend::WebGpu).await;
     let fixture: Fixture = serde_json::from_str(PARITY_JSON).unwrap();
     let images: Vec<[u8; IMAGE_PIXELS]> = fixture.images[..2]
         .iter()
         .map(|image| image.clone().try_into().unwrap())
         .collect();
     let file = weights::decode(PARITY_WEIGHTS).unwrap();
-    let on_gpu = LocalModel::new(&file, started.device)
+    let on_gpu = LocalModel::new(&file, gpu)
         .classify_packed(&images)
         .await
         .unwrap();
@@ -387,8 +386,7 @@ async fn a_chunk_that_is_never_served_is_an_error_after_the_retries() {
 /// worker does: the loss must fall.
 async fn training_lowers_the_loss(backend: Backend, steps: usize, dropout: f64) {
     use vitlab::train::{Session, TrainingPlan};
-    let started = start_device(Some(backend)).await;
-    assert_eq!(started.backend, backend, "{:?}", started.fallback_reason);
+    let device = device_on(backend).await;
     let plan = TrainingPlan {
         config: vitlab::model::VitConfig::seed()
             .with_depth(1)
@@ -400,7 +398,7 @@ async fn training_lowers_the_loss(backend: Backend, steps: usize, dropout: f64) 
         lr: 5e-3,
         ..TrainingPlan::seed()
     };
-    let mut session = Session::new(plan, 2500, &started.device).unwrap();
+    let mut session = Session::new(plan, 2500, &device).unwrap();
     // One batch's worth: every step sees the same 32 digits.
     session.add_train(&real_digits(32));
     let mut losses = Vec::new();
@@ -426,13 +424,7 @@ async fn training_lowers_the_loss(backend: Backend, steps: usize, dropout: f64) 
 #[wasm_bindgen_test]
 async fn webgpu_fused_gradients_equal_those_of_burn_on_the_cpu() {
     use vitlab::train::parameter_gradients;
-    let started = start_device(Some(Backend::WebGpu)).await;
-    assert_eq!(
-        started.backend,
-        Backend::WebGpu,
-        "{:?}",
-        started.fallback_reason
-    );
+    let gpu = device_on(Backend::WebGpu).await;
     let config = vitlab::model::VitConfig::seed()
         .with_depth(1)
         .with_dim(32)
@@ -448,7 +440,7 @@ async fn webgpu_fused_gradients_equal_those_of_burn_on_the_cpu() {
     let digits = real_digits(8);
     let indices: Vec<usize> = (0..8).collect();
     let mut per_device = Vec::new();
-    for device in [cpu, started.device] {
+    for device in [cpu, gpu] {
         let device = device.autodiff();
         let model = file.into_model(&device);
         let mut gradients = Vec::new();
