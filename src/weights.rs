@@ -5,19 +5,17 @@
 //! `nn.Sequential` (`mlp.0`, `mlp.3`). [`torch_name`] and the transpose of every 2-D tensor are
 //! the whole translation. The model config travels in the file's metadata.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 
 use burn::module::{Module, ModuleMapper, ModuleVisitor, Param};
 use burn::tensor::{Device, Tensor, TensorData};
 use serde::{Deserialize, Serialize};
 
 use crate::data::{IMAGE_SIDE, NUM_CLASSES};
-use crate::model::{VisionTransformer, VitConfig};
+use crate::model::{Budget, CostError, VisionTransformer, VitConfig};
 
 /// Metadata key holding the [`VitConfig`] as JSON.
 pub const CONFIG_KEY: &str = "vitlab.config";
-/// Largest model a file may describe; keeps a hostile config from exhausting memory.
-pub const MAX_PARAMS: usize = 50_000_000;
 const MAX_HEADER_BYTES: u64 = 16 * 1024 * 1024;
 
 /// What is wrong with a weights file, in words a person can act on.
@@ -31,6 +29,8 @@ pub enum WeightsError {
     Header(String),
     #[error("the model config in the metadata is invalid: {0}")]
     Config(String),
+    #[error("the model is too costly to load: {0}")]
+    Cost(#[from] CostError),
     #[error("tensor `{name}` is {dtype}; only F32 is supported")]
     Dtype { name: String, dtype: String },
     #[error(
@@ -48,6 +48,8 @@ pub enum WeightsError {
         shape: Vec<usize>,
         bytes: usize,
     },
+    #[error("the data section breaks the format: {0}")]
+    Layout(String),
     #[error("tensor `{0}` contains NaN or infinite values")]
     NonFinite(String),
     #[error(
@@ -71,17 +73,65 @@ pub struct Mismatch {
     pub misshaped: Vec<(String, Vec<usize>, Vec<usize>)>,
 }
 
+/// Names shown of each kind of problem before "and N more": a message stays readable
+/// whatever a file holds.
+const SHOWN_PROBLEMS: usize = 5;
+/// Characters shown of a name or shape taken from a file.
+const SHOWN_CHARS: usize = 60;
+
+/// `text` cut to [`SHOWN_CHARS`], marked where cut.
+pub(crate) fn shown(text: &str) -> String {
+    match text.char_indices().nth(SHOWN_CHARS) {
+        Some((end, _)) => format!("{}…", &text[..end]),
+        None => text.to_string(),
+    }
+}
+
+/// A parser's message about a file, cut to a readable length (serde quotes the values it
+/// could not read, which a hostile file makes megabytes long).
+fn brief(error: &impl std::fmt::Display) -> String {
+    let text = error.to_string();
+    match text.char_indices().nth(4 * SHOWN_CHARS) {
+        Some((end, _)) => format!("{}…", &text[..end]),
+        None => text,
+    }
+}
+
+/// The first few items, then how many more.
+fn list(items: impl ExactSizeIterator<Item = String>) -> String {
+    let total = items.len();
+    let mut text: Vec<String> = items.take(SHOWN_PROBLEMS).collect();
+    if total > SHOWN_PROBLEMS {
+        text.push(format!("and {} more", total - SHOWN_PROBLEMS));
+    }
+    text.join(", ")
+}
+
 impl std::fmt::Display for Mismatch {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let mut parts = Vec::new();
         if !self.missing.is_empty() {
-            parts.push(format!("missing {}", self.missing.join(", ")));
+            parts.push(format!(
+                "missing {}",
+                list(self.missing.iter().map(|name| shown(name)))
+            ));
         }
         if !self.unexpected.is_empty() {
-            parts.push(format!("unexpected {}", self.unexpected.join(", ")));
+            parts.push(format!(
+                "unexpected {}",
+                list(self.unexpected.iter().map(|name| shown(name)))
+            ));
         }
-        for (name, expected, found) in &self.misshaped {
-            parts.push(format!("{name} is {found:?}, expected {expected:?}"));
+        if !self.misshaped.is_empty() {
+            parts.push(list(self.misshaped.iter().map(
+                |(name, expected, found)| {
+                    format!(
+                        "{} is {}, expected {expected:?}",
+                        shown(name),
+                        shown(&format!("{found:?}"))
+                    )
+                },
+            )));
         }
         f.write_str(&parts.join("; "))
     }
@@ -292,8 +342,14 @@ pub fn encode(config: &VitConfig, tensors: &[NamedTensor]) -> Vec<u8> {
 }
 
 /// Parses safetensors bytes and checks them against the config they carry (the seed
-/// preset when they carry none): every name, shape, byte range and value.
+/// preset when they carry none): every name, shape, byte range and value, and the model's
+/// cost against the page's budget. [`decode_within`] takes another budget.
 pub fn decode(bytes: &[u8]) -> Result<WeightsFile, WeightsError> {
+    decode_within(bytes, &Budget::PAGE)
+}
+
+/// [`decode`], with the model held to `budget` before anything of its size is built.
+pub fn decode_within(bytes: &[u8], budget: &Budget) -> Result<WeightsFile, WeightsError> {
     if bytes.len() < 8 {
         return Err(WeightsError::TooShort(bytes.len()));
     }
@@ -306,22 +362,37 @@ pub fn decode(bytes: &[u8]) -> Result<WeightsFile, WeightsError> {
         });
     }
     let (header, data) = rest.split_at(header_len as usize);
-    let header: BTreeMap<String, serde_json::Value> =
-        serde_json::from_slice(header).map_err(|error| WeightsError::Header(error.to_string()))?;
+    // The format's rules: the JSON object starts the header and only spaces pad it.
+    if header.first() != Some(&b'{') {
+        return Err(WeightsError::Header(
+            "the header does not start with `{` (an offset header length?)".into(),
+        ));
+    }
+    let header: Entries = serde_json::from_slice(header.trim_ascii_end())
+        .map_err(|error| WeightsError::Header(brief(&error)))?;
+    if let Some(name) = header.duplicate() {
+        return Err(WeightsError::Header(format!(
+            "`{}` is named twice",
+            shown(name)
+        )));
+    }
 
     let mut config = VitConfig::seed();
     let mut entries = HashMap::new();
-    for (name, value) in header {
+    for (name, value) in header.0 {
         if name == "__metadata__" {
-            let metadata: HashMap<String, String> = serde_json::from_value(value)
-                .map_err(|error| WeightsError::Header(format!("__metadata__: {error}")))?;
+            let metadata: HashMap<String, String> =
+                serde_json::from_value(value).map_err(|error| {
+                    WeightsError::Header(format!("__metadata__: {}", brief(&error)))
+                })?;
             if let Some(json) = metadata.get(CONFIG_KEY) {
                 config = serde_json::from_str(json)
-                    .map_err(|error| WeightsError::Config(error.to_string()))?;
+                    .map_err(|error| WeightsError::Config(brief(&error)))?;
             }
         } else {
-            let entry: TensorHeader = serde_json::from_value(value)
-                .map_err(|error| WeightsError::Header(format!("`{name}`: {error}")))?;
+            let entry: TensorHeader = serde_json::from_value(value).map_err(|error| {
+                WeightsError::Header(format!("`{}`: {}", shown(&name), brief(&error)))
+            })?;
             entries.insert(name, entry);
         }
     }
@@ -336,12 +407,7 @@ pub fn decode(bytes: &[u8]) -> Result<WeightsFile, WeightsError> {
             classes: config.num_classes,
         });
     }
-    if config.num_params() > MAX_PARAMS {
-        return Err(WeightsError::Config(format!(
-            "{} parameters is more than the {MAX_PARAMS} this app accepts",
-            config.num_params()
-        )));
-    }
+    config.check_budget(budget, None)?;
 
     let expected = expected_tensors(&config);
     let mut mismatch = Mismatch::default();
@@ -373,7 +439,7 @@ pub fn decode(bytes: &[u8]) -> Result<WeightsFile, WeightsError> {
         if entry.dtype != "F32" {
             return Err(WeightsError::Dtype {
                 name,
-                dtype: entry.dtype.clone(),
+                dtype: shown(&entry.dtype),
             });
         }
         let [begin, end] = entry.data_offsets;
@@ -406,7 +472,74 @@ pub fn decode(bytes: &[u8]) -> Result<WeightsFile, WeightsError> {
             values,
         });
     }
+    check_layout(&entries, data.len())?;
     Ok(WeightsFile { config, tensors })
+}
+
+/// The header's entries in the order written, duplicates kept (a map would keep one).
+struct Entries(Vec<(String, serde_json::Value)>);
+
+impl Entries {
+    fn duplicate(&self) -> Option<&str> {
+        let mut seen = std::collections::HashSet::new();
+        self.0
+            .iter()
+            .map(|(name, _)| name.as_str())
+            .find(|name| !seen.insert(*name))
+    }
+}
+
+impl<'de> Deserialize<'de> for Entries {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Visitor;
+        impl<'de> serde::de::Visitor<'de> for Visitor {
+            type Value = Entries;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a JSON object of tensors")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> Result<Entries, A::Error> {
+                let mut entries = Vec::new();
+                while let Some(entry) = map.next_entry()? {
+                    entries.push(entry);
+                }
+                Ok(Entries(entries))
+            }
+        }
+        deserializer.deserialize_map(Visitor)
+    }
+}
+
+/// The format's rules for the data section: the tensors' byte ranges, taken in order, start
+/// at 0, follow one another with no gap or overlap, and end where the file ends.
+fn check_layout(
+    entries: &HashMap<String, TensorHeader>,
+    available: usize,
+) -> Result<(), WeightsError> {
+    let mut ranges: Vec<(usize, usize, &str)> = entries
+        .iter()
+        .map(|(name, entry)| (entry.data_offsets[0], entry.data_offsets[1], name.as_str()))
+        .collect();
+    ranges.sort_unstable();
+    let mut end = 0;
+    for &(begin, next, name) in &ranges {
+        if begin != end {
+            return Err(WeightsError::Layout(format!(
+                "tensor `{}` starts at byte {begin} of the data, not at {end} where the one before ends ({})",
+                shown(name),
+                if begin < end { "they overlap" } else { "a gap" }
+            )));
+        }
+        end = next;
+    }
+    if end != available {
+        return Err(WeightsError::Layout(format!(
+            "the tensors end at byte {end} of the data but the file has {available} (trailing bytes)"
+        )));
+    }
+    Ok(())
 }
 
 /// Replaces each parameter by the file's tensor of the same name, keeping its id and

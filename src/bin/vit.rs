@@ -23,7 +23,7 @@ mod cli {
     use vitlab::launch_count::Launches;
     #[cfg(feature = "gpu")]
     use vitlab::launch_count::count_launches;
-    use vitlab::model::{VitConfig, seed_randomness};
+    use vitlab::model::{Budget, VitConfig, seed_randomness};
     use vitlab::native;
     use vitlab::train::{Checkpoint, OptimizerSettings, SplitMix64, Trainer, TrainingPlan};
     use vitlab::weights::{self, WeightsFile};
@@ -152,7 +152,7 @@ mod cli {
         #[arg(long, default_value_t = 42)]
         seed: u64,
         /// Use only the first N training images (quick runs).
-        #[arg(long)]
+        #[arg(long, value_parser = at_least_one)]
         limit: Option<usize>,
         /// Random shifts (±2 px), rotations (±10°) and scaling (±10%); never flips.
         #[arg(long)]
@@ -302,7 +302,7 @@ mod cli {
     /// A weights file, read and checked; errors name the file.
     fn read_weights(path: &Path) -> Result<WeightsFile, String> {
         let bytes = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
-        weights::decode(&bytes).map_err(|e| format!("{}: {e}", path.display()))
+        weights::decode_within(&bytes, &Budget::CLI).map_err(|e| format!("{}: {e}", path.display()))
     }
 
     fn average(out: PathBuf, paths: Vec<PathBuf>) -> Result<(), String> {
@@ -323,6 +323,9 @@ mod cli {
     fn eval(path: PathBuf, json: bool, common: Common) -> Result<(), String> {
         let (data_dir, device) = setup(&common)?;
         let file = read_weights(&path)?;
+        file.config
+            .check_budget(&Budget::CLI, Some(common.eval_batch_size))
+            .map_err(|e| format!("{e} (at --eval-batch-size {})", common.eval_batch_size))?;
         let (model, config) = (file.into_model(&device), file.config);
         let test = native::load_split(&data_dir, Split::Test)?;
         let started = Instant::now();
@@ -505,6 +508,30 @@ mod cli {
         };
         let state: TrainState = serde_json::from_slice(&read("state.json")?)
             .map_err(|e| format!("{}: {e}", dir.join("state.json").display()))?;
+        // Before anything of the model's size is built: the file may be damaged or hostile.
+        let refused = |why: String| format!("{}: the checkpoint's model: {why}", dir.display());
+        state
+            .config
+            .validate()
+            .map_err(|e| refused(e.to_string()))?;
+        state
+            .config
+            .check_budget(&Budget::CLI, None)
+            .map_err(|e| refused(e.to_string()))?;
+        // Counters past any real run would wrap the loops and sums that use them.
+        let most_steps = TrainingPlan::MAX_EPOCHS * TrainingPlan::MAX_BATCH;
+        if state.epochs_done > TrainingPlan::MAX_EPOCHS
+            || state.step > most_steps
+            || !(state.seconds.is_finite() && state.seconds >= 0.0)
+        {
+            return Err(format!(
+                "{}: the checkpoint's counters are out of range (epoch {}, step {}, {} s)",
+                dir.display(),
+                state.epochs_done,
+                state.step,
+                state.seconds
+            ));
+        }
         let checkpoint = Checkpoint {
             model: read("model.bpk")?,
             optimizer: read("optimizer.bpk")?,
@@ -567,7 +594,10 @@ mod cli {
             eval_every: 0,
         };
         // The page's checks too: a rate or smoothing it would refuse is refused here.
-        plan.validate()?;
+        plan.validate_within(&Budget::CLI)?;
+        plan.config
+            .check_budget(&Budget::CLI, Some(args.common.eval_batch_size))
+            .map_err(|e| format!("{e} (at --eval-batch-size {})", args.common.eval_batch_size))?;
         let settings = plan.optimizer();
         let ckpt = checkpoint_dir(&args.out);
         let (mut trainer, mut state) = if args.resume {
@@ -623,6 +653,8 @@ mod cli {
             };
             (trainer, state)
         };
+        // The model may now be the checkpoint's or the file's: its batches are checked again.
+        plan.validate_within(&Budget::CLI)?;
         trainer.seed = args.seed;
         let config = state.config.clone();
         let steps_per_epoch = train_set.len().div_ceil(args.batch_size);
@@ -781,6 +813,16 @@ mod cli {
         let set = native::load_chunk(&data_dir, &manifest.train[0])?;
         let config =
             VitConfig::preset(preset).ok_or_else(|| format!("unknown preset `{preset}`"))?;
+        if batch == 0 || batch > set.len() || steps == 0 || inferences == 0 {
+            return Err(format!(
+                "--batch-size must be 1 to {} (the images of the first training chunk), \
+                 --steps and --inferences at least 1",
+                set.len()
+            ));
+        }
+        config
+            .check_budget(&Budget::CLI, Some(batch))
+            .map_err(|e| e.to_string())?;
         seed_randomness(&device, 0);
         let mut trainer = Trainer::new(
             config.init(&device),
@@ -788,12 +830,6 @@ mod cli {
             OptimizerSettings::default(),
             &device,
         );
-        if batch == 0 || batch > set.len() || steps == 0 || inferences == 0 {
-            return Err(format!(
-                "--batch-size must be 1 to {}, --steps and --inferences at least 1",
-                set.len()
-            ));
-        }
         let batches: Vec<Vec<usize>> = (0..WARMUP + steps)
             .map(|i| {
                 let start = (i * batch) % (set.len() - batch + 1);

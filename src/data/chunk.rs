@@ -61,7 +61,62 @@ impl Manifest {
                 manifest.format, manifest.image_side
             )));
         }
+        manifest.check_limits()?;
         Ok(manifest)
+    }
+
+    /// MNIST has 70,000 images in 28 chunks; a manifest may list a few times that at most, so
+    /// that a small manifest cannot make the reader fetch, inflate and hold without end.
+    pub const MAX_CHUNKS: usize = 1_000;
+    pub const MAX_IMAGES: usize = 200_000;
+    /// What the images of a whole manifest may inflate to (157 MB at the image cap).
+    pub const MAX_INFLATED_BYTES: usize = Self::MAX_IMAGES * IMAGE_BYTES;
+
+    /// Caps on chunks, images and bytes for the whole manifest, in checked arithmetic; every
+    /// file named once; neither split empty (training needs both, evaluating the test half).
+    fn check_limits(&self) -> Result<(), ChunkError> {
+        let bad = |why: String| Err(ChunkError::Manifest(why));
+        let chunks = self.train.len() + self.test.len();
+        if chunks > Self::MAX_CHUNKS {
+            return bad(format!(
+                "it lists {chunks} chunks, more than the {} it may",
+                Self::MAX_CHUNKS
+            ));
+        }
+        for (split, name) in [(Split::Train, "training"), (Split::Test, "test")] {
+            if self.chunks(split).iter().all(|chunk| chunk.items == 0) {
+                return bad(format!("it lists no {name} images"));
+            }
+        }
+        let mut files = std::collections::BTreeSet::new();
+        let mut images = 0usize;
+        let mut bytes = 0usize;
+        for chunk in self.train.iter().chain(&self.test) {
+            if !files.insert(chunk.file.as_str()) {
+                return bad(format!("it lists the chunk `{}` twice", chunk.file));
+            }
+            images = images
+                .checked_add(chunk.items)
+                .filter(|&images| images <= Self::MAX_IMAGES)
+                .ok_or_else(|| {
+                    ChunkError::Manifest(format!(
+                        "its chunks hold more than the {} images it may list",
+                        Self::MAX_IMAGES
+                    ))
+                })?;
+            bytes = bytes
+                .checked_add(chunk.bytes)
+                .filter(|&bytes| {
+                    bytes <= Self::MAX_INFLATED_BYTES && chunk.bytes <= MAX_CHUNK_BYTES
+                })
+                .ok_or_else(|| {
+                    ChunkError::Manifest(format!(
+                        "its chunk files add up to more than the {} MB it may list",
+                        Self::MAX_INFLATED_BYTES >> 20
+                    ))
+                })?;
+        }
+        Ok(())
     }
 }
 
@@ -76,6 +131,8 @@ pub enum ChunkError {
     Magic,
     #[error("the chunk is truncated: {expected} bytes expected, {actual} present")]
     Truncated { expected: usize, actual: usize },
+    #[error("the chunk claims {0} images, more than a chunk may hold")]
+    TooMany(usize),
     #[error("the chunk holds {actual} items, the manifest says {expected}")]
     Count { expected: usize, actual: usize },
     #[error("label {0} is not a digit")]
@@ -115,7 +172,15 @@ pub fn decode_chunk(bytes: &[u8], entry: &ChunkEntry) -> Result<MnistSet, ChunkE
             actual,
         });
     }
-    let set = decode_chunk_unverified(bytes)?;
+    // Inflating stops at the size the manifest's count implies: a chunk that claims few
+    // images cannot make the reader allocate for many.
+    let limit = entry
+        .items
+        .checked_mul(IMAGE_BYTES)
+        .and_then(|body| body.checked_add(HEADER_BYTES))
+        .filter(|&limit| limit <= MAX_CHUNK_BYTES)
+        .ok_or(ChunkError::TooMany(entry.items))?;
+    let set = decode_within(bytes, limit)?;
     if set.len() != entry.items {
         return Err(ChunkError::Count {
             expected: entry.items,
@@ -127,8 +192,22 @@ pub fn decode_chunk(bytes: &[u8], entry: &ChunkEntry) -> Result<MnistSet, ChunkE
 
 /// Decodes a chunk whose integrity was checked elsewhere (or is not known).
 pub fn decode_chunk_unverified(bytes: &[u8]) -> Result<MnistSet, ChunkError> {
-    let raw = miniz_oxide::inflate::decompress_to_vec_with_limit(bytes, MAX_CHUNK_BYTES)
-        .map_err(|error| ChunkError::Inflate(format!("{:?}", error.status)))?;
+    decode_within(bytes, MAX_CHUNK_BYTES)
+}
+
+/// Label and pixels of one image.
+const IMAGE_BYTES: usize = 1 + IMAGE_SIDE * IMAGE_SIDE;
+
+fn decode_within(bytes: &[u8], limit: usize) -> Result<MnistSet, ChunkError> {
+    let raw =
+        miniz_oxide::inflate::decompress_to_vec_with_limit(bytes, limit).map_err(|error| {
+            ChunkError::Inflate(match error.status {
+                miniz_oxide::inflate::TINFLStatus::HasMoreOutput => {
+                    format!("it inflates to more than the {limit} bytes it may hold")
+                }
+                status => format!("{status:?}"),
+            })
+        })?;
     if raw.len() < HEADER_BYTES {
         return Err(ChunkError::Truncated {
             expected: HEADER_BYTES,
@@ -143,7 +222,12 @@ pub fn decode_chunk_unverified(bytes: &[u8]) -> Result<MnistSet, ChunkError> {
     if side != IMAGE_SIDE {
         return Err(ChunkError::Magic);
     }
-    let expected = HEADER_BYTES + count * (1 + side * side);
+    // Checked: on 32-bit (the browser) a hostile count would wrap to a small length.
+    let expected = count
+        .checked_mul(IMAGE_BYTES)
+        .and_then(|body| body.checked_add(HEADER_BYTES))
+        .filter(|&expected| expected <= MAX_CHUNK_BYTES)
+        .ok_or(ChunkError::TooMany(count))?;
     if raw.len() != expected {
         return Err(ChunkError::Truncated {
             expected,

@@ -6,6 +6,7 @@
 mod attention;
 mod block;
 mod config;
+mod cost;
 mod dropout;
 #[cfg(feature = "gpu")]
 mod fused;
@@ -18,6 +19,7 @@ mod vit;
 pub use attention::{MultiHeadAttention, attention_softmax};
 pub use block::{EncoderBlock, layer_norm};
 pub use config::{ConfigError, VitConfig};
+pub use cost::{Budget, CostError, ModelCost};
 pub use dropout::{bernoulli_mask, dropout, kernel_dropout, seed_randomness, step_seed};
 pub use patch_embed::PatchEmbedding;
 pub use vit::{VisionTransformer, VitOutput};

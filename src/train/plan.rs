@@ -4,7 +4,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::{LrSchedule, OptimizerSettings};
-use crate::model::VitConfig;
+use crate::model::{Budget, VitConfig};
 
 /// Everything a person chooses before pressing Train.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -72,15 +72,43 @@ impl TrainingPlan {
         }
     }
 
-    /// Why this plan cannot run, if it cannot.
+    /// Why this plan cannot run in the page, if it cannot.
     pub fn validate(&self) -> Result<(), String> {
+        self.validate_within(&Budget::PAGE)
+    }
+
+    /// Why this plan cannot run where `budget` holds, if it cannot: every option in one
+    /// place, the model and its batch held to the budget before anything is built.
+    pub fn validate_within(&self, budget: &Budget) -> Result<(), String> {
         self.config.validate().map_err(|e| e.to_string())?;
         if self.epochs == 0 || self.batch_size == 0 {
             return Err("epochs and batch size must be at least 1".into());
         }
+        if self.epochs > Self::MAX_EPOCHS {
+            return Err(format!(
+                "{} epochs is more than the {} a run may have",
+                self.epochs,
+                Self::MAX_EPOCHS
+            ));
+        }
+        if self.batch_size > Self::MAX_BATCH {
+            return Err(format!(
+                "a batch of {} is more than the {} images a step may take",
+                self.batch_size,
+                Self::MAX_BATCH
+            ));
+        }
         // 0 is allowed: a run that only measures, keeping the weights as they are.
         if !(self.lr.is_finite() && self.lr >= 0.0) {
             return Err(format!("the learning rate {} must be 0 or more", self.lr));
+        }
+        if let Some(warmup) = self.warmup_epochs
+            && !(warmup.is_finite() && (0.0..=self.epochs as f64).contains(&warmup))
+        {
+            return Err(format!(
+                "the warm-up of {warmup} epochs must be 0 to the run's {} epochs",
+                self.epochs
+            ));
         }
         if !(0.0..1.0).contains(&self.label_smoothing) {
             return Err("label smoothing must be in [0, 1)".into());
@@ -88,8 +116,16 @@ impl TrainingPlan {
         if self.weight_decay < 0.0 || !self.weight_decay.is_finite() {
             return Err("weight decay must be 0 or more".into());
         }
+        self.config
+            .check_budget(budget, Some(self.batch_size))
+            .map_err(|e| e.to_string())?;
         Ok(())
     }
+
+    /// Longer runs are mistakes: the shipped lab model took 83 epochs in all.
+    pub const MAX_EPOCHS: usize = 10_000;
+    /// Larger batches than MNIST's training split make no sense.
+    pub const MAX_BATCH: usize = 60_000;
 
     pub fn steps_per_epoch(&self, train_items: usize) -> usize {
         train_items.div_ceil(self.batch_size).max(1)

@@ -5,9 +5,10 @@ use web_sys::{ReadableStreamDefaultReader, Response};
 
 use super::global::{describe, fetch_promise};
 
-/// The most a response may hold: the largest weights file [`crate::weights::MAX_PARAMS`]
-/// allows, with room for its header. A bigger answer is not something this page asked for.
-pub const MAX_FETCH_BYTES: usize = 4 * crate::weights::MAX_PARAMS + (16 << 20);
+/// The most a response may hold: the largest weights file the page's budget allows
+/// ([`crate::model::Budget::PAGE`]), with room for its header. A bigger answer is not
+/// something this page asked for.
+pub const MAX_FETCH_BYTES: usize = 4 * crate::model::Budget::PAGE.max_params as usize + (16 << 20);
 
 fn too_big(url: &str, bytes: usize) -> String {
     format!(

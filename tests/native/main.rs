@@ -3,6 +3,7 @@
 
 mod cli;
 mod data;
+mod hostile;
 mod insight;
 mod model;
 mod parity;

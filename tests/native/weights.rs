@@ -1,4 +1,4 @@
-use vitlab::model::VitConfig;
+use vitlab::model::{CostError, VitConfig};
 use vitlab::weights::{self, NamedTensor, WeightsError};
 
 use crate::{device, run_now, sample_images, to_vec};
@@ -254,7 +254,7 @@ fn non_finite_values_and_bad_configs_are_rejected() {
     let bytes = weights::encode(&huge, &[]);
     assert!(matches!(
         weights::decode(&bytes),
-        Err(WeightsError::Config(_))
+        Err(WeightsError::Cost(CostError::OverBudget { .. }))
     ));
 }
 
@@ -307,5 +307,8 @@ fn a_parameter_count_past_usize_is_refused_not_wrapped() {
     let absurd = small_config().with_dim(1 << 33).with_heads(8);
     assert_eq!(absurd.num_params(), usize::MAX);
     let error = weights::decode(&weights::encode(&absurd, &[])).unwrap_err();
-    assert!(matches!(error, WeightsError::Config(_)), "{error}");
+    assert!(
+        matches!(error, WeightsError::Cost(CostError::Overflow)),
+        "{error}"
+    );
 }
