@@ -89,7 +89,7 @@ pub(crate) fn shown(text: &str) -> String {
 
 /// A parser's message about a file, cut to a readable length (serde quotes the values it
 /// could not read, which a hostile file makes megabytes long).
-fn brief(error: &impl std::fmt::Display) -> String {
+pub fn brief(error: &impl std::fmt::Display) -> String {
     let text = error.to_string();
     match text.char_indices().nth(4 * SHOWN_CHARS) {
         Some((end, _)) => format!("{}…", &text[..end]),

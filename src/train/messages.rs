@@ -8,8 +8,8 @@ use super::{History, StepPoint, StepReport, TestReport, TrainingPlan};
 /// The page to the worker.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub enum ToTrainer {
-    /// A new run (the saved one is forgotten). `backend` is `cpu`, `webgpu` or none for
-    /// WebGPU-if-possible.
+    /// A new run; it replaces the saved one at its first save. `backend` is `cpu`, `webgpu`
+    /// or none for WebGPU-if-possible.
     Start {
         plan: TrainingPlan,
         backend: Option<String>,
@@ -114,9 +114,10 @@ pub struct SavedSummary {
 pub enum FromTrainer {
     /// The worker listens: messages sent before this would have been lost.
     Ready,
-    /// Answer to [`ToTrainer::Probe`].
+    /// Answer to [`ToTrainer::Probe`]: nothing saved, a run to resume, or why the saved one
+    /// cannot be resumed (it can then be discarded).
     Saved {
-        summary: Option<SavedSummary>,
+        summary: Option<Result<SavedSummary, String>>,
     },
     /// The device is up and the model built; `history` is not empty when a run resumed.
     Started {

@@ -2,6 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::messages::SavedSummary;
 use super::{History, TrainingPlan};
 
 /// The part of a session that is not tensors, saved beside the model so a reload resumes.
@@ -16,6 +17,36 @@ pub struct SessionState {
     pub augment_rng: u64,
     pub smoothing: Smoothing,
     pub history: History,
+}
+
+impl SessionState {
+    /// What a saved run offers to resume, or why it cannot be resumed: its plan is checked
+    /// as a new one would be, and its counters must be those of a run that could have been.
+    pub fn summary(&self) -> Result<SavedSummary, String> {
+        self.plan.validate()?;
+        let steps_per_epoch = self.plan.steps_per_epoch(self.train_items);
+        let total_steps = self
+            .plan
+            .epochs
+            .checked_mul(steps_per_epoch)
+            .filter(|_| self.train_items <= crate::data::Manifest::MAX_IMAGES)
+            .ok_or("its image count is out of range")?;
+        let seen_at_most = self.step.checked_mul(self.plan.batch_size);
+        if self.step > total_steps
+            || seen_at_most.is_none_or(|most| self.images_seen > most)
+            || !(self.seconds.is_finite() && self.seconds >= 0.0)
+        {
+            return Err(format!(
+                "its counters are out of range (step {} of {total_steps}, {} images, {} s)",
+                self.step, self.images_seen, self.seconds
+            ));
+        }
+        Ok(SavedSummary {
+            step: self.step,
+            total_steps,
+            plan: self.plan.clone(),
+        })
+    }
 }
 
 /// Bias-corrected exponential moving averages (as TensorBoard smooths).

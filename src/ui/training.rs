@@ -54,7 +54,8 @@ struct RunView {
     test: RwSignal<Option<TestReport>>,
     notices: RwSignal<Vec<(String, bool)>>,
     failure: RwSignal<Option<String>>,
-    saved: RwSignal<Option<SavedSummary>>,
+    /// The run saved in this browser, or why it cannot be resumed.
+    saved: RwSignal<Option<Result<SavedSummary, String>>>,
 }
 
 impl RunView {
@@ -330,7 +331,7 @@ pub fn TrainingPanel(
                 <button data-testid="stop-button" on:click=move |_| send(ToTrainer::Stop) prop:disabled=move || !running()>"Stop"</button>
                 <button data-testid="reset-button" on:click=reset>"Reset"</button>
                 {move || {
-                    let saved = run.saved.get()?;
+                    let saved = run.saved.get()?.ok()?;
                     (!running() && worker.with_value(Option::is_none) || run.state.get() == RunState::Failed)
                         .then(|| {
                             let label = format!("Resume saved run (step {} of {})", saved.step, saved.total_steps);
@@ -339,6 +340,19 @@ pub fn TrainingPanel(
                                 <button data-testid="resume-cpu-button" on:click=move |_| resume_saved(Some("cpu".into()))>"… on the CPU"</button>
                             }
                         })
+                }}
+                {move || {
+                    let problem = run.saved.get()?.err()?;
+                    let discard = move |_| {
+                        spawn_local(saved_run::forget_run());
+                        run.saved.set(None);
+                    };
+                    Some(view! {
+                        <span class="error" data-testid="saved-run-problem" role="alert">
+                            "The run saved in this browser cannot be resumed: " {problem} " "
+                        </span>
+                        <button data-testid="discard-saved-button" on:click=discard>"Discard it"</button>
+                    })
                 }}
             </div>
             <p class="run-state">
@@ -416,7 +430,17 @@ pub fn TrainingPanel(
     }
 }
 
+/// Reads an upload, held to the size cap a fetched file has: a file of gigabytes is refused
+/// before a byte of it is copied into the page.
 async fn read_file(file: &web_sys::File) -> Result<Vec<u8>, String> {
+    let cap = web::MAX_FETCH_BYTES;
+    if file.size() > cap as f64 {
+        return Err(format!(
+            "the file is {} MB, larger than the {} MB this page reads",
+            (file.size() / (1u64 << 20) as f64).round(),
+            cap >> 20
+        ));
+    }
     let buffer = wasm_bindgen_futures::JsFuture::from(file.array_buffer())
         .await
         .map_err(web::describe)?;

@@ -11,8 +11,11 @@ use super::cache::ByteCache;
 
 const RUN_CACHE: &str = "vitlab-training-v1";
 const STATE_KEY: &str = "saved-run/state.json";
+/// The weights go to the slot the state does not name, and the state, written last, then
+/// names it: a save cut short, or a new run's first save, never leaves a state beside
+/// weights that are not its own. Saves made before the slots name none: the first slot.
 #[cfg(feature = "train")]
-const MODEL_KEY: &str = "saved-run/model.bin";
+const MODEL_SLOTS: [&str; 2] = ["saved-run/model.bin", "saved-run/model-b.bin"];
 
 /// What is saved besides the weights. The weights are safetensors (read back
 /// asynchronously, so from WebGPU too). The optimiser's moments are not kept: Burn restores
@@ -21,6 +24,9 @@ const MODEL_KEY: &str = "saved-run/model.bin";
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 struct SavedState {
     state: SessionState,
+    /// Which of the weight slots holds this state's weights.
+    #[serde(default)]
+    slot: usize,
 }
 
 /// A saved run, read back.
@@ -40,28 +46,44 @@ pub async fn save_run(session: &Session) -> Result<usize, String> {
     let state = session.state();
     let bytes =
         weights::to_safetensors_async(&session.inference_model(), &session.plan.config).await?;
-    cache.put(MODEL_KEY, &bytes).await?;
+    let slot = match saved_state(&cache).await {
+        Some(Ok(saved)) => (saved.slot + 1) % MODEL_SLOTS.len(),
+        _ => 0,
+    };
+    cache.put(MODEL_SLOTS[slot], &bytes).await?;
     let step = state.step;
-    // The state goes last: a save cut short leaves the previous state with newer weights.
-    let json = serde_json::to_vec(&SavedState { state }).expect("the state serialises");
+    let json = serde_json::to_vec(&SavedState { state, slot }).expect("the state serialises");
     cache.put(STATE_KEY, &json).await?;
     Ok(step)
 }
 
-async fn saved_state(cache: &ByteCache) -> Option<SavedState> {
-    serde_json::from_slice(&cache.get(STATE_KEY).await?).ok()
+/// The saved state, if there is one: checked, so that a damaged or hostile one is reported
+/// rather than resumed (or left to panic on every load).
+async fn saved_state(cache: &ByteCache) -> Option<Result<SavedState, String>> {
+    let bytes = cache.get(STATE_KEY).await?;
+    let checked = serde_json::from_slice::<SavedState>(&bytes)
+        .map_err(|error| {
+            format!(
+                "its state does not parse ({})",
+                crate::weights::brief(&error)
+            )
+        })
+        .and_then(|saved| match saved.state.summary() {
+            Ok(_) if saved.slot > 1 => Err(format!("its weights slot {} is unknown", saved.slot)),
+            Ok(_) => Ok(saved),
+            Err(problem) => Err(problem),
+        });
+    Some(checked)
 }
 
-/// What the page offers to resume, if anything.
-pub async fn saved_summary() -> Option<SavedSummary> {
+/// What the page offers to resume, if anything, or why the saved run cannot be resumed.
+pub async fn saved_summary() -> Option<Result<SavedSummary, String>> {
     let cache = ByteCache::open(RUN_CACHE).await?;
-    let saved = saved_state(&cache).await?;
-    let steps_per_epoch = saved.state.plan.steps_per_epoch(saved.state.train_items);
-    Some(SavedSummary {
-        step: saved.state.step,
-        total_steps: saved.state.plan.epochs * steps_per_epoch,
-        plan: saved.state.plan,
-    })
+    Some(
+        saved_state(&cache)
+            .await?
+            .and_then(|saved| saved.state.summary()),
+    )
 }
 
 #[cfg(feature = "train")]
@@ -71,9 +93,10 @@ pub async fn load_run() -> Result<SavedRun, String> {
         .ok_or("this browser gives the page no Cache Storage")?;
     let saved = saved_state(&cache)
         .await
-        .ok_or("no saved training run in this browser")?;
+        .ok_or("no saved training run in this browser")?
+        .map_err(|problem| format!("the saved run cannot be resumed: {problem}"))?;
     let weights = cache
-        .get(MODEL_KEY)
+        .get(MODEL_SLOTS[saved.slot])
         .await
         .ok_or("the saved run's weights are missing")?;
     Ok(SavedRun {

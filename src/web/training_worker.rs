@@ -211,7 +211,8 @@ async fn handle(message: ToTrainer, run: &mut Option<Run>, inbox: &Rc<Inbox>) {
             post(&FromTrainer::Saved { summary }, None);
         }
         ToTrainer::Start { plan, backend } => {
-            saved_run::forget_run().await;
+            // The saved run stays until this one's first save replaces it: a start that fails
+            // (offline, a bad manifest, a lost device) loses nothing.
             let trial = plan.clone();
             launch(run, inbox, &backend, &trial, None, |manifest, device| {
                 Session::new(plan, manifest.items(Split::Train), device)
@@ -582,7 +583,12 @@ async fn device_failed(run: &mut Run, message: String) {
 /// useless: the run goes back to its last save, or is dropped when there is none.
 async fn stopped_by_nan(slot: &mut Option<Run>, error: TrainingError) {
     let Some(run) = slot.as_mut() else { return };
-    let restored = match saved_run::load_run().await {
+    // Until this run has saved, what the browser holds is an earlier run's save.
+    let saved = match run.saved_step {
+        Some(_) => saved_run::load_run().await,
+        None => Err("this run has not saved yet".into()),
+    };
+    let restored = match saved {
         Ok(saved) => {
             let step = saved.state.step;
             restore(saved, &run.session.device())

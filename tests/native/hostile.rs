@@ -271,6 +271,9 @@ fn manifests_that_repeat_a_chunk_list_too_much_or_leave_a_split_empty_are_refuse
 
 const VIT: &str = env!("CARGO_BIN_EXE_vit");
 
+/// A damage done to a saved value, with a word its refusal must contain.
+type Edit<T> = (&'static str, fn(&mut T));
+
 /// `vit` with `args`, expected to fail with a message (exit code 1, or 2 for clap's usage
 /// errors) and not a panic (101): its standard error.
 fn refused(args: &[&str]) -> String {
@@ -336,7 +339,7 @@ fn a_damaged_checkpoint_is_refused_by_name() {
     let state_path = ckpt.join("state.json");
     let good: serde_json::Value =
         serde_json::from_slice(&std::fs::read(&state_path).unwrap()).unwrap();
-    let edits: [(&str, fn(&mut serde_json::Value)); 3] = [
+    let edits: [Edit<serde_json::Value>; 3] = [
         ("heads", |state| state["config"]["heads"] = 5.into()),
         ("counters", |state| state["epochs_done"] = u64::MAX.into()),
         ("parameter count", |state| {
@@ -358,4 +361,25 @@ fn a_damaged_checkpoint_is_refused_by_name() {
     }
     std::fs::remove_file(&out).unwrap();
     std::fs::remove_dir_all(ckpt).unwrap();
+}
+
+#[test]
+fn a_saved_run_that_does_not_validate_says_why_instead_of_panicking() {
+    let session =
+        vitlab::train::Session::new(TrainingPlan::seed(), 60_000, &crate::device()).unwrap();
+    let good = session.state();
+    assert_eq!(good.summary().unwrap().total_steps, 10 * 938);
+    let edits: [Edit<vitlab::train::SessionState>; 5] = [
+        ("batch size", |state| state.plan.batch_size = 0),
+        ("image count", |state| state.train_items = usize::MAX),
+        ("counters", |state| state.step = usize::MAX),
+        ("counters", |state| state.seconds = f64::NAN),
+        ("heads", |state| state.plan.config.heads = 5),
+    ];
+    for (expected, edit) in edits {
+        let mut state = good.clone();
+        edit(&mut state);
+        let problem = state.summary().unwrap_err();
+        assert!(problem.contains(expected), "{expected}: {problem}");
+    }
 }
