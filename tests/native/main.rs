@@ -3,6 +3,7 @@
 
 mod cli;
 mod data;
+mod fuzz;
 mod hostile;
 mod insight;
 mod model;

@@ -1,0 +1,218 @@
+//! A fuzz test of our own: seeded, bounded in count and time, run in CI. Damaged variants
+//! of the shipped weights, of a chunk and its manifest, and of a saved run's state must
+//! each give a typed error or a valid value: never a panic, and never more memory than a
+//! budget (measured by a counting allocator, per thread).
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::cell::Cell;
+use std::time::{Duration, Instant};
+
+use burn::module::Module;
+use vitlab::data::{self, ChunkEntry, Manifest};
+use vitlab::train::{Session, SessionState, SplitMix64, TrainingPlan};
+use vitlab::weights;
+
+/// System's allocator, counting what the current thread holds while a meter is on.
+struct Metered;
+
+thread_local! {
+    static METERING: Cell<bool> = const { Cell::new(false) };
+    static HELD: Cell<isize> = const { Cell::new(0) };
+    static PEAK: Cell<isize> = const { Cell::new(0) };
+}
+
+fn count(delta: isize) {
+    // `try_with`: a thread being torn down has no locals left to count in.
+    let _ = METERING.try_with(|on| {
+        if on.get() {
+            let held = HELD.with(|held| {
+                held.set(held.get() + delta);
+                held.get()
+            });
+            PEAK.with(|peak| peak.set(peak.get().max(held)));
+        }
+    });
+}
+
+// SAFETY: every call is forwarded to `System` unchanged; the counting touches only
+// const-initialised thread locals, which never allocate.
+unsafe impl GlobalAlloc for Metered {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        count(layout.size() as isize);
+        unsafe { System.alloc(layout) }
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        count(-(layout.size() as isize));
+        unsafe { System.dealloc(ptr, layout) }
+    }
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        count(new_size as isize - layout.size() as isize);
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+}
+
+#[global_allocator]
+static ALLOCATOR: Metered = Metered;
+
+/// Runs `work` and returns its result and the most memory it held above what it started
+/// with, on this thread.
+fn metered<T>(work: impl FnOnce() -> T) -> (T, usize) {
+    HELD.with(|held| held.set(0));
+    PEAK.with(|peak| peak.set(0));
+    METERING.with(|on| on.set(true));
+    let result = work();
+    METERING.with(|on| on.set(false));
+    (result, PEAK.with(Cell::get).max(0) as usize)
+}
+
+/// Ways to damage bytes: flips, cuts, insertions, a forged length, digits made enormous.
+fn damage(bytes: &[u8], rng: &mut SplitMix64) -> Vec<u8> {
+    let mut out = bytes.to_vec();
+    let at = |rng: &mut SplitMix64, len: usize| rng.below(len.max(1));
+    match rng.below(6) {
+        0 => {
+            for _ in 0..1 + rng.below(8) {
+                let i = at(rng, out.len());
+                out[i] ^= 1 << rng.below(8);
+            }
+        }
+        1 => out.truncate(at(rng, out.len())),
+        2 => {
+            let i = at(rng, out.len());
+            let noise: Vec<u8> = (0..1 + rng.below(64))
+                .map(|_| rng.next_u64() as u8)
+                .collect();
+            out.splice(i..i, noise);
+        }
+        3 => {
+            let i = at(rng, out.len());
+            let end = (i + 1 + rng.below(64)).min(out.len());
+            out.drain(i..end);
+        }
+        4 if out.len() >= 8 => {
+            // A length prefix (safetensors' header length) of any size.
+            out[..8].copy_from_slice(&rng.next_u64().to_le_bytes());
+        }
+        _ => {
+            // A number in the text made huge, negative or fractional.
+            let digits: Vec<usize> = (0..out.len().min(1 << 16))
+                .filter(|&i| out[i].is_ascii_digit())
+                .collect();
+            if let Some(&i) = digits.get(at(rng, digits.len())) {
+                let forged = [
+                    "18446744073709551615",
+                    "-1",
+                    "1e308",
+                    "0",
+                    "4294967297",
+                    "0.5",
+                ];
+                out.splice(i..i + 1, forged[rng.below(forged.len())].bytes());
+            }
+        }
+    }
+    out
+}
+
+/// The cases each part tries, and the time it may take in all.
+const CASES: usize = 2000;
+const TIME: Duration = Duration::from_secs(20);
+/// No damaged input may make its reader hold more than this at once.
+const MEMORY: usize = 64 << 20;
+
+/// Tries `CASES` damaged variants of `original` on `read`; panics name the seed and case.
+fn fuzz<T>(name: &str, original: &[u8], seed: u64, read: impl Fn(&[u8]) -> Result<T, String>) {
+    let mut rng = SplitMix64::new(seed);
+    let started = Instant::now();
+    let (mut errors, mut accepted) = (0, 0);
+    for case in 0..CASES {
+        if started.elapsed() > TIME {
+            break;
+        }
+        let bytes = damage(original, &mut rng);
+        let (outcome, peak) =
+            metered(|| std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| read(&bytes))));
+        let outcome =
+            outcome.unwrap_or_else(|_| panic!("{name}: case {case} of seed {seed} panicked"));
+        match outcome {
+            Ok(_) => accepted += 1,
+            Err(message) => {
+                assert!(
+                    message.len() < 1000,
+                    "{name} case {case}: a {}-byte message",
+                    message.len()
+                );
+                errors += 1;
+            }
+        }
+        assert!(peak < MEMORY, "{name} case {case}: {peak} bytes held");
+    }
+    println!(
+        "{name}: {errors} clear errors, {accepted} accepted, in {:.1} s",
+        started.elapsed().as_secs_f64()
+    );
+    assert!(errors > 0, "{name}: no variant was refused");
+}
+
+#[test]
+fn damaged_weights_give_errors_or_models_never_panics() {
+    let original = std::fs::read(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/pretrained/vit-seed.safetensors"
+    ))
+    .unwrap();
+    fuzz("weights", &original, 1, |bytes| {
+        let file = weights::decode(bytes).map_err(|e| e.to_string())?;
+        // What decodes must build: the model is the proof that the file was whole.
+        let model = file.into_model(&crate::device());
+        Ok(model.num_params())
+    });
+}
+
+fn mnist_dir() -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("www/mnist")
+}
+
+#[test]
+fn damaged_chunks_and_manifests_give_errors_never_panics() {
+    let manifest_json = std::fs::read(mnist_dir().join("manifest.json")).unwrap();
+    let manifest = Manifest::parse(std::str::from_utf8(&manifest_json).unwrap()).unwrap();
+    fuzz("manifest", &manifest_json, 2, |bytes| {
+        Manifest::parse(&String::from_utf8_lossy(bytes)).map_err(|e| e.to_string())
+    });
+    let entry = &manifest.test[0];
+    let chunk = std::fs::read(mnist_dir().join(&entry.file)).unwrap();
+    // Damaged as downloaded: the checksum catches it.
+    fuzz("chunk", &chunk, 3, |bytes| {
+        data::decode_chunk(bytes, entry).map_err(|e| e.to_string())
+    });
+    // Damaged before it was compressed, and listed with its true checksum: the decoder's own
+    // checks must hold.
+    let raw = miniz_oxide::inflate::decompress_to_vec(&chunk).unwrap();
+    fuzz("inflated chunk", &raw, 4, |bytes| {
+        let compressed = miniz_oxide::deflate::compress_to_vec(bytes, 1);
+        let listed = ChunkEntry {
+            sha256: data::sha256_hex(&compressed),
+            bytes: compressed.len(),
+            ..entry.clone()
+        };
+        data::decode_chunk(&compressed, &listed).map_err(|e| e.to_string())
+    });
+}
+
+#[test]
+fn damaged_saved_runs_give_errors_never_panics() {
+    let session = Session::new(TrainingPlan::lab(), 60_000, &crate::device()).unwrap();
+    let original = serde_json::to_vec(&session.state()).unwrap();
+    fuzz("saved run", &original, 5, |bytes| {
+        let state: SessionState = serde_json::from_slice(bytes).map_err(|e| e.to_string())?;
+        state.summary()?;
+        // What checks out must resume.
+        Session::resume_from_model(
+            state.clone(),
+            state.plan.config.init(&crate::device()),
+            &crate::device(),
+        )
+        .map(|_| ())
+    });
+}
