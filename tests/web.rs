@@ -501,3 +501,47 @@ async fn an_invalid_upload_leaves_the_old_model_working() {
     host.install(PARITY_WEIGHTS, Backend::Cpu).await.unwrap();
     assert!(!Rc::ptr_eq(&before, &engine.get_untracked().unwrap()));
 }
+
+/// On 32 bits `12 + count · 785` wraps: a chunk claiming 5,471,296 images once passed the
+/// length check with 76 bytes and then sliced out of range, crashing the page. Seeded
+/// damaged chunks and weights must each give a typed error or a value, never a panic
+/// (a panic here is the page's death, so the test itself would not return).
+#[wasm_bindgen_test]
+fn the_chunk_decoder_and_weights_reader_survive_hostile_bytes_on_32_bits() {
+    assert_eq!(usize::BITS, 32);
+    let count = ((u32::MAX as u64 + 1) / 785 + 1) as u32;
+    let mut raw = vitlab::data::CHUNK_MAGIC.to_vec();
+    raw.extend_from_slice(&count.to_le_bytes());
+    raw.extend_from_slice(&(IMAGE_SIDE as u16).to_le_bytes());
+    // 5,471,296 · 785 wraps to 64: with a 64-byte body the old length check held.
+    raw.extend_from_slice(&[0; 2 + 64]);
+    assert_eq!(
+        raw.len(),
+        12usize.wrapping_add((count as usize).wrapping_mul(785))
+    );
+    let bytes = miniz_oxide::deflate::compress_to_vec(&raw, 6);
+    assert_eq!(
+        vitlab::data::decode_chunk_unverified(&bytes).unwrap_err(),
+        vitlab::data::ChunkError::TooMany(count as usize)
+    );
+
+    let mut rng = vitlab::train::SplitMix64::new(9);
+    let mut refused = 0;
+    for _ in 0..300 {
+        let mut damaged = raw.clone();
+        for _ in 0..1 + rng.below(4) {
+            let at = rng.below(16);
+            damaged[at] = rng.next_u64() as u8;
+        }
+        let bytes = miniz_oxide::deflate::compress_to_vec(&damaged, 1);
+        refused += vitlab::data::decode_chunk_unverified(&bytes).is_err() as usize;
+        let mut weights = PARITY_WEIGHTS.to_vec();
+        let at = rng.below(weights.len().min(4096));
+        weights[at] = rng.next_u64() as u8;
+        if at < 8 {
+            weights[..8].copy_from_slice(&rng.next_u64().to_le_bytes());
+        }
+        let _ = weights::decode(&weights);
+    }
+    assert!(refused > 0);
+}
