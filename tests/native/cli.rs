@@ -1,6 +1,6 @@
 use std::process::Command;
 
-const VIT: &str = env!("CARGO_BIN_EXE_vit");
+pub const VIT: &str = env!("CARGO_BIN_EXE_vit");
 const PARITY_WEIGHTS: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
     "/tests/fixtures/parity.safetensors"
@@ -328,11 +328,18 @@ fn asking_for_the_gpu_without_the_gpu_feature_says_how_to_build_it() {
     assert!(stderr.contains("--features gpu"), "{stderr}");
 }
 
-/// Runs `vit` expecting it to refuse; its standard error.
-fn refused(args: &[&str]) -> String {
+/// Runs `vit` expecting it to refuse with a message (exit code 1, or 2 for clap's usage
+/// errors), not a panic (101); its standard error.
+pub fn refused(args: &[&str]) -> String {
     let output = Command::new(VIT).args(args).output().unwrap();
-    assert!(!output.status.success(), "{args:?} ran");
-    String::from_utf8(output.stderr).unwrap()
+    let stderr = String::from_utf8(output.stderr).unwrap();
+    assert!(
+        matches!(output.status.code(), Some(1 | 2)),
+        "{args:?}: {:?} {stderr}",
+        output.status
+    );
+    assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
+    stderr
 }
 
 #[test]

@@ -6,6 +6,8 @@ use vitlab::model::{Budget, CostError, VitConfig};
 use vitlab::train::TrainingPlan;
 use vitlab::weights::{self, WeightsError};
 
+use crate::cli::{VIT, refused};
+
 /// A small valid file to damage.
 fn weights_bytes() -> Vec<u8> {
     let config = VitConfig::seed()
@@ -269,24 +271,8 @@ fn manifests_that_repeat_a_chunk_list_too_much_or_leave_a_split_empty_are_refuse
     assert!(error.to_string().contains("chunks"), "{error}");
 }
 
-const VIT: &str = env!("CARGO_BIN_EXE_vit");
-
 /// A damage done to a saved value, with a word its refusal must contain.
 type Edit<T> = (&'static str, fn(&mut T));
-
-/// `vit` with `args`, expected to fail with a message (exit code 1, or 2 for clap's usage
-/// errors) and not a panic (101): its standard error.
-fn refused(args: &[&str]) -> String {
-    let output = std::process::Command::new(VIT).args(args).output().unwrap();
-    let stderr = String::from_utf8(output.stderr).unwrap();
-    assert!(
-        matches!(output.status.code(), Some(1 | 2)),
-        "{args:?}: {:?} {stderr}",
-        output.status
-    );
-    assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
-    stderr
-}
 
 #[test]
 fn cli_options_that_once_panicked_or_ran_forever_are_refused() {
