@@ -250,3 +250,47 @@ test("Stop saves the run; one that diverges after a save goes back to it, and it
   await lab.byTestId("reset-button").click();
   await page.close();
 });
+
+test("a start that fails keeps the saved run; a saved run that cannot run is named and can be discarded", async () => {
+  const { page, lab } = await openOnCpu();
+  await lab.byTestId("train-button").click();
+  await until(() => numberIn(lab, "training-step"), (s) => s >= 5, { what: "step 5" });
+  await lab.byTestId("stop-button").click();
+  await until(() => lab.byTestId("run-state").textContent(), (s) => s === "stopped", { what: "stopped" });
+  const saved = await numberIn(lab, "training-step");
+
+  // A new run whose manifest cannot be had (offline, say) must not cost the saved one.
+  const manifest = /mnist\/manifest\.json/;
+  await page.context().route(manifest, (route) => route.abort());
+  await lab.byTestId("train-button").click();
+  await lab.byTestId("training-error").waitFor({ timeout: 120_000 });
+  await page.context().unroute(manifest);
+  await page.reload();
+  await lab.byTestId("model-ready").waitFor({ timeout: 120_000 });
+  const resume = lab.byTestId("resume-saved-button");
+  await resume.waitFor({ timeout: 30_000 });
+  assert.match(await resume.textContent(), new RegExp(`step ${saved} `));
+
+  // A saved plan that could never run (batch size 0) once panicked on every load.
+  await page.evaluate(async () => {
+    const cache = await caches.open("vitlab-training-v1");
+    const key = (await cache.keys()).find((request) => request.url.endsWith("saved-run/state.json"));
+    const state = await (await cache.match(key)).json();
+    state.state.plan.batch_size = 0;
+    await cache.put(key, new Response(JSON.stringify(state)));
+  });
+  await page.reload();
+  await lab.byTestId("model-ready").waitFor({ timeout: 120_000 });
+  const problem = lab.byTestId("saved-run-problem");
+  await problem.waitFor({ timeout: 30_000 });
+  assert.match(await problem.textContent(), /cannot be resumed: .*batch size/);
+  assert.equal(await lab.byTestId("resume-saved-button").count(), 0);
+  await lab.byTestId("discard-saved-button").click();
+  await problem.waitFor({ state: "detached", timeout: 10_000 });
+  await page.reload();
+  await lab.byTestId("model-ready").waitFor({ timeout: 120_000 });
+  assert.equal(await lab.byTestId("saved-run-problem").count(), 0);
+  await lab.stroke(ONE);
+  assert.equal(await lab.settledPrediction(), "1");
+  await page.close();
+});
