@@ -3,7 +3,7 @@ use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::JsFuture;
 use web_sys::{ReadableStreamDefaultReader, Response};
 
-use super::global::{describe, fetch_promise};
+use super::global::{describe, fetch_promise, sleep_ms};
 
 /// The most a response may hold: the largest weights file the page's budget allows
 /// ([`crate::model::Budget::PAGE`]), with room for its header. A bigger answer is not
@@ -18,13 +18,31 @@ fn too_big(url: &str, bytes: usize) -> String {
     )
 }
 
+/// How long a response may keep the page waiting without a byte before it counts as stalled
+/// (and the chunk loader retries it): a server that never answers cannot hold a run, a Stop
+/// or a Reset for longer than this.
+pub const STALL_MS: u32 = 20_000;
+
+/// `work`, or an error once it has waited [`STALL_MS`].
+async fn unless_stalled<T>(url: &str, work: impl Future<Output = T>) -> Result<T, String> {
+    let work = std::pin::pin!(work);
+    let timeout = std::pin::pin!(sleep_ms(STALL_MS));
+    match futures::future::select(work, timeout).await {
+        futures::future::Either::Left((value, _)) => Ok(value),
+        futures::future::Either::Right(_) => Err(format!(
+            "fetching {url} stalled: nothing arrived for {} s",
+            STALL_MS / 1000
+        )),
+    }
+}
+
 /// Fetches `url` and reports `(bytes so far, total if known)` as the body streams in.
 pub async fn fetch_bytes(
     url: &str,
     mut on_progress: impl FnMut(usize, Option<usize>),
 ) -> Result<Vec<u8>, String> {
-    let response: Response = JsFuture::from(fetch_promise(url)?)
-        .await
+    let response: Response = unless_stalled(url, JsFuture::from(fetch_promise(url)?))
+        .await?
         .map_err(|e| format!("fetching {url} failed: {}", describe(e)))?
         .dyn_into()
         .map_err(|_| format!("fetching {url} gave no response"))?;
@@ -41,9 +59,12 @@ pub async fn fetch_bytes(
         return Err(too_big(url, total));
     }
     let Some(body) = response.body() else {
-        let buffer = JsFuture::from(response.array_buffer().map_err(describe)?)
-            .await
-            .map_err(describe)?;
+        let buffer = unless_stalled(
+            url,
+            JsFuture::from(response.array_buffer().map_err(describe)?),
+        )
+        .await?
+        .map_err(describe)?;
         let bytes = Uint8Array::new(&buffer);
         if bytes.length() as usize > MAX_FETCH_BYTES {
             return Err(too_big(url, bytes.length() as usize));
@@ -53,9 +74,13 @@ pub async fn fetch_bytes(
     let reader: ReadableStreamDefaultReader = body.get_reader().unchecked_into();
     let mut bytes = Vec::with_capacity(total.unwrap_or(0));
     loop {
-        let chunk = JsFuture::from(reader.read())
-            .await
-            .map_err(|e| format!("reading {url} failed: {}", describe(e)))?;
+        let chunk = match unless_stalled(url, JsFuture::from(reader.read())).await {
+            Ok(chunk) => chunk.map_err(|e| format!("reading {url} failed: {}", describe(e)))?,
+            Err(stalled) => {
+                let _ = reader.cancel();
+                return Err(stalled);
+            }
+        };
         let done = Reflect::get(&chunk, &"done".into())
             .map(|d| d.is_truthy())
             .unwrap_or(true);
