@@ -545,3 +545,17 @@ fn the_chunk_decoder_and_weights_reader_survive_hostile_bytes_on_32_bits() {
     }
     assert!(refused > 0);
 }
+
+/// A response that never comes is given up on after the stall time, and one that comes in
+/// time is kept: `fetch_bytes` waits on every step (response, each body chunk) this way.
+#[wasm_bindgen_test]
+async fn a_response_that_never_comes_is_given_up_on() {
+    let never: js_sys::Promise = js_sys::Promise::new(&mut |_, _| {});
+    let error = vitlab::web::within(50, "never.bin", JsFuture::from(never))
+        .await
+        .unwrap_err();
+    assert!(error.contains("never.bin stalled"), "{error}");
+    let soon: js_sys::Promise = js_sys::Promise::resolve(&wasm_bindgen::JsValue::from(7));
+    let value = vitlab::web::within(5_000, "soon.bin", JsFuture::from(soon)).await;
+    assert_eq!(value.unwrap().unwrap().as_f64(), Some(7.0));
+}

@@ -23,15 +23,19 @@ fn too_big(url: &str, bytes: usize) -> String {
 /// or a Reset for longer than this.
 pub const STALL_MS: u32 = 20_000;
 
-/// `work`, or an error once it has waited [`STALL_MS`].
 async fn unless_stalled<T>(url: &str, work: impl Future<Output = T>) -> Result<T, String> {
+    within(STALL_MS, url, work).await
+}
+
+/// `work`, or an error naming `url` once it has waited `ms` milliseconds.
+pub async fn within<T>(ms: u32, url: &str, work: impl Future<Output = T>) -> Result<T, String> {
     let work = std::pin::pin!(work);
-    let timeout = std::pin::pin!(sleep_ms(STALL_MS));
+    let timeout = std::pin::pin!(sleep_ms(ms));
     match futures::future::select(work, timeout).await {
         futures::future::Either::Left((value, _)) => Ok(value),
         futures::future::Either::Right(_) => Err(format!(
             "fetching {url} stalled: nothing arrived for {} s",
-            STALL_MS / 1000
+            ms / 1000
         )),
     }
 }

@@ -23,7 +23,7 @@ pub use cache::{ByteCache, delete_cache};
 pub use chunks::{CHUNK_CACHE, ChunkSource, DATA_BASE, LoadedChunk, Network};
 pub use device::{Backend, StartedDevice, start_device};
 pub use engine::{Engine, FILTER_COMPONENTS, LocalModel};
-pub use fetch::{MAX_FETCH_BYTES, fetch_bytes};
+pub use fetch::{MAX_FETCH_BYTES, fetch_bytes, within};
 pub use global::{describe, now_ms, report_rejections_as_errors, sleep_ms};
 #[cfg(feature = "gpu")]
 pub use gpu::run_gpu_worker;
