@@ -27,6 +27,16 @@ async function openOnCpu(prepare = async () => {}) {
   return { page, lab };
 }
 
+/** A lab on the CPU whose run trained 5 steps or more and was stopped, so saved. */
+async function trainAndStop() {
+  const { page, lab } = await openOnCpu();
+  await lab.byTestId("train-button").click();
+  await until(() => numberIn(lab, "training-step"), (s) => s >= 5, { what: "step 5" });
+  await lab.byTestId("stop-button").click();
+  await until(() => lab.byTestId("run-state").textContent(), (s) => s === "stopped", { what: "stopped" });
+  return { page, lab, saved: await numberIn(lab, "training-step") };
+}
+
 test("train, watch the loss fall, pause, resume, use and download the weights, survive a bad upload", async () => {
   const errors = [];
   const { page, lab } = await openOnCpu(async (page) => {
@@ -205,12 +215,7 @@ test("with no training data to be had, the run fails with a message and the page
 });
 
 test("Stop saves the run; one that diverges after a save goes back to it, and its weights still read digits", async () => {
-  const { page, lab } = await openOnCpu();
-  await lab.byTestId("train-button").click();
-  await until(() => numberIn(lab, "training-step"), (s) => s >= 5, { what: "step 5" });
-  await lab.byTestId("stop-button").click();
-  await until(() => lab.byTestId("run-state").textContent(), (s) => s === "stopped", { what: "stopped" });
-  const saved = await numberIn(lab, "training-step");
+  const { page, lab, saved } = await trainAndStop();
   const points = await lab.byTestId("loss-chart").getAttribute("data-points");
 
   // Stopping saved the run; its learning rate is raised so that the resumed run diverges.
@@ -252,12 +257,7 @@ test("Stop saves the run; one that diverges after a save goes back to it, and it
 });
 
 test("a start that fails keeps the saved run; a saved run that cannot run is named and can be discarded", async () => {
-  const { page, lab } = await openOnCpu();
-  await lab.byTestId("train-button").click();
-  await until(() => numberIn(lab, "training-step"), (s) => s >= 5, { what: "step 5" });
-  await lab.byTestId("stop-button").click();
-  await until(() => lab.byTestId("run-state").textContent(), (s) => s === "stopped", { what: "stopped" });
-  const saved = await numberIn(lab, "training-step");
+  const { page, lab, saved } = await trainAndStop();
 
   // A new run whose manifest cannot be had (offline, say) must not cost the saved one.
   const manifest = /mnist\/manifest\.json/;
