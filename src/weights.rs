@@ -79,22 +79,23 @@ const SHOWN_PROBLEMS: usize = 5;
 /// Characters shown of a name or shape taken from a file.
 const SHOWN_CHARS: usize = 60;
 
-/// `text` cut to [`SHOWN_CHARS`], marked where cut.
-pub(crate) fn shown(text: &str) -> String {
-    match text.char_indices().nth(SHOWN_CHARS) {
+/// `text` cut to `chars` characters, marked where cut.
+fn cut(text: &str, chars: usize) -> String {
+    match text.char_indices().nth(chars) {
         Some((end, _)) => format!("{}…", &text[..end]),
         None => text.to_string(),
     }
 }
 
+/// A name or shape taken from a file, cut to [`SHOWN_CHARS`].
+fn shown(text: &str) -> String {
+    cut(text, SHOWN_CHARS)
+}
+
 /// A parser's message about a file, cut to a readable length (serde quotes the values it
 /// could not read, which a hostile file makes megabytes long).
 pub fn brief(error: &impl std::fmt::Display) -> String {
-    let text = error.to_string();
-    match text.char_indices().nth(4 * SHOWN_CHARS) {
-        Some((end, _)) => format!("{}…", &text[..end]),
-        None => text,
-    }
+    cut(&error.to_string(), 4 * SHOWN_CHARS)
 }
 
 /// The first few items, then how many more.

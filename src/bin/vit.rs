@@ -323,9 +323,7 @@ mod cli {
     fn eval(path: PathBuf, json: bool, common: Common) -> Result<(), String> {
         let (data_dir, device) = setup(&common)?;
         let file = read_weights(&path)?;
-        file.config
-            .check_budget(&Budget::CLI, Some(common.eval_batch_size))
-            .map_err(|e| format!("{e} (at --eval-batch-size {})", common.eval_batch_size))?;
+        check_eval_batch(&file.config, &common)?;
         let (model, config) = (file.into_model(&device), file.config);
         let test = native::load_split(&data_dir, Split::Test)?;
         let started = Instant::now();
@@ -396,6 +394,15 @@ mod cli {
         }
         file.config.validate().map_err(|e| e.to_string())?;
         Ok(file)
+    }
+
+    /// Refuses a model whose evaluation batches `vit` cannot afford.
+    fn check_eval_batch(config: &VitConfig, common: &Common) -> Result<(), String> {
+        let batch = common.eval_batch_size;
+        config
+            .check_budget(&Budget::CLI, Some(batch))
+            .map(|_| ())
+            .map_err(|e| format!("{e} (at --eval-batch-size {batch})"))
     }
 
     /// What `--resume` needs besides the model and optimiser bytes.
@@ -595,9 +602,6 @@ mod cli {
         };
         // The page's checks too: a rate or smoothing it would refuse is refused here.
         plan.validate_within(&Budget::CLI)?;
-        plan.config
-            .check_budget(&Budget::CLI, Some(args.common.eval_batch_size))
-            .map_err(|e| format!("{e} (at --eval-batch-size {})", args.common.eval_batch_size))?;
         let settings = plan.optimizer();
         let ckpt = checkpoint_dir(&args.out);
         let (mut trainer, mut state) = if args.resume {
@@ -655,6 +659,7 @@ mod cli {
         };
         // The model may now be the checkpoint's or the file's: its batches are checked again.
         plan.validate_within(&Budget::CLI)?;
+        check_eval_batch(&plan.config, &args.common)?;
         trainer.seed = args.seed;
         let config = state.config.clone();
         let steps_per_epoch = train_set.len().div_ceil(args.batch_size);

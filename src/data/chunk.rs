@@ -69,8 +69,9 @@ impl Manifest {
     /// that a small manifest cannot make the reader fetch, inflate and hold without end.
     pub const MAX_CHUNKS: usize = 1_000;
     pub const MAX_IMAGES: usize = 200_000;
-    /// What the images of a whole manifest may inflate to (157 MB at the image cap).
-    pub const MAX_INFLATED_BYTES: usize = Self::MAX_IMAGES * IMAGE_BYTES;
+    /// What a manifest's chunk files may add up to: what its images inflate to at the image
+    /// cap (157 MB), which compressed files never exceed.
+    pub const MAX_FILE_BYTES: usize = Self::MAX_IMAGES * IMAGE_BYTES;
 
     /// Caps on chunks, images and bytes for the whole manifest, in checked arithmetic; every
     /// file named once; neither split empty (training needs both, evaluating the test half).
@@ -106,13 +107,11 @@ impl Manifest {
                 })?;
             bytes = bytes
                 .checked_add(chunk.bytes)
-                .filter(|&bytes| {
-                    bytes <= Self::MAX_INFLATED_BYTES && chunk.bytes <= MAX_CHUNK_BYTES
-                })
+                .filter(|&bytes| bytes <= Self::MAX_FILE_BYTES && chunk.bytes <= MAX_CHUNK_BYTES)
                 .ok_or_else(|| {
                     ChunkError::Manifest(format!(
                         "its chunk files add up to more than the {} MB it may list",
-                        Self::MAX_INFLATED_BYTES >> 20
+                        Self::MAX_FILE_BYTES >> 20
                     ))
                 })?;
         }
@@ -174,13 +173,7 @@ pub fn decode_chunk(bytes: &[u8], entry: &ChunkEntry) -> Result<MnistSet, ChunkE
     }
     // Inflating stops at the size the manifest's count implies: a chunk that claims few
     // images cannot make the reader allocate for many.
-    let limit = entry
-        .items
-        .checked_mul(IMAGE_BYTES)
-        .and_then(|body| body.checked_add(HEADER_BYTES))
-        .filter(|&limit| limit <= MAX_CHUNK_BYTES)
-        .ok_or(ChunkError::TooMany(entry.items))?;
-    let set = decode_within(bytes, limit)?;
+    let set = decode_within(bytes, chunk_len(entry.items)?)?;
     if set.len() != entry.items {
         return Err(ChunkError::Count {
             expected: entry.items,
@@ -197,6 +190,16 @@ pub fn decode_chunk_unverified(bytes: &[u8]) -> Result<MnistSet, ChunkError> {
 
 /// Label and pixels of one image.
 const IMAGE_BYTES: usize = 1 + IMAGE_SIDE * IMAGE_SIDE;
+
+/// The inflated length of a chunk of `count` images, in checked arithmetic: on 32-bit (the
+/// browser) a hostile count would otherwise wrap to a small length.
+fn chunk_len(count: usize) -> Result<usize, ChunkError> {
+    count
+        .checked_mul(IMAGE_BYTES)
+        .and_then(|body| body.checked_add(HEADER_BYTES))
+        .filter(|&len| len <= MAX_CHUNK_BYTES)
+        .ok_or(ChunkError::TooMany(count))
+}
 
 fn decode_within(bytes: &[u8], limit: usize) -> Result<MnistSet, ChunkError> {
     let raw =
@@ -222,12 +225,7 @@ fn decode_within(bytes: &[u8], limit: usize) -> Result<MnistSet, ChunkError> {
     if side != IMAGE_SIDE {
         return Err(ChunkError::Magic);
     }
-    // Checked: on 32-bit (the browser) a hostile count would wrap to a small length.
-    let expected = count
-        .checked_mul(IMAGE_BYTES)
-        .and_then(|body| body.checked_add(HEADER_BYTES))
-        .filter(|&expected| expected <= MAX_CHUNK_BYTES)
-        .ok_or(ChunkError::TooMany(count))?;
+    let expected = chunk_len(count)?;
     if raw.len() != expected {
         return Err(ChunkError::Truncated {
             expected,

@@ -122,28 +122,14 @@ impl VitConfig {
         Ok(())
     }
 
-    /// Parameters of the model this config describes, counted without building it; saturates
-    /// at `usize::MAX` (32 bits in the browser) for a config too big to build.
+    /// Parameters of the model this config describes, counted without building it (by
+    /// [`VitConfig::cost`], in checked arithmetic); saturates at `usize::MAX` (32 bits in the
+    /// browser) for a config too big to count or build.
     pub fn num_params(&self) -> usize {
-        // Wide arithmetic: a hostile file's config must not wrap around to a small count.
-        let [d, patch_dim, tokens, mlp, classes, depth] = [
-            self.dim,
-            self.patch_dim(),
-            self.num_tokens(),
-            self.mlp_dim,
-            self.num_classes,
-            self.depth,
-        ]
-        .map(|n| n as u128);
-        let embed = patch_dim * d + d + tokens * d + d;
-        let block = 2 * d // norm1
-            + 3 * d * d // qkv, no bias
-            + d * d + d // proj
-            + 2 * d // norm2
-            + d * mlp + mlp
-            + mlp * d + d;
-        let head = 2 * d + d * classes + classes;
-        usize::try_from(embed + depth * block + head).unwrap_or(usize::MAX)
+        self.cost()
+            .ok()
+            .and_then(|cost| usize::try_from(cost.params).ok())
+            .unwrap_or(usize::MAX)
     }
 
     /// Builds a randomly initialised model.

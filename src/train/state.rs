@@ -24,13 +24,11 @@ impl SessionState {
     /// as a new one would be, and its counters must be those of a run that could have been.
     pub fn summary(&self) -> Result<SavedSummary, String> {
         self.plan.validate()?;
-        let steps_per_epoch = self.plan.steps_per_epoch(self.train_items);
-        let total_steps = self
-            .plan
-            .epochs
-            .checked_mul(steps_per_epoch)
-            .filter(|_| self.train_items <= crate::data::Manifest::MAX_IMAGES)
-            .ok_or("its image count is out of range")?;
+        if self.train_items > crate::data::Manifest::MAX_IMAGES {
+            return Err("its image count is out of range".into());
+        }
+        // Bounded by the plan's epoch cap and the image cap, far from overflowing.
+        let total_steps = self.plan.epochs * self.plan.steps_per_epoch(self.train_items);
         let seen_at_most = self.step.checked_mul(self.plan.batch_size);
         if self.step > total_steps
             || seen_at_most.is_none_or(|most| self.images_seen > most)

@@ -14,7 +14,6 @@ const STATE_KEY: &str = "saved-run/state.json";
 /// The weights go to the slot the state does not name, and the state, written last, then
 /// names it: a save cut short, or a new run's first save, never leaves a state beside
 /// weights that are not its own. Saves made before the slots name none: the first slot.
-#[cfg(feature = "train")]
 const MODEL_SLOTS: [&str; 2] = ["saved-run/model.bin", "saved-run/model-b.bin"];
 
 /// What is saved besides the weights. The weights are safetensors (read back
@@ -47,7 +46,7 @@ pub async fn save_run(session: &Session) -> Result<usize, String> {
     let bytes =
         weights::to_safetensors_async(&session.inference_model(), &session.plan.config).await?;
     let slot = match saved_state(&cache).await {
-        Some(Ok(saved)) => (saved.slot + 1) % MODEL_SLOTS.len(),
+        Some(Ok((saved, _))) => (saved.slot + 1) % MODEL_SLOTS.len(),
         _ => 0,
     };
     cache.put(MODEL_SLOTS[slot], &bytes).await?;
@@ -57,33 +56,27 @@ pub async fn save_run(session: &Session) -> Result<usize, String> {
     Ok(step)
 }
 
-/// The saved state, if there is one: checked, so that a damaged or hostile one is reported
-/// rather than resumed (or left to panic on every load).
-async fn saved_state(cache: &ByteCache) -> Option<Result<SavedState, String>> {
+/// The saved state, if there is one, with what it offers to resume: checked, so that a
+/// damaged or hostile one is reported rather than resumed (or left to panic on every load).
+async fn saved_state(cache: &ByteCache) -> Option<Result<(SavedState, SavedSummary), String>> {
     let bytes = cache.get(STATE_KEY).await?;
-    let checked = serde_json::from_slice::<SavedState>(&bytes)
-        .map_err(|error| {
-            format!(
-                "its state does not parse ({})",
-                crate::weights::brief(&error)
-            )
-        })
-        .and_then(|saved| match saved.state.summary() {
-            Ok(_) if saved.slot > 1 => Err(format!("its weights slot {} is unknown", saved.slot)),
-            Ok(_) => Ok(saved),
-            Err(problem) => Err(problem),
-        });
-    Some(checked)
+    let saved = match serde_json::from_slice::<SavedState>(&bytes) {
+        Ok(saved) => saved,
+        Err(error) => {
+            let why = crate::weights::brief(&error);
+            return Some(Err(format!("its state does not parse ({why})")));
+        }
+    };
+    if saved.slot >= MODEL_SLOTS.len() {
+        return Some(Err(format!("its weights slot {} is unknown", saved.slot)));
+    }
+    Some(saved.state.summary().map(|summary| (saved, summary)))
 }
 
 /// What the page offers to resume, if anything, or why the saved run cannot be resumed.
 pub async fn saved_summary() -> Option<Result<SavedSummary, String>> {
     let cache = ByteCache::open(RUN_CACHE).await?;
-    Some(
-        saved_state(&cache)
-            .await?
-            .and_then(|saved| saved.state.summary()),
-    )
+    Some(saved_state(&cache).await?.map(|(_, summary)| summary))
 }
 
 #[cfg(feature = "train")]
@@ -91,7 +84,7 @@ pub async fn load_run() -> Result<SavedRun, String> {
     let cache = ByteCache::open(RUN_CACHE)
         .await
         .ok_or("this browser gives the page no Cache Storage")?;
-    let saved = saved_state(&cache)
+    let (saved, _) = saved_state(&cache)
         .await
         .ok_or("no saved training run in this browser")?
         .map_err(|problem| format!("the saved run cannot be resumed: {problem}"))?;

@@ -1,6 +1,7 @@
 //! The hostile-input audit's findings, one named test each: every one was a panic, a memory
 //! abort or a wrong success before the fix, and must stay a short, typed error.
 
+use burn::module::Module;
 use vitlab::data::{self, ChunkEntry, ChunkError, Manifest, MnistSet};
 use vitlab::model::{Budget, CostError, VitConfig};
 use vitlab::train::TrainingPlan;
@@ -86,7 +87,11 @@ fn models_the_page_cannot_afford_are_named_by_the_limit_they_pass() {
 fn the_cost_counts_agree_with_the_model() {
     let config = VitConfig::lab();
     let cost = config.cost().unwrap();
-    assert_eq!(cost.params, config.num_params() as u64);
+    // Burn's own count of the built model's parameters.
+    assert_eq!(
+        cost.params,
+        config.init(&crate::device()).num_params() as u64
+    );
     assert_eq!(cost.tokens, 50);
     assert_eq!(cost.attention_bytes, 6 * 8 * 50 * 50 * 4);
     // 6 blocks of 4·T·D² + 2·T²·D + 2·T·D·M, the patch projection and the head.
