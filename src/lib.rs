@@ -8,6 +8,8 @@ pub mod inference;
 pub mod insight;
 pub mod model;
 pub mod preprocess;
+pub mod protocol;
+pub mod rng;
 pub mod train;
 pub mod weights;
 

@@ -3,11 +3,11 @@
 
 use std::path::{Path, PathBuf};
 
-use burn::tensor::Device;
+use burn::tensor::{Device, Int, Tensor};
 
 use crate::data::{self, ChunkEntry, Manifest, MnistSet, Split};
 use crate::model::VisionTransformer;
-use crate::train::{Evaluation, predictions};
+use crate::train::{Evaluation, classify_in_batches};
 
 /// Where the repository keeps the chunks the page fetches.
 pub fn default_data_dir() -> PathBuf {
@@ -116,15 +116,18 @@ pub fn evaluate(
 ) -> Evaluation {
     let mut evaluation = Evaluation::new(classes);
     let indices: Vec<usize> = (0..set.len()).collect();
-    for chunk in indices.chunks(batch_size) {
-        let batch = set.batch(chunk, device);
-        let predicted = predictions(model.forward(batch.images))
-            .into_data()
-            .convert::<i64>()
-            .try_into_vec::<i64>()
-            .expect("predictions are integers");
-        let labels: Vec<u8> = chunk.iter().map(|&i| set.labels[i]).collect();
-        evaluation.record(&labels, &predicted);
+    for (batch, predicted) in classify_in_batches(model, set, &indices, batch_size, device) {
+        let labels: Vec<u8> = batch.iter().map(|&i| set.labels[i]).collect();
+        evaluation.record(&labels, &read_ints(predicted));
     }
     evaluation
+}
+
+/// An integer tensor's values, read back synchronously.
+pub fn read_ints(tensor: Tensor<1, Int>) -> Vec<i64> {
+    tensor
+        .into_data()
+        .convert::<i64>()
+        .try_into_vec::<i64>()
+        .expect("integers convert to i64")
 }

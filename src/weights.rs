@@ -262,35 +262,77 @@ fn to_values(data: TensorData) -> Vec<f32> {
 /// Serialises a model natively. In the browser use [`to_safetensors_async`].
 #[cfg(not(target_arch = "wasm32"))]
 pub fn to_safetensors(model: &VisionTransformer, config: &VitConfig) -> Vec<u8> {
-    let tensors = collect(model)
-        .into_iter()
-        .map(|(name, shape, flat)| NamedTensor {
-            name,
-            shape,
-            values: to_values(flat.into_data()),
-        })
-        .collect::<Vec<_>>();
-    encode(config, &tensors)
+    let (names, flat) = model_tensors(model);
+    encode(config, &named(names, read_all(flat)))
 }
 
-/// Serialises a model without a synchronous read, as the browser requires.
+/// Serialises a model without a synchronous read, as the browser requires; one readback.
 pub async fn to_safetensors_async(
     model: &VisionTransformer,
     config: &VitConfig,
 ) -> Result<Vec<u8>, String> {
-    let mut tensors = Vec::new();
-    for (name, shape, flat) in collect(model) {
-        let data = flat
-            .into_data_async()
-            .await
-            .map_err(|error| format!("reading `{name}` from the device failed: {error:?}"))?;
-        tensors.push(NamedTensor {
+    let (names, flat) = model_tensors(model);
+    Ok(encode(config, &named(names, read_all_async(flat).await?)))
+}
+
+/// Each parameter's name and PyTorch shape, and its values flattened in PyTorch's layout,
+/// still on the device.
+pub(crate) fn model_tensors(
+    model: &VisionTransformer,
+) -> (Vec<(String, Vec<usize>)>, Vec<Tensor<1>>) {
+    collect(model)
+        .into_iter()
+        .map(|(name, shape, flat)| ((name, shape), flat))
+        .unzip()
+}
+
+/// Names and shapes joined to the values read back for them.
+pub(crate) fn named(names: Vec<(String, Vec<usize>)>, values: Vec<Vec<f32>>) -> Vec<NamedTensor> {
+    names
+        .into_iter()
+        .zip(values)
+        .map(|((name, shape), values)| NamedTensor {
             name,
             shape,
-            values: to_values(data),
-        });
+            values,
+        })
+        .collect()
+}
+
+/// The values of flat tensors of one device, read back together (synchronously: natively).
+#[cfg(not(target_arch = "wasm32"))]
+pub(crate) fn read_all(tensors: Vec<Tensor<1>>) -> Vec<Vec<f32>> {
+    let lengths: Vec<usize> = tensors.iter().map(|tensor| tensor.dims()[0]).collect();
+    if tensors.is_empty() {
+        return Vec::new();
     }
-    Ok(encode(config, &tensors))
+    split(to_values(Tensor::cat(tensors, 0).into_data()), &lengths)
+}
+
+/// The values of flat tensors of one device with one readback: joined on the device, read
+/// once and split, so a save costs one round trip to a GPU rather than one per tensor.
+pub(crate) async fn read_all_async(tensors: Vec<Tensor<1>>) -> Result<Vec<Vec<f32>>, String> {
+    let lengths: Vec<usize> = tensors.iter().map(|tensor| tensor.dims()[0]).collect();
+    if tensors.is_empty() {
+        return Ok(Vec::new());
+    }
+    let data = Tensor::cat(tensors, 0)
+        .into_data_async()
+        .await
+        .map_err(|error| format!("reading the tensors from the device failed: {error:?}"))?;
+    Ok(split(to_values(data), &lengths))
+}
+
+fn split(values: Vec<f32>, lengths: &[usize]) -> Vec<Vec<f32>> {
+    let mut rest = values.as_slice();
+    lengths
+        .iter()
+        .map(|&length| {
+            let (head, tail) = rest.split_at(length);
+            rest = tail;
+            head.to_vec()
+        })
+        .collect()
 }
 
 #[derive(Serialize, Deserialize)]
@@ -302,6 +344,15 @@ struct TensorHeader {
 
 /// Writes safetensors bytes: F32 little-endian, the config in `__metadata__`.
 pub fn encode(config: &VitConfig, tensors: &[NamedTensor]) -> Vec<u8> {
+    encode_with(config, &[], tensors)
+}
+
+/// [`encode`], with more `(key, value)` pairs in `__metadata__` (a checkpoint's run state).
+pub fn encode_with(
+    config: &VitConfig,
+    extra: &[(&str, String)],
+    tensors: &[NamedTensor],
+) -> Vec<u8> {
     let mut header = serde_json::Map::new();
     let mut metadata = serde_json::Map::new();
     metadata.insert("format".into(), "pt".into());
@@ -311,6 +362,9 @@ pub fn encode(config: &VitConfig, tensors: &[NamedTensor]) -> Vec<u8> {
             .expect("a config serialises")
             .into(),
     );
+    for (key, value) in extra {
+        metadata.insert((*key).into(), value.clone().into());
+    }
     header.insert("__metadata__".into(), metadata.into());
     let mut offset = 0;
     for tensor in tensors {
@@ -351,6 +405,32 @@ pub fn decode(bytes: &[u8]) -> Result<WeightsFile, WeightsError> {
 
 /// [`decode`], with the model held to `budget` before anything of its size is built.
 pub fn decode_within(bytes: &[u8], budget: &Budget) -> Result<WeightsFile, WeightsError> {
+    let checked = decode_checked(bytes, budget, |_, _| Ok(Vec::new()))?;
+    Ok(WeightsFile {
+        config: checked.config,
+        tensors: checked.tensors,
+    })
+}
+
+/// A safetensors file whose every tensor is one its config expects, or one `extra` expects
+/// beyond the model's (a checkpoint's optimiser moments).
+pub(crate) struct CheckedFile {
+    pub config: VitConfig,
+    pub metadata: HashMap<String, String>,
+    /// The model's tensors in module order, then `extra`'s in its order.
+    pub tensors: Vec<NamedTensor>,
+}
+
+/// Parses and checks as [`decode_within`] does; `extra` names the tensors beyond the model's
+/// that the file must hold, from its config and metadata.
+pub(crate) fn decode_checked(
+    bytes: &[u8],
+    budget: &Budget,
+    extra: impl FnOnce(
+        &VitConfig,
+        &HashMap<String, String>,
+    ) -> Result<Vec<(String, Vec<usize>)>, WeightsError>,
+) -> Result<CheckedFile, WeightsError> {
     if bytes.len() < 8 {
         return Err(WeightsError::TooShort(bytes.len()));
     }
@@ -379,13 +459,13 @@ pub fn decode_within(bytes: &[u8], budget: &Budget) -> Result<WeightsFile, Weigh
     }
 
     let mut config = VitConfig::seed();
+    let mut metadata: HashMap<String, String> = HashMap::new();
     let mut entries = HashMap::new();
     for (name, value) in header.0 {
         if name == "__metadata__" {
-            let metadata: HashMap<String, String> =
-                serde_json::from_value(value).map_err(|error| {
-                    WeightsError::Header(format!("__metadata__: {}", brief(&error)))
-                })?;
+            metadata = serde_json::from_value(value).map_err(|error| {
+                WeightsError::Header(format!("__metadata__: {}", brief(&error)))
+            })?;
             if let Some(json) = metadata.get(CONFIG_KEY) {
                 config = serde_json::from_str(json)
                     .map_err(|error| WeightsError::Config(brief(&error)))?;
@@ -410,7 +490,8 @@ pub fn decode_within(bytes: &[u8], budget: &Budget) -> Result<WeightsFile, Weigh
     }
     config.check_budget(budget, None)?;
 
-    let expected = expected_tensors(&config);
+    let mut expected = expected_tensors(&config);
+    expected.extend(extra(&config, &metadata)?);
     let mut mismatch = Mismatch::default();
     for (name, shape) in &expected {
         match entries.get(name) {
@@ -474,7 +555,11 @@ pub fn decode_within(bytes: &[u8], budget: &Budget) -> Result<WeightsFile, Weigh
         });
     }
     check_layout(&entries, data.len())?;
-    Ok(WeightsFile { config, tensors })
+    Ok(CheckedFile {
+        config,
+        metadata,
+        tensors,
+    })
 }
 
 /// The header's entries in the order written, duplicates kept (a map would keep one).
@@ -570,7 +655,7 @@ impl ModuleMapper for ParamLoader<'_> {
 }
 
 /// A row-major `[rows, cols]` matrix as row-major `[cols, rows]`.
-fn transpose(values: &[f32], rows: usize, cols: usize) -> Vec<f32> {
+pub(crate) fn transpose(values: &[f32], rows: usize, cols: usize) -> Vec<f32> {
     let mut out = vec![0.0; values.len()];
     for row in 0..rows {
         for col in 0..cols {

@@ -525,7 +525,7 @@ fn the_chunk_decoder_and_weights_reader_survive_hostile_bytes_on_32_bits() {
         vitlab::data::ChunkError::TooMany(count as usize)
     );
 
-    let mut rng = vitlab::train::SplitMix64::new(9);
+    let mut rng = vitlab::rng::SplitMix64::new(9);
     let mut refused = 0;
     for _ in 0..300 {
         let mut damaged = raw.clone();

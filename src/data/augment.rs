@@ -2,7 +2,7 @@
 //! (a mirrored 2 is not a digit). Works on grey levels, natively and in the browser.
 
 use super::{IMAGE_PIXELS, IMAGE_SIDE};
-use crate::train::SplitMix64;
+use crate::rng::SplitMix64;
 
 /// How far the random affine transform may go.
 #[derive(Debug, Clone, Copy, PartialEq)]

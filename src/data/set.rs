@@ -1,7 +1,7 @@
 use burn::tensor::{Device, Int, Tensor, TensorData};
 
 use super::Augmentation;
-use crate::train::SplitMix64;
+use crate::rng::SplitMix64;
 
 /// MNIST images are 28×28.
 pub const IMAGE_SIDE: usize = 28;

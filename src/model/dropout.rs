@@ -13,7 +13,7 @@ use std::cell::Cell;
 use burn::nn::Dropout;
 use burn::tensor::{Device, Tensor, TensorData};
 
-use crate::train::SplitMix64;
+use crate::rng::{SplitMix64, mix as hash};
 
 /// Mask elements drawn from one generator state; blocks are independent so they can be
 /// filled in any order, on any number of threads, with the same result.
@@ -31,11 +31,6 @@ thread_local! {
 pub fn seed_randomness(device: &Device, seed: u64) {
     device.seed(seed);
     NEXT_MASK_STREAM.set(hash(seed, 0xd1b5_4a32_d192_ed03));
-}
-
-/// The seed of training step `step` of a run seeded with `seed`.
-pub fn step_seed(seed: u64, step: usize) -> u64 {
-    hash(seed, step as u64)
 }
 
 /// `layer` applied to `input`: identity in inference, a fresh mask per call in training.
@@ -94,9 +89,4 @@ pub fn bernoulli_mask(len: usize, keep: f64, stream: u64) -> Vec<f32> {
     #[cfg(target_arch = "wasm32")]
     mask.chunks_mut(BLOCK).enumerate().for_each(fill);
     mask
-}
-
-/// A well-mixed 64-bit value from two.
-fn hash(a: u64, b: u64) -> u64 {
-    SplitMix64::new(a.wrapping_mul(0x2545_f491_4f6c_dd1d) ^ b).next_u64()
 }

@@ -20,6 +20,6 @@ pub use attention::{MultiHeadAttention, attention_softmax};
 pub use block::{EncoderBlock, layer_norm};
 pub use config::{ConfigError, VitConfig};
 pub use cost::{Budget, CostError, ModelCost};
-pub use dropout::{bernoulli_mask, dropout, kernel_dropout, seed_randomness, step_seed};
+pub use dropout::{bernoulli_mask, dropout, kernel_dropout, seed_randomness};
 pub use patch_embed::PatchEmbedding;
 pub use vit::{VisionTransformer, VitOutput};

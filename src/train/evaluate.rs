@@ -1,4 +1,26 @@
-use burn::tensor::{Int, Tensor};
+use burn::tensor::{Device, Int, Tensor};
+
+use crate::data::{IMAGE_PIXELS, MnistSet, images_tensor};
+use crate::model::VisionTransformer;
+
+/// Items `indices` of `set` classified by `model`, `batch_size` at a time: each batch's
+/// indices and predictions, still on the device for the caller to read back (synchronously
+/// natively, awaited in the browser). The one evaluation loop of `vit eval`, `vit train` and
+/// the training worker.
+pub fn classify_in_batches<'a>(
+    model: &'a VisionTransformer,
+    set: &'a MnistSet,
+    indices: &'a [usize],
+    batch_size: usize,
+    device: &'a Device,
+) -> impl Iterator<Item = (&'a [usize], Tensor<1, Int>)> + 'a {
+    indices.chunks(batch_size.max(1)).map(move |batch| {
+        let images: Vec<&[u8]> = batch.iter().map(|&index| set.image(index)).collect();
+        debug_assert!(images.iter().all(|image| image.len() == IMAGE_PIXELS));
+        let logits = model.forward(images_tensor(&images, device)); // [B, C]
+        (batch, predictions(logits)) // [B]
+    })
+}
 
 /// Predicted class per row.
 ///

@@ -5,11 +5,13 @@
 mod adamw;
 #[cfg(all(feature = "train", feature = "gpu"))]
 mod adamw_kernel;
+#[cfg(feature = "train")]
+mod checkpoint;
 mod evaluate;
-pub mod messages;
+#[cfg(feature = "train")]
+mod optimizer;
 mod plan;
 mod report;
-mod rng;
 mod schedule;
 #[cfg(feature = "train")]
 mod session;
@@ -19,18 +21,21 @@ mod trainer;
 
 #[cfg(feature = "train")]
 pub use adamw::FusedAdamW;
-pub use evaluate::{Evaluation, count_correct, predictions};
+#[cfg(feature = "train")]
+pub use checkpoint::{ADAM_TIMES_KEY, Checkpoint, CheckpointError, SESSION_KEY, SavedMoments};
+pub use evaluate::{Evaluation, classify_in_batches, count_correct, predictions};
+#[cfg(feature = "train")]
+pub use optimizer::{AdamW, Moments};
 pub use plan::TrainingPlan;
 pub use report::{
     EvalPoint, History, MAX_MISTAKES, Mistake, StepPoint, StepReport, TestReport, test_report,
 };
-pub use rng::SplitMix64;
 pub use schedule::LrSchedule;
 #[cfg(feature = "train")]
 pub use session::{PendingStep, Session, TrainingError};
 pub use state::{SessionState, Smoothing};
 #[cfg(feature = "train")]
-pub use trainer::{Checkpoint, StepOutput, Trainer, cross_entropy, parameter_gradients};
+pub use trainer::{StepOutput, Trainer, cross_entropy, parameter_gradients};
 
 /// Optimiser settings.
 #[derive(Debug, Clone, Copy, PartialEq)]

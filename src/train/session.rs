@@ -4,12 +4,14 @@
 
 use burn::tensor::{Device, Int, Tensor};
 
+use super::optimizer::Moments;
 use super::{
-    History, LrSchedule, SessionState, Smoothing, SplitMix64, StepPoint, StepReport, TestReport,
-    Trainer, TrainingPlan, test_report,
+    History, LrSchedule, SessionState, Smoothing, StepPoint, StepReport, TestReport, Trainer,
+    TrainingPlan, test_report,
 };
 use crate::data::{Augmentation, MnistSet};
-use crate::model::{VisionTransformer, seed_randomness};
+use crate::model::{Budget, VisionTransformer, seed_randomness};
+use crate::rng::SplitMix64;
 
 /// Why training stopped on its own.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -40,6 +42,10 @@ pub struct Session {
     test: MnistSet,
     /// What is left of the current pass over the loaded images, taken from the end.
     order: Vec<usize>,
+    /// Images loaded when the run was saved: as they load again they take the places
+    /// [`Session::order`] kept for them instead of joining the pass afresh, so a resumed run
+    /// draws the batches of one never interrupted. Steps wait until they are all back.
+    rejoining: usize,
     shuffle_rng: SplitMix64,
     augment_rng: SplitMix64,
     augmentation: Option<Augmentation>,
@@ -53,9 +59,32 @@ impl Session {
     /// A fresh model for `plan`; an epoch is `train_items` images (the whole training split,
     /// whether it has arrived yet or not).
     pub fn new(plan: TrainingPlan, train_items: usize, device: &Device) -> Result<Self, String> {
-        plan.validate()?;
+        Self::new_within(plan, train_items, device, &Budget::PAGE)
+    }
+
+    /// [`Session::new`] where `budget` holds (the command line's is larger).
+    pub fn new_within(
+        plan: TrainingPlan,
+        train_items: usize,
+        device: &Device,
+        budget: &Budget,
+    ) -> Result<Self, String> {
+        plan.validate_within(budget)?;
         seed_randomness(device, plan.seed);
         let model = plan.config.init(device);
+        Self::from_model(plan, train_items, model, device)
+    }
+
+    /// A new run that starts from `model` (fine-tuning) rather than a fresh one, held to the
+    /// command line's budget (the page checks its own first).
+    pub fn from_model(
+        plan: TrainingPlan,
+        train_items: usize,
+        model: VisionTransformer,
+        device: &Device,
+    ) -> Result<Self, String> {
+        plan.validate_within(&Budget::CLI)?;
+        seed_randomness(device, plan.seed);
         let mut trainer = Trainer::new(model, plan.config.clone(), plan.optimizer(), device);
         trainer.seed = plan.seed;
         let state = SessionState {
@@ -67,27 +96,36 @@ impl Session {
             augment_rng: SplitMix64::for_augmentation(plan.seed).state(),
             smoothing: Smoothing::default(),
             history: History::default(),
+            pass_left: Vec::new(),
+            loaded: 0,
             plan,
         };
         Ok(Self::from_parts(trainer, state))
     }
 
-    /// Continues a saved session from weights alone; the optimiser's moments start afresh.
-    pub fn resume_from_model(
+    /// Continues a saved session from its model and AdamW's moments (by parameter position;
+    /// empty to start them afresh).
+    pub(crate) fn resume_with(
         state: SessionState,
         model: VisionTransformer,
+        moments: Vec<Option<Moments>>,
         device: &Device,
     ) -> Result<Self, String> {
-        state.plan.validate()?;
+        state.plan.validate_within(&Budget::CLI)?;
         let mut trainer = Trainer::new(
             model,
             state.plan.config.clone(),
             state.plan.optimizer(),
             device,
-        );
-        trainer.step = state.step;
+        )
+        .with_moments(moments);
         trainer.seed = state.plan.seed;
         Ok(Self::from_parts(trainer, state))
+    }
+
+    /// AdamW's state of each parameter, in module order.
+    pub(crate) fn trainer_moments(&self) -> &[Option<Moments>] {
+        self.trainer.moments()
     }
 
     fn from_parts(mut trainer: Trainer, state: SessionState) -> Self {
@@ -100,7 +138,8 @@ impl Session {
             train_items: state.train_items,
             train: MnistSet::default(),
             test: MnistSet::default(),
-            order: Vec::new(),
+            order: state.pass_left,
+            rejoining: state.loaded,
             shuffle_rng: SplitMix64::new(state.shuffle_rng),
             augment_rng: SplitMix64::new(state.augment_rng),
             images_seen: state.images_seen,
@@ -112,10 +151,23 @@ impl Session {
 
     /// Moves the loaded images over from `other` (a session being replaced).
     pub fn take_data_from(&mut self, other: &mut Session) {
-        self.train = std::mem::take(&mut other.train);
+        let train = std::mem::take(&mut other.train);
         self.test = std::mem::take(&mut other.test);
-        self.order = (0..self.train.len()).collect();
-        self.shuffle_rng.shuffle(&mut self.order);
+        self.add_train(&train);
+    }
+
+    /// No more images will arrive: the places kept for saved images that did not load again
+    /// are given up, so the run goes on with what it has.
+    pub fn data_complete(&mut self) {
+        let loaded = self.train.len();
+        self.order.retain(|&index| index < loaded);
+        self.rejoining = self.rejoining.min(loaded);
+    }
+
+    /// Whether a step can be taken: images are loaded, and every image the saved pass kept
+    /// a place for is back.
+    pub fn can_step(&self) -> bool {
+        !self.train.is_empty() && self.train.len() >= self.rejoining && !self.is_finished()
     }
 
     /// What to save besides the model.
@@ -130,15 +182,22 @@ impl Session {
             augment_rng: self.augment_rng.state(),
             smoothing: self.smoothing,
             history: self.history.clone(),
+            pass_left: self.order.clone(),
+            // Before the saved images are all back, their places still count.
+            loaded: self.train.len().max(self.rejoining),
         }
     }
 
-    /// Training images join the pass under way as they arrive.
+    /// Training images join the pass under way as they arrive (those of a saved run take
+    /// back the places it kept for them).
     pub fn add_train(&mut self, set: &MnistSet) {
         let start = self.train.len();
         self.train.extend(set);
-        self.order.extend(start..self.train.len());
-        self.shuffle_rng.shuffle(&mut self.order);
+        let fresh = start.max(self.rejoining)..self.train.len();
+        if !fresh.is_empty() {
+            self.order.extend(fresh);
+            self.shuffle_rng.shuffle(&mut self.order);
+        }
     }
 
     pub fn add_test(&mut self, set: &MnistSet) {
@@ -174,9 +233,10 @@ impl Session {
                 || self.is_finished())
     }
 
-    /// Starts the next step; `None` until training images arrive or once the plan is done.
+    /// Starts the next step; `None` until training images arrive (see
+    /// [`Session::can_step`]) or once the plan is done.
     pub fn begin_step(&mut self) -> Option<PendingStep> {
-        if self.train.is_empty() || self.is_finished() {
+        if !self.can_step() {
             return None;
         }
         let batch_size = self.plan.batch_size.min(self.train.len());
@@ -258,14 +318,9 @@ impl Session {
         self.trainer.device().clone().inner()
     }
 
-    /// Batches of test indices for one evaluation.
-    pub fn evaluation_batches(&self, batch_size: usize) -> Vec<Vec<usize>> {
-        let count = self.plan.eval_images.min(self.test.len());
-        (0..count)
-            .collect::<Vec<_>>()
-            .chunks(batch_size.max(1))
-            .map(<[usize]>::to_vec)
-            .collect()
+    /// The test images one evaluation classifies (the plan's count, of those loaded).
+    pub fn evaluation_indices(&self) -> Vec<usize> {
+        (0..self.plan.eval_images.min(self.test.len())).collect()
     }
 
     pub fn test_set(&self) -> &MnistSet {

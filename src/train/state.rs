@@ -2,8 +2,9 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::messages::SavedSummary;
 use super::{History, TrainingPlan};
+use crate::model::Budget;
+use crate::protocol::SavedSummary;
 
 /// The part of a session that is not tensors, saved beside the model so a reload resumes.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -17,13 +18,24 @@ pub struct SessionState {
     pub augment_rng: u64,
     pub smoothing: Smoothing,
     pub history: History,
+    /// What was left of the pass over the training images, taken from the end.
+    #[serde(default)]
+    pub pass_left: Vec<usize>,
+    /// Training images loaded when saved (`pass_left` indexes them).
+    #[serde(default)]
+    pub loaded: usize,
 }
 
 impl SessionState {
     /// What a saved run offers to resume, or why it cannot be resumed: its plan is checked
     /// as a new one would be, and its counters must be those of a run that could have been.
     pub fn summary(&self) -> Result<SavedSummary, String> {
-        self.plan.validate()?;
+        self.summary_within(&Budget::PAGE)
+    }
+
+    /// [`SessionState::summary`] where `budget` holds (the command line's is larger).
+    pub fn summary_within(&self, budget: &Budget) -> Result<SavedSummary, String> {
+        self.plan.validate_within(budget)?;
         if self.train_items > crate::data::Manifest::MAX_IMAGES {
             return Err("its image count is out of range".into());
         }
@@ -37,6 +49,16 @@ impl SessionState {
             return Err(format!(
                 "its counters are out of range (step {} of {total_steps}, {} images, {} s)",
                 self.step, self.images_seen, self.seconds
+            ));
+        }
+        if self.loaded > self.train_items
+            || self.pass_left.len() > self.loaded
+            || self.pass_left.iter().any(|&index| index >= self.loaded)
+        {
+            return Err(format!(
+                "its pass over the data is out of range ({} images left of {} loaded)",
+                self.pass_left.len(),
+                self.loaded
             ));
         }
         Ok(SavedSummary {

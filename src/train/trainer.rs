@@ -2,15 +2,15 @@
 //! call the same [`Trainer::step`].
 
 use burn::module::{Module, ModuleVisitor, Param};
-use burn::optim::{GradientsParams, ModuleOptimizer};
-use burn::store::ModuleRecord;
+use burn::optim::GradientsParams;
 use burn::tensor::activation::log_softmax;
-use burn::tensor::{Bytes, Device, Int, Tensor};
+use burn::tensor::{Device, Int, Tensor};
 
-use super::adamw::FusedAdamW;
+use super::optimizer::{AdamW, Moments};
 use super::{OptimizerSettings, count_correct};
 use crate::data::Batch;
-use crate::model::{VisionTransformer, VitConfig, seed_randomness, step_seed};
+use crate::model::{VisionTransformer, VitConfig, seed_randomness};
+use crate::rng::step_seed;
 
 /// Cross-entropy against targets smoothed towards uniform: with smoothing `s` over `C`
 /// classes the target is `(1 - s)·onehot + s/C`, so the loss is
@@ -40,26 +40,12 @@ pub struct StepOutput {
     pub correct: Tensor<1, Int>,
 }
 
-/// AdamW with PyTorch's epsilon; weight decay 0 makes it Adam.
-fn new_optimizer(settings: &OptimizerSettings) -> ModuleOptimizer {
-    FusedAdamW::init(settings)
-}
-
-/// Everything needed to continue training exactly where it stopped: the model with its
-/// parameter ids and the optimiser's moments, both in Burn's own record format.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Checkpoint {
-    pub model: Vec<u8>,
-    pub optimizer: Vec<u8>,
-    pub step: usize,
-}
-
 /// A model on an autodiff device and its optimiser state.
 pub struct Trainer {
     /// Taken out only for the duration of an optimiser step.
     model: Option<VisionTransformer>,
     pub config: VitConfig,
-    optimizer: ModuleOptimizer,
+    optimizer: AdamW,
     settings: OptimizerSettings,
     device: Device,
     /// Steps taken so far.
@@ -78,7 +64,7 @@ impl Trainer {
         device: &Device,
     ) -> Self {
         let device = device.clone().autodiff();
-        let optimizer = new_optimizer(&settings);
+        let optimizer = AdamW::new(&settings);
         Self {
             // Whatever device and mode the model comes in, it trains on `device`.
             model: Some(model.valid().to_device(&device.clone().inner()).train()),
@@ -115,45 +101,16 @@ impl Trainer {
         }
     }
 
-    /// The model and optimiser state as bytes. It reads tensors synchronously: natively and on
-    /// the browser's CPU device only (a WebGPU read must be awaited).
-    pub fn checkpoint(&self) -> Result<Checkpoint, String> {
-        let model = self
-            .model()
-            .clone()
-            .into_record()
-            .into_bytes()
-            .map_err(|e| format!("saving the model state: {e:?}"))?;
-        let optimizer = self
-            .optimizer
-            .into_bytes()
-            .map_err(|e| format!("saving the optimiser state: {e:?}"))?;
-        Ok(Checkpoint {
-            model: model.to_vec(),
-            optimizer: optimizer.to_vec(),
-            step: self.step,
-        })
+    /// Continues with saved AdamW moments (by parameter position, as
+    /// [`Trainer::moments`] gives them).
+    pub fn with_moments(mut self, moments: Vec<Option<Moments>>) -> Self {
+        self.optimizer = AdamW::with_moments(&self.settings, moments);
+        self
     }
 
-    /// Continues from a [`Checkpoint`] taken of a trainer with the same config.
-    pub fn resume(
-        checkpoint: &Checkpoint,
-        config: VitConfig,
-        settings: OptimizerSettings,
-        device: &Device,
-    ) -> Result<Self, String> {
-        let record = ModuleRecord::from_bytes(Bytes::from_bytes_vec(checkpoint.model.clone()))
-            .map_err(|e| format!("the model state is unreadable: {e:?}"))?;
-        let model = config
-            .init(&device.clone().inner())
-            .try_load_record(record)
-            .map_err(|e| format!("the model state does not fit the config: {e:?}"))?;
-        let mut trainer = Self::new(model, config, settings, device);
-        trainer.optimizer = new_optimizer(&settings)
-            .from_bytes(Bytes::from_bytes_vec(checkpoint.optimizer.clone()))
-            .map_err(|e| format!("the optimiser state is unreadable: {e:?}"))?;
-        trainer.step = checkpoint.step;
-        Ok(trainer)
+    /// AdamW's state of each parameter, in module order; empty before the first step.
+    pub fn moments(&self) -> &[Option<Moments>] {
+        self.optimizer.moments()
     }
 
     /// The model being trained, on the autodiff device.

@@ -57,12 +57,6 @@ pub fn App() -> impl IntoView {
     let preferred = web::query_param("backend").and_then(|text| Backend::parse(&text));
     let weights_url = web::query_param("weights").unwrap_or_else(|| DEFAULT_WEIGHTS.to_string());
     let model_source = RwSignal::new(weights_url.clone());
-    let training_backend = match preferred {
-        Some(Backend::Cpu) => "cpu",
-        Some(Backend::WebGpu) => "webgpu",
-        None => "auto",
-    }
-    .to_string();
 
     spawn_local(async move {
         let bytes = match web::fetch_bytes(&weights_url, |done, total| {
@@ -191,7 +185,7 @@ pub fn App() -> impl IntoView {
             host.generation.get();
             engine.get_untracked().map(|_| view! { <Lab engine=engine on_failure=on_failure batch_distance=batch_distance /> })
         }}
-        <TrainingPanel on_weights=on_weights preferred_backend=training_backend />
+        <TrainingPanel on_weights=on_weights preferred_backend=preferred />
         <footer>
             "MNIST by Yann LeCun and Corinna Cortes, CC BY-SA 3.0. Model: Dosovitskiy et al., ICLR 2021."
         </footer>

@@ -7,8 +7,8 @@ use leptos::task::spawn_local;
 use wasm_bindgen::JsCast;
 
 use crate::data::NUM_CLASSES;
-use crate::train::messages::{
-    DataProgress, FromTrainer, RunState, SavedSummary, ToTrainer, WeightsPurpose,
+use crate::protocol::{
+    Backend, DataProgress, FromTrainer, RunState, SavedSummary, ToTrainer, WeightsPurpose,
 };
 use crate::train::{History, StepReport, TestReport, TrainingPlan};
 use crate::web::{self, TrainerWorker, saved_run};
@@ -45,7 +45,7 @@ fn clock(seconds: f64) -> String {
 #[derive(Clone, Copy)]
 struct RunView {
     state: RwSignal<RunState>,
-    backend: RwSignal<Option<String>>,
+    backend: RwSignal<Option<Backend>>,
     device_note: RwSignal<Option<String>>,
     data: RwSignal<DataProgress>,
     samples: RwSignal<Vec<(Vec<u8>, u8)>>,
@@ -98,13 +98,13 @@ impl RunView {
 pub fn TrainingPanel(
     /// Takes weights into the draw panel (validated there; a bad file leaves the old model).
     on_weights: Callback<WeightsOffer>,
-    /// Backend the page was asked for (`?backend=`), the default for training too.
-    #[prop(optional)]
-    preferred_backend: Option<String>,
+    /// Backend the page was asked for (`?backend=`), the default for training too; none
+    /// times the two.
+    preferred_backend: Option<Backend>,
 ) -> impl IntoView {
     let form = RwSignal::new(page_plan("seed"));
     let preset = RwSignal::new("seed".to_string());
-    let backend_choice = RwSignal::new(preferred_backend.unwrap_or_else(|| "auto".into()));
+    let backend_choice = RwSignal::new(preferred_backend);
     let run = RunView::new();
     let worker = StoredValue::new_local(None::<TrainerWorker>);
 
@@ -167,11 +167,17 @@ pub fn TrainingPanel(
                 }
             }
         }
+        FromTrainer::RunFile { step } => {
+            let Some(bytes) = bytes else { return };
+            if let Err(message) = offer_download(&bytes, &format!("vitlab-run-step-{step}.ckpt")) {
+                run.notice(message, true);
+            }
+        }
         FromTrainer::Failed { message } => run.failure.set(Some(message)),
     };
 
     // The worker is started on first use, so a visit that only draws never loads it.
-    let send = move |message: ToTrainer| {
+    let send_with = move |message: ToTrainer, bytes: Option<Vec<u8>>| {
         if worker.with_value(Option::is_none) {
             let spawned = TrainerWorker::spawn(on_message, move |message| {
                 // The worker's wasm is dead: nothing it holds can answer any more. Dropped
@@ -193,14 +199,12 @@ pub fn TrainingPanel(
         }
         worker.with_value(|w| {
             if let Some(w) = w {
-                w.send(&message)
+                w.send(&message, bytes)
             }
         });
     };
-    let backend = move || match backend_choice.get_untracked().as_str() {
-        "auto" => None,
-        other => Some(other.to_string()),
-    };
+    let send = move |message: ToTrainer| send_with(message, None);
+    let backend = move || backend_choice.get_untracked();
     let start = move |_| {
         let plan = form.get_untracked();
         if let Err(message) = plan.validate() {
@@ -215,11 +219,18 @@ pub fn TrainingPanel(
             backend: backend(),
         });
     };
-    let resume_saved = move |backend: Option<String>| {
+    let resume_saved = move |backend: Option<Backend>| {
         // A fresh worker: the old one may have died with its device.
         worker.set_value(None);
         run.clear();
         send(ToTrainer::ResumeSaved { backend });
+    };
+    // A run file saved by this page or by `vit train`: checked in the worker, where it runs.
+    let resume_file = move |bytes: Vec<u8>| {
+        worker.set_value(None);
+        run.clear();
+        run.data.set(DataProgress::default());
+        send_with(ToTrainer::ResumeFile { backend: backend() }, Some(bytes));
     };
     let pause_or_resume = move |_| match run.state.get_untracked() {
         RunState::Running => send(ToTrainer::Pause),
@@ -305,7 +316,11 @@ pub fn TrainingPanel(
                 </label>
                 <label>
                     <span>"Device"</span>
-                    <select prop:value=move || backend_choice.get() prop:disabled=running on:change=move |ev| backend_choice.set(event_target_value(&ev))>
+                    <select
+                        prop:value=move || backend_choice.get().map_or("auto", |b| match b { Backend::Cpu => "cpu", Backend::WebGpu => "webgpu" })
+                        prop:disabled=running
+                        on:change=move |ev| backend_choice.set(Backend::parse(&event_target_value(&ev)))
+                    >
                         <option value="auto">"The faster (timed)"</option>
                         <option value="webgpu">"WebGPU"</option>
                         <option value="cpu">"CPU (worker)"</option>
@@ -337,7 +352,7 @@ pub fn TrainingPanel(
                             let label = format!("Resume saved run (step {} of {})", saved.step, saved.total_steps);
                             view! {
                                 <button data-testid="resume-saved-button" on:click=move |_| resume_saved(backend())>{label}</button>
-                                <button data-testid="resume-cpu-button" on:click=move |_| resume_saved(Some("cpu".into()))>"… on the CPU"</button>
+                                <button data-testid="resume-cpu-button" on:click=move |_| resume_saved(Some(Backend::Cpu))>"… on the CPU"</button>
                             }
                         })
                 }}
@@ -357,7 +372,7 @@ pub fn TrainingPanel(
             </div>
             <p class="run-state">
                 <span data-testid="run-state">{move || run.state.get().label()}</span>
-                {move || run.backend.get().map(|b| format!(" on {b}"))}
+                {move || run.backend.get().map(|b| format!(" on {}", b.label()))}
                 {move || run.device_note.get().map(|n| view! { <span class="note">" — " {n}</span> })}
             </p>
             {move || run.failure.get().map(|message| view! { <p class="error" data-testid="training-error" role="alert">{message}</p> })}
@@ -422,9 +437,36 @@ pub fn TrainingPanel(
                     />
                 </label>
             </div>
+            <div class="buttons run-file">
+                <button data-testid="run-download" prop:disabled=move || !has_model() on:click=move |_| send(ToTrainer::ExportRun)>
+                    "Save the run (.ckpt)"
+                </button>
+                <label class="upload">
+                    <span>"Continue a run: "</span>
+                    <input
+                        type="file"
+                        accept=".ckpt"
+                        data-testid="run-upload"
+                        prop:disabled=running
+                        on:change=move |ev| {
+                            let input: web_sys::HtmlInputElement = event_target(&ev);
+                            let Some(file) = input.files().and_then(|files| files.get(0)) else { return };
+                            input.set_value("");
+                            spawn_local(async move {
+                                match read_file(&file).await {
+                                    Ok(bytes) => resume_file(bytes),
+                                    Err(message) => run.notice(format!("{}: {message}", file.name()), true),
+                                }
+                            });
+                        }
+                    />
+                </label>
+            </div>
             <p class="caption">
                 "Weights are safetensors with the seed's PyTorch names and the config in the metadata: "
-                "load them with the seed's code, or load a file saved by it here."
+                "load them with the seed's code, or load a file saved by it here. "
+                "A run file adds AdamW's moments and the run's state: "
+                "`vit train --resume-from FILE` continues it on the command line, and this page continues one `vit train` wrote."
             </p>
         </section>
     }

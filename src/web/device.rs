@@ -1,29 +1,5 @@
+pub use crate::protocol::Backend;
 use burn::tensor::Device;
-
-/// Which Burn backend runs the model in this tab.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Backend {
-    WebGpu,
-    Cpu,
-}
-
-impl Backend {
-    /// Reads `?backend=cpu` / `?backend=webgpu`.
-    pub fn parse(text: &str) -> Option<Self> {
-        match text.to_ascii_lowercase().as_str() {
-            "cpu" => Some(Self::Cpu),
-            "webgpu" | "gpu" | "wgpu" => Some(Self::WebGpu),
-            _ => None,
-        }
-    }
-
-    pub fn label(self) -> &'static str {
-        match self {
-            Self::WebGpu => "WebGPU",
-            Self::Cpu => "CPU (wasm)",
-        }
-    }
-}
 
 /// A started device, and why it is not WebGPU when it is not.
 #[derive(Debug, Clone)]

@@ -2,10 +2,14 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::protocol::SavedSummary;
 use crate::train::SessionState;
-use crate::train::messages::SavedSummary;
 #[cfg(feature = "train")]
-use crate::{train::Session, weights};
+use crate::{
+    model::Budget,
+    train::{Checkpoint, Session},
+    weights,
+};
 
 use super::cache::ByteCache;
 
@@ -16,10 +20,10 @@ const STATE_KEY: &str = "saved-run/state.json";
 /// weights that are not its own. Saves made before the slots name none: the first slot.
 const MODEL_SLOTS: [&str; 2] = ["saved-run/model.bin", "saved-run/model-b.bin"];
 
-/// What is saved besides the weights. The weights are safetensors (read back
-/// asynchronously, so from WebGPU too). The optimiser's moments are not kept: Burn restores
-/// them on its default device, which in a browser is an uninitialised WebGPU device, so a
-/// resumed run starts AdamW's moments afresh (its bias correction makes that a mild bump).
+/// What the page reads to offer a resume without reading the run itself. The run is a
+/// checkpoint (`train::Checkpoint`: weights, AdamW's moments and this state, the format
+/// `vit train` writes), read back asynchronously, so from WebGPU too. Saves made before
+/// checkpoints hold weights alone; they resume with fresh moments.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 struct SavedState {
     state: SessionState,
@@ -28,23 +32,15 @@ struct SavedState {
     slot: usize,
 }
 
-/// A saved run, read back.
-#[cfg(feature = "train")]
-pub struct SavedRun {
-    pub state: SessionState,
-    /// Safetensors.
-    pub weights: Vec<u8>,
-}
-
-/// Saves `session`'s weights and state.
+/// Saves `session` as a checkpoint.
 #[cfg(feature = "train")]
 pub async fn save_run(session: &Session) -> Result<usize, String> {
     let cache = ByteCache::open(RUN_CACHE)
         .await
         .ok_or("this browser gives the page no Cache Storage")?;
-    let state = session.state();
-    let bytes =
-        weights::to_safetensors_async(&session.inference_model(), &session.plan.config).await?;
+    let checkpoint = session.checkpoint_async().await?;
+    let bytes = checkpoint.encode();
+    let state = checkpoint.state;
     let slot = match saved_state(&cache).await {
         Some(Ok((saved, _))) => (saved.slot + 1) % MODEL_SLOTS.len(),
         _ => 0,
@@ -79,8 +75,9 @@ pub async fn saved_summary() -> Option<Result<SavedSummary, String>> {
     Some(saved_state(&cache).await?.map(|(_, summary)| summary))
 }
 
+/// The saved run, checked as a file from anywhere would be.
 #[cfg(feature = "train")]
-pub async fn load_run() -> Result<SavedRun, String> {
+pub async fn load_run() -> Result<Checkpoint, String> {
     let cache = ByteCache::open(RUN_CACHE)
         .await
         .ok_or("this browser gives the page no Cache Storage")?;
@@ -88,14 +85,20 @@ pub async fn load_run() -> Result<SavedRun, String> {
         .await
         .ok_or("no saved training run in this browser")?
         .map_err(|problem| format!("the saved run cannot be resumed: {problem}"))?;
-    let weights = cache
+    let bytes = cache
         .get(MODEL_SLOTS[saved.slot])
         .await
         .ok_or("the saved run's weights are missing")?;
-    Ok(SavedRun {
-        state: saved.state,
-        weights,
-    })
+    match Checkpoint::decode(&bytes, &Budget::PAGE) {
+        Ok(checkpoint) => Ok(checkpoint),
+        // Saved before checkpoints: weights alone beside the state.
+        Err(crate::train::CheckpointError::NoRun) => Ok(Checkpoint {
+            weights: weights::decode(&bytes).map_err(|e| format!("the saved run: {e}"))?,
+            state: saved.state,
+            moments: None,
+        }),
+        Err(error) => Err(format!("the saved run: {error}")),
+    }
 }
 
 pub async fn forget_run() {

@@ -6,7 +6,7 @@ use std::rc::Rc;
 use wasm_bindgen::prelude::*;
 use web_sys::{ErrorEvent, MessageEvent, Worker};
 
-use crate::train::messages::{FromTrainer, ToTrainer};
+use crate::protocol::{FromTrainer, ToTrainer};
 
 use super::global::describe;
 use super::packet::Packet;
@@ -69,8 +69,9 @@ impl TrainerWorker {
         })
     }
 
-    pub fn send(&self, message: &ToTrainer) {
-        let packet = Packet::new(message, None);
+    /// Sends `message`, with `bytes` (a run file) beside it.
+    pub fn send(&self, message: &ToTrainer, bytes: Option<Vec<u8>>) {
+        let packet = Packet::new(message, bytes);
         match self.waiting.borrow_mut().as_mut() {
             Some(held) => held.push(packet),
             None => {

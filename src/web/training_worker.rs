@@ -13,13 +13,12 @@ use web_sys::{DedicatedWorkerGlobalScope, MessageEvent};
 
 use burn::tensor::{Device, Tensor};
 
-use crate::data::{
-    ChunkEntry, IMAGE_PIXELS, Manifest, MnistSet, RetryPolicy, Split, images_tensor,
-};
-use crate::train::messages::{DataProgress, FromTrainer, RunState, ToTrainer, WeightsPurpose};
+use crate::data::{ChunkEntry, Manifest, MnistSet, RetryPolicy, Split};
+use crate::model::Budget;
+use crate::protocol::{DataProgress, FromTrainer, RunState, ToTrainer, WeightsPurpose};
 use crate::train::{
-    PendingStep, Session, StepPoint, StepReport, TestReport, TrainingError, TrainingPlan,
-    predictions,
+    Checkpoint, PendingStep, Session, StepPoint, StepReport, TestReport, TrainingError,
+    TrainingPlan, classify_in_batches,
 };
 use crate::weights;
 
@@ -29,7 +28,7 @@ use super::device_trial::training_device;
 use super::global::{now_ms, sleep_ms};
 use super::packet::Packet;
 use super::read::{read_floats, read_ints};
-use super::saved_run::{self, SavedRun};
+use super::saved_run;
 
 /// Step reports are batched to at most one message per this many milliseconds.
 const REPORT_EVERY_MS: f64 = 100.0;
@@ -66,18 +65,20 @@ fn set_state(run: &mut Run, state: RunState) {
 /// What waits for the loop: messages from the page and chunks from the loader.
 #[derive(Default)]
 struct Inbox {
-    messages: RefCell<VecDeque<ToTrainer>>,
+    messages: RefCell<VecDeque<(ToTrainer, Option<Vec<u8>>)>>,
     chunks: RefCell<Vec<(u32, Split, MnistSet)>>,
     /// Bumped by every new run, so a loader of an old run stops delivering.
     generation: Cell<u32>,
     /// The generation of a loader that ended without a single training chunk.
     no_training_data: Cell<Option<u32>>,
+    /// The generation of a loader that has tried every chunk.
+    loaded_all: Cell<Option<u32>>,
     wake: RefCell<Option<js_sys::Function>>,
 }
 
 impl Inbox {
-    fn push(&self, message: ToTrainer) {
-        self.messages.borrow_mut().push_back(message);
+    fn push(&self, message: ToTrainer, bytes: Option<Vec<u8>>) {
+        self.messages.borrow_mut().push_back((message, bytes));
         self.wake();
     }
 
@@ -95,6 +96,13 @@ impl Inbox {
         }
     }
 
+    fn done_loading(&self, generation: u32) {
+        if generation == self.generation.get() {
+            self.loaded_all.set(Some(generation));
+            self.wake();
+        }
+    }
+
     fn wake(&self) {
         if let Some(resolve) = self.wake.borrow_mut().take() {
             let _ = resolve.call0(&JsValue::NULL);
@@ -106,6 +114,7 @@ impl Inbox {
         if !self.messages.borrow().is_empty()
             || !self.chunks.borrow().is_empty()
             || self.no_training_data.get().is_some()
+            || self.loaded_all.get().is_some()
         {
             return;
         }
@@ -142,9 +151,9 @@ pub fn run_training_worker() {
         Closure::<dyn FnMut(MessageEvent)>::new(move |event: MessageEvent| {
             let parsed = Packet::read(&event)
                 .ok_or_else(|| "a message that is not a packet".to_string())
-                .and_then(|packet| packet.parse());
+                .and_then(|packet| Ok((packet.parse()?, packet.bytes)));
             match parsed {
-                Ok(message) => inbox.push(message),
+                Ok((message, bytes)) => inbox.push(message, bytes),
                 Err(error) => notice(format!("the worker ignored a message: {error}"), true),
             }
         })
@@ -160,8 +169,8 @@ async fn main_loop(inbox: Rc<Inbox>) {
     let mut last_yield = now_ms();
     loop {
         let message = inbox.messages.borrow_mut().pop_front();
-        if let Some(message) = message {
-            handle(message, &mut run, &inbox).await;
+        if let Some((message, bytes)) = message {
+            handle(message, bytes, &mut run, &inbox).await;
             continue;
         }
         let arrived: Vec<_> = inbox.chunks.borrow_mut().drain(..).collect();
@@ -172,6 +181,13 @@ async fn main_loop(inbox: Rc<Inbox>) {
                     Split::Test => run.session.add_test(&set),
                 }
             }
+        }
+        if let Some(generation) = inbox.loaded_all.take()
+            && generation == inbox.generation.get()
+            && let Some(run) = run.as_mut()
+        {
+            // A chunk given up on cannot hold a resumed run's pass for good.
+            run.session.data_complete();
         }
         if let Some(generation) = inbox.no_training_data.take() {
             // Without a single training image the run would wait for data forever.
@@ -186,7 +202,7 @@ async fn main_loop(inbox: Rc<Inbox>) {
         }
         let ready = run
             .as_ref()
-            .is_some_and(|run| run.state == RunState::Running && run.session.train_loaded() > 0);
+            .is_some_and(|run| run.state == RunState::Running && run.session.can_step());
         if !ready {
             inbox.wait().await;
             last_yield = now_ms();
@@ -200,11 +216,12 @@ async fn main_loop(inbox: Rc<Inbox>) {
     }
 }
 
-fn backend_of(name: &Option<String>) -> Option<Backend> {
-    name.as_deref().and_then(Backend::parse)
-}
-
-async fn handle(message: ToTrainer, run: &mut Option<Run>, inbox: &Rc<Inbox>) {
+async fn handle(
+    message: ToTrainer,
+    bytes: Option<Vec<u8>>,
+    run: &mut Option<Run>,
+    inbox: &Rc<Inbox>,
+) {
     match message {
         ToTrainer::Probe => {
             let summary = saved_run::saved_summary().await;
@@ -227,7 +244,26 @@ async fn handle(message: ToTrainer, run: &mut Option<Run>, inbox: &Rc<Inbox>) {
             let step = saved.state.step;
             let trial = saved.state.plan.clone();
             launch(run, inbox, &backend, &trial, Some(step), |_, device| {
-                restore(saved, device).map_err(|message| format!("the saved run: {message}"))
+                Session::resume(saved, device)
+                    .map_err(|message| format!("the saved run: {message}"))
+            })
+            .await;
+        }
+        ToTrainer::ResumeFile { backend } => {
+            let Some(bytes) = bytes else {
+                return fail_without_run("no run file came with the message".into());
+            };
+            let checkpoint = match Checkpoint::decode(&bytes, &Budget::PAGE) {
+                Ok(checkpoint) => checkpoint,
+                Err(error) => {
+                    return fail_without_run(format!("The run file cannot be resumed: {error}."));
+                }
+            };
+            let trial = checkpoint.state.plan.clone();
+            // Not saved in this browser yet: its first save here replaces the saved run.
+            launch(run, inbox, &backend, &trial, None, |_, device| {
+                Session::resume(checkpoint, device)
+                    .map_err(|message| format!("the run file: {message}"))
             })
             .await;
         }
@@ -277,6 +313,7 @@ async fn handle(message: ToTrainer, run: &mut Option<Run>, inbox: &Rc<Inbox>) {
             );
         }
         ToTrainer::ExportWeights { purpose } => export(run.as_ref(), purpose).await,
+        ToTrainer::ExportRun => export_run(run.as_ref()).await,
     }
 }
 
@@ -297,7 +334,7 @@ fn fail_without_run(message: String) {
 async fn launch(
     run: &mut Option<Run>,
     inbox: &Rc<Inbox>,
-    backend: &Option<String>,
+    backend: &Option<Backend>,
     plan: &TrainingPlan,
     saved_step: Option<usize>,
     build: impl FnOnce(&Manifest, &Device) -> Result<Session, String>,
@@ -309,7 +346,7 @@ async fn launch(
         },
         None,
     );
-    let started = training_device(backend_of(backend), plan).await;
+    let started = training_device(*backend, plan).await;
     let source = ChunkSource::open(DATA_BASE).await;
     let manifest = match source.manifest().await {
         Ok(manifest) => manifest,
@@ -398,13 +435,14 @@ async fn load_data(source: ChunkSource, manifest: Manifest, inbox: Rc<Inbox>) {
     if train_chunks_loaded == 0 {
         inbox.give_up(generation);
     }
+    inbox.done_loading(generation);
 }
 
 /// Tells the page the run's device, plan and history (the charts start from it).
 fn announce(run: &Run) {
     post(
         &FromTrainer::Started {
-            backend: run.backend.label().to_string(),
+            backend: run.backend,
             note: run.device_note.clone(),
             plan: run.session.plan.clone(),
             history: run.session.history.clone(),
@@ -525,29 +563,18 @@ async fn read_step_values(steps: &[PendingStep]) -> Result<Vec<(f32, i64)>, Stri
 
 /// Test accuracy on the plan's test subset; `None` before any test chunk arrived.
 async fn evaluate(session: &mut Session) -> Result<Option<TestReport>, String> {
-    let batches = session.evaluation_batches(EVAL_BATCH);
-    if batches.is_empty() {
+    let indices = session.evaluation_indices();
+    if indices.is_empty() {
         return Ok(None);
     }
-    let model = session.inference_model();
-    let device = session.device();
-    let mut indices = Vec::new();
-    let mut predicted = Vec::new();
-    for batch in batches {
-        let images: Vec<&[u8]> = batch.iter().map(|&i| session.test_set().image(i)).collect();
-        debug_assert!(images.iter().all(|image| image.len() == IMAGE_PIXELS));
-        let logits = model.forward(images_tensor(&images, &device)); // [B, 10]
-        predicted.extend(read_ints(predictions(logits), "predictions").await?);
-        indices.extend(batch);
+    let (model, device) = (session.inference_model(), session.device());
+    let mut predicted = Vec::with_capacity(indices.len());
+    for (_, batch) in classify_in_batches(&model, session.test_set(), &indices, EVAL_BATCH, &device)
+    {
+        predicted.extend(read_ints(batch, "predictions").await?);
         sleep_ms(0).await;
     }
     Ok(Some(session.finish_evaluation(&indices, &predicted)))
-}
-
-/// A saved run as a session on `device`.
-fn restore(saved: SavedRun, device: &Device) -> Result<Session, String> {
-    let file = weights::decode(&saved.weights).map_err(|e| e.to_string())?;
-    Session::resume_from_model(saved.state, file.into_model(device), device)
 }
 
 /// Saves the run so a reload (or a switch to the CPU) can resume it.
@@ -591,7 +618,7 @@ async fn stopped_by_nan(slot: &mut Option<Run>, error: TrainingError) {
     let restored = match saved {
         Ok(saved) => {
             let step = saved.state.step;
-            restore(saved, &run.session.device())
+            Session::resume(saved, &run.session.device())
                 .ok()
                 .map(|session| (session, step))
         }
@@ -634,5 +661,21 @@ async fn export(run: Option<&Run>, purpose: WeightsPurpose) {
     match weights::to_safetensors_async(&model, &run.session.plan.config).await {
         Ok(bytes) => post(&FromTrainer::Weights { purpose }, Some(bytes)),
         Err(message) => notice(format!("Exporting the weights failed: {message}"), true),
+    }
+}
+
+/// Offers the run as a checkpoint file, which `vit train --resume-from` continues.
+async fn export_run(run: Option<&Run>) {
+    let Some(run) = run else {
+        return notice("There is no run to save yet.", true);
+    };
+    match run.session.checkpoint_async().await {
+        Ok(checkpoint) => post(
+            &FromTrainer::RunFile {
+                step: checkpoint.state.step,
+            },
+            Some(checkpoint.encode()),
+        ),
+        Err(message) => notice(format!("Saving the run failed: {message}"), true),
     }
 }

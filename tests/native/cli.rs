@@ -1,5 +1,8 @@
 use std::process::Command;
 
+use vitlab::model::Budget;
+use vitlab::train::Checkpoint;
+
 pub const VIT: &str = env!("CARGO_BIN_EXE_vit");
 const PARITY_WEIGHTS: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
@@ -197,10 +200,9 @@ fn train_resumes_from_its_checkpoint() {
         "{second}"
     );
     let ckpt = std::path::PathBuf::from(format!("{}.ckpt", out.display()));
-    let state: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(ckpt.join("state.json")).unwrap()).unwrap();
-    assert_eq!(state["epochs_done"], 2);
-    assert_eq!(state["history"].as_array().unwrap().len(), 2);
+    let state = saved_state(&ckpt);
+    assert_eq!(state.step, 2 * 4, "two epochs of 4 steps");
+    assert_eq!(state.history.evals.len(), 2);
 
     // Model options cannot change what a checkpoint holds: said, and the saved plan is true.
     let third = run("3", "2e-3", true, &["--dim", "32", "--dropout", "0"]);
@@ -210,12 +212,18 @@ fn train_resumes_from_its_checkpoint() {
         ),
         "{third}"
     );
-    let state: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(ckpt.join("state.json")).unwrap()).unwrap();
-    assert_eq!(state["plan"]["config"], state["config"]);
-    assert_eq!(state["plan"]["config"]["dim"], 64);
+    let checkpoint = Checkpoint::decode(&std::fs::read(&ckpt).unwrap(), &Budget::CLI).unwrap();
+    assert_eq!(checkpoint.state.plan.config, checkpoint.weights.config);
+    assert_eq!(checkpoint.state.plan.config.dim, 64);
     std::fs::remove_file(&out).unwrap();
-    std::fs::remove_dir_all(ckpt).unwrap();
+    std::fs::remove_file(ckpt).unwrap();
+}
+
+/// The run state in a checkpoint `vit train` wrote.
+fn saved_state(path: &std::path::Path) -> vitlab::train::SessionState {
+    Checkpoint::decode(&std::fs::read(path).unwrap(), &Budget::CLI)
+        .unwrap()
+        .state
 }
 
 /// `vit train` of a one-block seed model on 256 digits (4 steps an epoch) into `out`.
@@ -290,7 +298,7 @@ fn train_can_start_from_a_weights_file_with_another_dropout() {
     let trained = decode(&std::fs::read(&out).unwrap());
     let start = decode(&std::fs::read(PARITY_WEIGHTS).unwrap());
     std::fs::remove_file(&out).unwrap();
-    std::fs::remove_dir_all(format!("{}.ckpt", out.display())).unwrap();
+    std::fs::remove_file(format!("{}.ckpt", out.display())).unwrap();
     assert_eq!(trained.config.dropout, 0.25);
     assert_eq!(
         vitlab::model::VitConfig {

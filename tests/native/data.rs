@@ -233,7 +233,7 @@ fn augmentation_never_mirrors_and_stays_close() {
     let dir = native::default_data_dir();
     let manifest = native::read_manifest(&dir).unwrap();
     let set = native::load_chunk(&dir, &manifest.test[0]).unwrap();
-    let mut rng = vitlab::train::SplitMix64::new(5);
+    let mut rng = vitlab::rng::SplitMix64::new(5);
     let augmentation = data::Augmentation::default();
     for index in 0..20 {
         let original = set.image(index);

@@ -9,7 +9,8 @@ use std::time::{Duration, Instant};
 
 use burn::module::Module;
 use vitlab::data::{self, ChunkEntry, Manifest};
-use vitlab::train::{Session, SessionState, SplitMix64, TrainingPlan};
+use vitlab::rng::SplitMix64;
+use vitlab::train::{Checkpoint, Session, SessionState, TrainingPlan};
 use vitlab::weights;
 
 /// System's allocator, counting what the current thread holds while a meter is on.
@@ -204,15 +205,53 @@ fn damaged_chunks_and_manifests_give_errors_never_panics() {
 fn damaged_saved_runs_give_errors_never_panics() {
     let session = Session::new(TrainingPlan::lab(), 60_000, &crate::device()).unwrap();
     let original = serde_json::to_vec(&session.state()).unwrap();
+    let lab_weights = weights::decode(&weights::to_safetensors(
+        &session.inference_model(),
+        &session.plan.config,
+    ))
+    .unwrap();
     fuzz("saved run", &original, 5, |bytes| {
         let state: SessionState = serde_json::from_slice(bytes).map_err(|e| e.to_string())?;
         state.summary()?;
         // What checks out must resume.
-        Session::resume_from_model(
-            state.clone(),
-            state.plan.config.init(&crate::device()),
-            &crate::device(),
-        )
-        .map(|_| ())
+        let checkpoint = Checkpoint {
+            weights: lab_weights.clone(),
+            state,
+            moments: None,
+        };
+        Session::resume(checkpoint, &crate::device()).map(|_| ())
+    });
+}
+
+#[test]
+fn damaged_checkpoints_give_errors_never_panics() {
+    // A run one step in, so the moments are there to damage too.
+    let plan = TrainingPlan {
+        config: vitlab::model::VitConfig::seed()
+            .with_depth(1)
+            .with_dim(16)
+            .with_heads(2)
+            .with_mlp_dim(32),
+        batch_size: 8,
+        ..TrainingPlan::seed()
+    };
+    let device = crate::device();
+    let mut session = Session::new(plan, 64, &device).unwrap();
+    let entry =
+        Manifest::parse(&std::fs::read_to_string(mnist_dir().join("manifest.json")).unwrap())
+            .unwrap()
+            .test[0]
+            .clone();
+    let chunk = std::fs::read(mnist_dir().join(&entry.file)).unwrap();
+    session.add_train(&data::decode_chunk(&chunk, &entry).unwrap().slice(0..64));
+    let pending = session.begin_step().unwrap();
+    let loss = pending.loss.clone().into_scalar::<f32>();
+    session.finish_step(&pending, loss, 0, 0.1).unwrap();
+    let original = session.checkpoint().encode();
+    fuzz("checkpoint", &original, 6, |bytes| {
+        let checkpoint =
+            Checkpoint::decode(bytes, &vitlab::model::Budget::CLI).map_err(|e| e.to_string())?;
+        // What checks out must resume.
+        Session::resume(checkpoint, &device).map(|_| ())
     });
 }

@@ -327,20 +327,25 @@ fn a_damaged_checkpoint_is_refused_by_name() {
         command
     };
     assert!(train("1", false).status().unwrap().success());
-    let state_path = ckpt.join("state.json");
-    let good: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(&state_path).unwrap()).unwrap();
-    let edits: [Edit<serde_json::Value>; 3] = [
-        ("heads", |state| state["config"]["heads"] = 5.into()),
-        ("counters", |state| state["epochs_done"] = u64::MAX.into()),
+    let good =
+        vitlab::train::Checkpoint::decode(&std::fs::read(&ckpt).unwrap(), &Budget::CLI).unwrap();
+    // The run state as the file holds it: JSON in the metadata, edited as a hostile file
+    // would be, beside the weights and moments of the real run.
+    let edits: [Edit<serde_json::Value>; 4] = [
+        ("heads", |state| state["plan"]["config"]["heads"] = 5.into()),
+        ("counters", |state| state["step"] = u64::MAX.into()),
         ("parameter count", |state| {
-            state["config"]["depth"] = 100_000.into()
+            state["plan"]["config"]["depth"] = 100_000.into()
+        }),
+        ("pass over the data", |state| {
+            state["pass_left"] = serde_json::json!([1_000_000])
         }),
     ];
     for (expected, edit) in edits {
-        let mut state = good.clone();
+        let mut state = serde_json::to_value(&good.state).unwrap();
         edit(&mut state);
-        std::fs::write(&state_path, serde_json::to_vec(&state).unwrap()).unwrap();
+        let bytes = hostile_checkpoint(&good, &state);
+        std::fs::write(&ckpt, bytes).unwrap();
         let output = train("2", true).output().unwrap();
         let stderr = String::from_utf8(output.stderr).unwrap();
         assert_eq!(output.status.code(), Some(1), "{expected}: {stderr}");
@@ -351,7 +356,37 @@ fn a_damaged_checkpoint_is_refused_by_name() {
         assert!(!stderr.contains("panicked"), "{stderr}");
     }
     std::fs::remove_file(&out).unwrap();
-    std::fs::remove_dir_all(ckpt).unwrap();
+    std::fs::remove_file(ckpt).unwrap();
+}
+
+/// `checkpoint`'s bytes with `state` as its run state, whatever it says.
+fn hostile_checkpoint(
+    checkpoint: &vitlab::train::Checkpoint,
+    state: &serde_json::Value,
+) -> Vec<u8> {
+    let mut tensors = checkpoint.weights.tensors.clone();
+    let moments = checkpoint.moments.as_ref().unwrap();
+    let prefixed = |prefix: &str, list: &[weights::NamedTensor]| {
+        list.iter()
+            .map(|t| weights::NamedTensor {
+                name: format!("{prefix}{}", t.name),
+                ..t.clone()
+            })
+            .collect::<Vec<_>>()
+    };
+    tensors.extend(prefixed("optimizer.exp_avg.", &moments.first));
+    tensors.extend(prefixed("optimizer.exp_avg_sq.", &moments.second));
+    weights::encode_with(
+        &checkpoint.weights.config,
+        &[
+            (vitlab::train::SESSION_KEY, state.to_string()),
+            (
+                vitlab::train::ADAM_TIMES_KEY,
+                serde_json::to_string(&moments.times).unwrap(),
+            ),
+        ],
+        &tensors,
+    )
 }
 
 #[test]

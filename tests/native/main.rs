@@ -7,6 +7,7 @@ mod fuzz;
 mod hostile;
 mod insight;
 mod model;
+mod one_loop;
 mod parity;
 mod preprocess;
 mod session;

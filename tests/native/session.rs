@@ -3,10 +3,12 @@
 use std::cell::RefCell;
 
 use vitlab::data::{ChunkEntry, MnistSet, RetryPolicy, encode_chunk, load_verified, sha256_hex};
-use vitlab::model::VitConfig;
+use vitlab::model::{Budget, VitConfig};
 use vitlab::native;
-use vitlab::train::messages::{FromTrainer, ToTrainer, WeightsPurpose};
-use vitlab::train::{History, Session, StepPoint, TrainingError, TrainingPlan, test_report};
+use vitlab::protocol::{FromTrainer, ToTrainer, WeightsPurpose};
+use vitlab::train::{
+    Checkpoint, History, Session, StepPoint, TrainingError, TrainingPlan, test_report,
+};
 use vitlab::weights;
 
 use crate::{device, run_now};
@@ -174,9 +176,15 @@ fn evaluation_is_due_every_n_steps_and_at_epoch_ends_and_reports_mistakes() {
     assert!(session.is_finished(), "2 epochs of 3 steps");
     assert!(session.begin_step().is_none(), "no step past the plan");
 
-    let batches = session.evaluation_batches(40);
-    assert_eq!(batches.iter().map(Vec::len).collect::<Vec<_>>(), [40, 24]);
-    let indices: Vec<usize> = batches.concat();
+    let indices = session.evaluation_indices();
+    let model = session.inference_model();
+    let device = session.device();
+    let batches =
+        vitlab::train::classify_in_batches(&model, session.test_set(), &indices, 40, &device);
+    assert_eq!(
+        batches.map(|(batch, _)| batch.len()).collect::<Vec<_>>(),
+        [40, 24]
+    );
     // A model that always says 1.
     let predicted = vec![1i64; indices.len()];
     let report = session.finish_evaluation(&indices, &predicted);
@@ -261,35 +269,43 @@ fn a_nan_loss_stops_the_run_with_a_message() {
 }
 
 #[test]
-fn a_saved_session_resumes_from_its_weights_and_state() {
-    // What the page saves: the state as JSON and the weights as safetensors.
+fn a_saved_session_resumes_from_its_checkpoint_as_if_never_stopped() {
+    // What the page and `vit train` save: one checkpoint of weights, moments and state.
     let device = device();
-    let data = digits(128);
+    let data = digits(100);
     let mut original = Session::new(tiny_plan(), 640, &device).unwrap();
     original.add_train(&data);
     run_steps(&mut original, 3);
-    let state: vitlab::train::SessionState =
-        serde_json::from_str(&serde_json::to_string(&original.state()).unwrap()).unwrap();
-    let saved = weights::to_safetensors(&original.inference_model(), &original.plan.config);
-    let (model, _) = weights::load(&saved, &device).unwrap();
-    let mut resumed = Session::resume_from_model(state, model, &device).unwrap();
+    let bytes = original.checkpoint().encode();
+    assert!(Checkpoint::decode(&bytes[..bytes.len() / 2], &Budget::PAGE).is_err());
+    let checkpoint = Checkpoint::decode(&bytes, &Budget::PAGE).unwrap();
+    let moments = checkpoint.moments.as_ref().expect("the moments are kept");
+    assert_eq!(moments.times.iter().max(), Some(&3));
+    let mut resumed = Session::resume(checkpoint, &device).unwrap();
     assert_eq!(resumed.step(), 3);
     assert_eq!(resumed.history, original.history);
-    let (a, b) = (resumed.state(), original.state());
-    assert_eq!(
-        (a.shuffle_rng, a.augment_rng),
-        (b.shuffle_rng, b.augment_rng)
+    assert_eq!(resumed.state(), original.state(), "the same run state");
+    assert!(
+        !resumed.can_step(),
+        "it waits for the images its pass kept places for"
     );
-    assert_eq!((a.images_seen, a.plan), (b.images_seen, b.plan));
     assert_eq!(
         weights::to_safetensors(&resumed.inference_model(), &resumed.plan.config),
-        saved,
+        weights::to_safetensors(&original.inference_model(), &original.plan.config),
         "the same parameters"
     );
     resumed.add_train(&data);
-    assert!(run_steps(&mut resumed, 1)[0].is_finite());
-    assert_eq!(resumed.step(), 4);
-    assert_eq!(resumed.history.steps.len(), 4, "the charts continue");
+    // 100 images in batches of 32: step 4 ends a pass whose rest was saved, step 5 starts
+    // the next; moments, data order and masks all carry over.
+    run_steps(&mut original, 2);
+    run_steps(&mut resumed, 2);
+    assert_eq!(resumed.step(), 5);
+    assert_eq!(resumed.history.steps.len(), 5, "the charts continue");
+    assert_eq!(
+        resumed.checkpoint().encode(),
+        original.checkpoint().encode(),
+        "byte for byte the run never stopped"
+    );
 }
 
 #[test]
@@ -361,7 +377,7 @@ fn messages_survive_json() {
     let messages = [
         ToTrainer::Start {
             plan: TrainingPlan::lab(),
-            backend: Some("cpu".into()),
+            backend: Some(vitlab::protocol::Backend::Cpu),
         },
         ToTrainer::ExportWeights {
             purpose: WeightsPurpose::Download,

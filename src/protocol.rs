@@ -1,22 +1,53 @@
-//! What the page and the training worker say to each other: plain data, sent as JSON, with
-//! weights bytes travelling beside the message rather than inside it.
+//! What the page and the training worker say to each other: plain data with typed values,
+//! sent as JSON, with bytes (weights, a run file) travelling beside the message rather than
+//! inside it. Pure: both sides and the native tests share it.
 
 use serde::{Deserialize, Serialize};
 
-use super::{History, StepPoint, StepReport, TestReport, TrainingPlan};
+use crate::train::{History, StepPoint, StepReport, TestReport, TrainingPlan};
+
+/// Where the browser computes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Backend {
+    WebGpu,
+    Cpu,
+}
+
+impl Backend {
+    /// Reads `?backend=cpu` / `?backend=webgpu`.
+    pub fn parse(text: &str) -> Option<Self> {
+        match text.to_ascii_lowercase().as_str() {
+            "cpu" => Some(Self::Cpu),
+            "webgpu" | "gpu" | "wgpu" => Some(Self::WebGpu),
+            _ => None,
+        }
+    }
+
+    pub fn label(self) -> &'static str {
+        match self {
+            Self::WebGpu => "WebGPU",
+            Self::Cpu => "CPU (wasm)",
+        }
+    }
+}
 
 /// The page to the worker.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub enum ToTrainer {
-    /// A new run; it replaces the saved one at its first save. `backend` is `cpu`, `webgpu`
-    /// or none for WebGPU-if-possible.
+    /// A new run; it replaces the saved one at its first save. No `backend` is
+    /// WebGPU-if-possible.
     Start {
         plan: TrainingPlan,
-        backend: Option<String>,
+        backend: Option<Backend>,
     },
     /// Continue the run saved in this browser.
     ResumeSaved {
-        backend: Option<String>,
+        backend: Option<Backend>,
+    },
+    /// Continue the run in the checkpoint file that travels beside the message (saved by
+    /// the page or by `vit train`).
+    ResumeFile {
+        backend: Option<Backend>,
     },
     Pause,
     Resume,
@@ -29,6 +60,8 @@ pub enum ToTrainer {
     ExportWeights {
         purpose: WeightsPurpose,
     },
+    /// Send the run as a checkpoint file (weights, optimiser moments, state).
+    ExportRun,
     /// Is there a saved run?
     Probe,
 }
@@ -121,7 +154,7 @@ pub enum FromTrainer {
     },
     /// The device is up and the model built; `history` is not empty when a run resumed.
     Started {
-        backend: String,
+        backend: Backend,
         note: Option<String>,
         plan: TrainingPlan,
         history: History,
@@ -150,6 +183,10 @@ pub enum FromTrainer {
     /// Safetensors bytes travel beside this message.
     Weights {
         purpose: WeightsPurpose,
+    },
+    /// A checkpoint of the run at `step` travels beside this message.
+    RunFile {
+        step: usize,
     },
     /// Training cannot go on (the model before the failure is kept).
     Failed {

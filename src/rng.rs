@@ -1,3 +1,5 @@
+//! Randomness every part shares: one small generator, the same on every platform.
+
 /// A small, fast, seedable generator (Steele et al., SplitMix64): the same stream on every
 /// platform, so a seed means the same shuffles natively and in the browser.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -44,4 +46,15 @@ impl SplitMix64 {
             items.swap(i, self.below(i + 1));
         }
     }
+}
+
+/// A well-mixed 64-bit value from two: independent streams from one seed.
+pub fn mix(a: u64, b: u64) -> u64 {
+    SplitMix64::new(a.wrapping_mul(0x2545_f491_4f6c_dd1d) ^ b).next_u64()
+}
+
+/// The seed of training step `step` of a run seeded with `seed`: step n's dropout draws
+/// from (seed, n) alone, so a resumed run draws the masks of one never interrupted.
+pub fn step_seed(seed: u64, step: usize) -> u64 {
+    mix(seed, step as u64)
 }

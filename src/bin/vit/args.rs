@@ -1,0 +1,180 @@
+//! What `vit` reads from its command line.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+#[derive(Parser)]
+#[command(
+    name = "vit",
+    version,
+    about = "Train and evaluate vitlab's Vision Transformer on MNIST"
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Subcommand)]
+pub enum Command {
+    /// Turn the original MNIST IDX files into the chunks and manifest the page fetches.
+    PrepareData {
+        /// Folder holding the four IDX files (gzip-compressed or not).
+        #[arg(long)]
+        idx: PathBuf,
+        /// Output folder for the chunks and manifest.json.
+        #[arg(long)]
+        out: PathBuf,
+        /// Images per chunk.
+        #[arg(long, default_value_t = 2500)]
+        chunk_items: usize,
+    },
+    /// Average weights files of one config (e.g. a run's last epochs) into one.
+    Average {
+        /// Where to write the averaged weights.
+        #[arg(long)]
+        out: PathBuf,
+        /// The weights files, two or more.
+        #[arg(required = true, num_args = 2..)]
+        weights: Vec<PathBuf>,
+    },
+    /// Test accuracy of a weights file on the 10,000 MNIST test images.
+    Eval {
+        /// A safetensors file with the seed's tensor names.
+        #[arg(long)]
+        weights: PathBuf,
+        /// End with one line of JSON.
+        #[arg(long)]
+        json: bool,
+        #[command(flatten)]
+        common: Common,
+    },
+    /// Train a ViT on MNIST and save its weights.
+    Train(Box<TrainArgs>),
+    /// Measure training throughput and batch-1 latency (the seed preset on the CPU unless told).
+    Bench {
+        /// Timed training steps.
+        #[arg(long, default_value_t = 60)]
+        steps: usize,
+        /// Images per training step.
+        #[arg(long, default_value_t = 64)]
+        batch_size: usize,
+        /// Timed batch-1 inferences.
+        #[arg(long, default_value_t = 300)]
+        inferences: usize,
+        /// Model preset.
+        #[arg(long, default_value = "seed")]
+        preset: String,
+        #[command(flatten)]
+        common: Common,
+    },
+}
+
+#[derive(Args)]
+pub struct Common {
+    /// Where to compute: `cpu` (Burn's flex backend) or `gpu` (burn-wgpu on Vulkan, Metal
+    /// or DirectX; needs a `vit` built with `--features gpu`).
+    #[arg(long, value_enum, default_value_t = DeviceChoice::Cpu)]
+    pub device: DeviceChoice,
+    /// Folder with manifest.json and the chunks.
+    #[arg(long)]
+    pub data: Option<PathBuf>,
+    /// CPU threads (default: all cores).
+    #[arg(long)]
+    pub threads: Option<usize>,
+    /// Images per evaluation batch.
+    #[arg(long, default_value_t = 500, value_parser = at_least_one)]
+    pub eval_batch_size: usize,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum DeviceChoice {
+    Cpu,
+    Gpu,
+}
+
+#[derive(Args)]
+pub struct TrainArgs {
+    /// Model preset: `seed` (patch 7) or `lab` (patch 4).
+    #[arg(long, default_value = "seed")]
+    pub preset: String,
+    #[arg(long)]
+    pub patch_size: Option<usize>,
+    #[arg(long)]
+    pub dim: Option<usize>,
+    #[arg(long)]
+    pub depth: Option<usize>,
+    #[arg(long)]
+    pub heads: Option<usize>,
+    #[arg(long)]
+    pub mlp_dim: Option<usize>,
+    #[arg(long)]
+    pub dropout: Option<f64>,
+    #[arg(long, default_value_t = 10, value_parser = at_least_one)]
+    pub epochs: usize,
+    #[arg(long, default_value_t = 64, value_parser = at_least_one)]
+    pub batch_size: usize,
+    /// Peak learning rate.
+    #[arg(long, default_value_t = 1e-3)]
+    pub lr: f64,
+    /// AdamW weight decay (0 = Adam, as the seed).
+    #[arg(long, default_value_t = 0.0)]
+    pub weight_decay: f32,
+    /// Warm-up epochs before cosine decay; without it the rate stays constant.
+    #[arg(long)]
+    pub warmup_epochs: Option<f64>,
+    #[arg(long, default_value_t = 0.0)]
+    pub label_smoothing: f32,
+    #[arg(long, default_value_t = 42)]
+    pub seed: u64,
+    /// Use only the first N training images (quick runs).
+    #[arg(long, value_parser = at_least_one)]
+    pub limit: Option<usize>,
+    /// Random shifts (±2 px), rotations (±10°) and scaling (±10%); never flips.
+    #[arg(long)]
+    pub augment: bool,
+    /// Where to write the weights (after every epoch); the checkpoint (weights, AdamW moments,
+    /// run state) to OUT.ckpt.
+    #[arg(long, default_value = "vit.safetensors")]
+    pub out: PathBuf,
+    /// Continue from OUT.ckpt (model, optimiser moments, data order) to --epochs in total.
+    #[arg(long)]
+    pub resume: bool,
+    /// Continue the run in this checkpoint (one `vit train` or the page saved) to --epochs in
+    /// total; new checkpoints go to OUT.ckpt.
+    #[arg(long, value_name = "CHECKPOINT", conflicts_with = "resume")]
+    pub resume_from: Option<PathBuf>,
+    /// Start from these weights instead of a fresh model (fine-tuning): a new optimiser
+    /// and schedule; the architecture comes from the file, `--dropout` may change.
+    #[arg(
+        long,
+        value_name = "WEIGHTS",
+        conflicts_with_all = ["resume", "resume_from", "preset", "patch_size", "dim", "depth", "heads", "mlp_dim"]
+    )]
+    pub init_from: Option<PathBuf>,
+    /// Also keep the weights of each of the last N epochs, as OUT with `.epochE` before
+    /// its extension (for `vit average`).
+    #[arg(long, default_value_t = 0)]
+    pub keep_last: usize,
+    #[command(flatten)]
+    pub common: Common,
+}
+
+impl Command {
+    pub fn common(&self) -> Option<&Common> {
+        match self {
+            Command::PrepareData { .. } | Command::Average { .. } => None,
+            Command::Eval { common, .. } | Command::Bench { common, .. } => Some(common),
+            Command::Train(args) => Some(&args.common),
+        }
+    }
+}
+
+/// A count that must be at least 1 (a batch of 0 images would never end an epoch).
+pub fn at_least_one(text: &str) -> Result<usize, String> {
+    match text.parse::<usize>() {
+        Ok(0) => Err("must be at least 1".into()),
+        Ok(count) => Ok(count),
+        Err(error) => Err(error.to_string()),
+    }
+}

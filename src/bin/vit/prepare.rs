@@ -1,0 +1,31 @@
+//! `vit prepare-data`: the original IDX files as the chunks and manifest the page fetches.
+
+use std::path::PathBuf;
+
+use vitlab::data::Split;
+use vitlab::native;
+
+pub fn prepare_data(idx: PathBuf, out: PathBuf, chunk_items: usize) -> Result<(), String> {
+    if chunk_items == 0 {
+        return Err("--chunk-items must be at least 1".into());
+    }
+    let train = vitlab::data::idx::read_split(&idx, Split::Train)?;
+    let test = vitlab::data::idx::read_split(&idx, Split::Test)?;
+    let manifest = native::write_chunks(&out, &train, &test, chunk_items)?;
+    let bytes: usize = manifest
+        .train
+        .iter()
+        .chain(&manifest.test)
+        .map(|c| c.bytes)
+        .sum();
+    println!(
+        "wrote {} train and {} test chunks ({} + {} images, {:.1} MB) to {}",
+        manifest.train.len(),
+        manifest.test.len(),
+        train.len(),
+        test.len(),
+        bytes as f64 / 1e6,
+        out.display()
+    );
+    Ok(())
+}
