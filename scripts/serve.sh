@@ -5,4 +5,5 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
 export PATH="${CARGO_HOME:-$HOME/.cargo}/bin:$PATH"
-exec trunk serve --release "$@"
+# Trunk.toml builds the release page: `trunk serve` alone serves the same.
+exec trunk serve "$@"

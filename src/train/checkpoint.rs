@@ -36,7 +36,8 @@ pub enum CheckpointError {
     Moments(String),
 }
 
-/// AdamW's state of every parameter, in PyTorch's layout, in module order.
+/// AdamW's state of every parameter, in PyTorch's layout, in module order, each named as
+/// its parameter is.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SavedMoments {
     pub times: Vec<usize>,
@@ -89,8 +90,15 @@ impl Checkpoint {
         let moments = match times {
             None => None,
             Some(times) => {
-                let second = tensors.split_off(count * 2);
-                let first = tensors.split_off(count);
+                let unprefixed = |list: Vec<NamedTensor>, prefix: &str| -> Vec<NamedTensor> {
+                    let strip = |tensor: NamedTensor| NamedTensor {
+                        name: tensor.name[prefix.len()..].to_string(),
+                        ..tensor
+                    };
+                    list.into_iter().map(strip).collect()
+                };
+                let second = unprefixed(tensors.split_off(count * 2), SECOND_MOMENT);
+                let first = unprefixed(tensors.split_off(count), FIRST_MOMENT);
                 check_moments(&times, &second, state.step)?;
                 Some(SavedMoments {
                     times,
