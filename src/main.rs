@@ -11,6 +11,7 @@ fn main() {
     // Calling the constructors once, here, tells wasm-ld not to re-run them at the start of
     // every export, i.e. on every call from JavaScript into the page (each event, each
     // resolved promise): that cost hundreds of milliseconds a second while training.
+    // SAFETY: wasm-ld's constructor list, called once before any other code of ours runs.
     unsafe { __wasm_call_ctors() };
     console_error_panic_hook::set_once();
     leptos::mount::mount_to_body(vitlab::ui::App);

@@ -416,6 +416,8 @@ pub fn decode_within(bytes: &[u8], budget: &Budget) -> Result<WeightsFile, Weigh
 /// beyond the model's (a checkpoint's optimiser moments).
 pub(crate) struct CheckedFile {
     pub config: VitConfig,
+    /// Read by checkpoints (the `train` feature).
+    #[cfg_attr(not(feature = "train"), allow(dead_code))]
     pub metadata: HashMap<String, String>,
     /// The model's tensors in module order, then `extra`'s in its order.
     pub tensors: Vec<NamedTensor>,
@@ -580,7 +582,7 @@ impl<'de> Deserialize<'de> for Entries {
         struct Visitor;
         impl<'de> serde::de::Visitor<'de> for Visitor {
             type Value = Entries;
-            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
                 f.write_str("a JSON object of tensors")
             }
             fn visit_map<A: serde::de::MapAccess<'de>>(

@@ -11,6 +11,7 @@ unsafe extern "C" {
 #[cfg(target_arch = "wasm32")]
 fn main() {
     // Once, here: otherwise wasm-ld re-runs them on every call into the worker (see main.rs).
+    // SAFETY: wasm-ld's constructor list, called once before any other code of ours runs.
     unsafe { __wasm_call_ctors() };
     console_error_panic_hook::set_once();
     vitlab::web::report_rejections_as_errors();

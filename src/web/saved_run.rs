@@ -90,7 +90,11 @@ pub async fn load_run() -> Result<Checkpoint, String> {
         .await
         .ok_or("the saved run's weights are missing")?;
     match Checkpoint::decode(&bytes, &Budget::PAGE) {
-        Ok(checkpoint) => Ok(checkpoint),
+        // The state the page offered (and checked) is the one resumed: both are the page's.
+        Ok(checkpoint) => Ok(Checkpoint {
+            state: saved.state,
+            ..checkpoint
+        }),
         // Saved before checkpoints: weights alone beside the state.
         Err(crate::train::CheckpointError::NoRun) => Ok(Checkpoint {
             weights: weights::decode(&bytes).map_err(|e| format!("the saved run: {e}"))?,

@@ -40,14 +40,17 @@ fn count(delta: isize) {
 unsafe impl GlobalAlloc for Metered {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
         count(layout.size() as isize);
+        // SAFETY: the caller's contract for `alloc`, passed on unchanged.
         unsafe { System.alloc(layout) }
     }
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
         count(-(layout.size() as isize));
+        // SAFETY: `ptr` came from `System` through `alloc` or `realloc` with this layout.
         unsafe { System.dealloc(ptr, layout) }
     }
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
         count(new_size as isize - layout.size() as isize);
+        // SAFETY: as for `dealloc`; the caller's contract for `realloc`, passed on.
         unsafe { System.realloc(ptr, layout, new_size) }
     }
 }
