@@ -10,6 +10,7 @@ pub mod model;
 pub mod preprocess;
 pub mod protocol;
 pub mod rng;
+pub mod run_view;
 pub mod train;
 pub mod weights;
 

@@ -76,8 +76,9 @@ pub enum WeightsPurpose {
 }
 
 /// Where a run stands.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub enum RunState {
+    #[default]
     Idle,
     /// Started, waiting for the device or the first chunk.
     Starting,

@@ -48,6 +48,40 @@ pub enum ConfigError {
     Zero(&'static str),
 }
 
+/// The named starting points, each a model and a recipe, as the page and the CLI offer them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Preset {
+    /// The seed's PyTorch model and recipe (patch 7).
+    Seed,
+    /// The shipped lab model (patch 4: a 7×7 grid for the attention maps).
+    Lab,
+}
+
+impl Preset {
+    pub const ALL: [Preset; 2] = [Preset::Seed, Preset::Lab];
+
+    /// As the CLI and the page spell it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Seed => "seed",
+            Self::Lab => "lab",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|preset| preset.name() == text)
+    }
+}
+
+impl std::str::FromStr for Preset {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Self, String> {
+        Self::parse(text).ok_or_else(|| format!("unknown preset `{text}` (seed, lab)"))
+    }
+}
+
 impl VitConfig {
     /// The seed's PyTorch model exactly: 28×28×1, patch 7, dim 64, depth 6, heads 8, MLP 128.
     pub fn seed() -> Self {
@@ -59,12 +93,11 @@ impl VitConfig {
         Self::new().with_patch_size(4)
     }
 
-    /// A preset by name, as the CLI and the page spell it.
-    pub fn preset(name: &str) -> Option<Self> {
-        match name {
-            "seed" => Some(Self::seed()),
-            "lab" => Some(Self::lab()),
-            _ => None,
+    /// A preset's model.
+    pub fn preset(preset: Preset) -> Self {
+        match preset {
+            Preset::Seed => Self::seed(),
+            Preset::Lab => Self::lab(),
         }
     }
 

@@ -18,7 +18,7 @@ mod vit;
 
 pub use attention::{MultiHeadAttention, attention_softmax};
 pub use block::{EncoderBlock, layer_norm};
-pub use config::{ConfigError, VitConfig};
+pub use config::{ConfigError, Preset, VitConfig};
 pub use cost::{Budget, CostError, ModelCost};
 pub use dropout::{bernoulli_mask, dropout, kernel_dropout, seed_randomness};
 pub use patch_embed::PatchEmbedding;

@@ -9,7 +9,7 @@ use std::collections::HashMap;
 use burn::tensor::{Device, Tensor, TensorData};
 
 use super::optimizer::Moments;
-use super::{Session, SessionState};
+use super::{SavedRunError, Session, SessionState};
 use crate::model::Budget;
 use crate::weights::{self, NamedTensor, WeightsError, WeightsFile};
 
@@ -31,7 +31,7 @@ pub enum CheckpointError {
     #[error("its run state does not parse ({0})")]
     State(String),
     #[error("its run cannot be resumed: {0}")]
-    Run(String),
+    Run(#[from] SavedRunError),
     #[error("its optimiser state is out of range: {0}")]
     Moments(String),
 }
@@ -79,11 +79,9 @@ impl Checkpoint {
                 .collect())
         })?;
         let state = run_state(&checked.metadata)?;
-        state.summary_within(budget).map_err(CheckpointError::Run)?;
+        state.summary_within(budget)?;
         if state.plan.config != checked.config {
-            return Err(CheckpointError::Run(
-                "its plan's model is not the model its weights are for".into(),
-            ));
+            return Err(SavedRunError::ModelMismatch.into());
         }
         let mut tensors = checked.tensors;
         let count = weights::expected_tensors(&checked.config).len();
@@ -259,9 +257,9 @@ impl Session {
     }
 
     /// Continues a checkpointed run on `device`, with its moments when it has them.
-    pub fn resume(checkpoint: Checkpoint, device: &Device) -> Result<Self, String> {
+    pub fn resume(checkpoint: Checkpoint, device: &Device) -> Result<Self, SavedRunError> {
         if checkpoint.weights.config != checkpoint.state.plan.config {
-            return Err("its plan's model is not the model its weights are for".into());
+            return Err(SavedRunError::ModelMismatch);
         }
         let model = checkpoint.weights.into_model(&device.clone().autodiff());
         let moments = checkpoint.moments.map(|saved| {
@@ -276,7 +274,12 @@ impl Session {
                 })
                 .collect()
         });
-        Session::resume_with(checkpoint.state, model, moments.unwrap_or_default(), device)
+        Ok(Session::resume_with(
+            checkpoint.state,
+            model,
+            moments.unwrap_or_default(),
+            device,
+        )?)
     }
 }
 

@@ -26,14 +26,14 @@ pub use checkpoint::{ADAM_TIMES_KEY, Checkpoint, CheckpointError, SESSION_KEY, S
 pub use evaluate::{Evaluation, classify_in_batches, count_correct, predictions};
 #[cfg(feature = "train")]
 pub use optimizer::{AdamW, Moments};
-pub use plan::TrainingPlan;
+pub use plan::{PlanError, TrainingPlan};
 pub use report::{
     EvalPoint, History, MAX_MISTAKES, Mistake, StepPoint, StepReport, TestReport, test_report,
 };
 pub use schedule::LrSchedule;
 #[cfg(feature = "train")]
 pub use session::{PendingStep, Session, TrainingError};
-pub use state::{SessionState, Smoothing};
+pub use state::{SavedRunError, SessionState, Smoothing};
 #[cfg(feature = "train")]
 pub use trainer::{StepOutput, Trainer, cross_entropy, parameter_gradients};
 

@@ -4,7 +4,30 @@
 use serde::{Deserialize, Serialize};
 
 use super::{LrSchedule, OptimizerSettings};
-use crate::model::{Budget, VitConfig};
+use crate::model::{Budget, ConfigError, CostError, Preset, VitConfig};
+
+/// Why a plan cannot run.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum PlanError {
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    #[error(transparent)]
+    Cost(#[from] CostError),
+    #[error("epochs and batch size must be at least 1")]
+    Zero,
+    #[error("{0} epochs is more than the {max} a run may have", max = TrainingPlan::MAX_EPOCHS)]
+    TooManyEpochs(usize),
+    #[error("a batch of {0} is more than the {max} images a step may take", max = TrainingPlan::MAX_BATCH)]
+    BatchTooLarge(usize),
+    #[error("the learning rate {0} must be 0 or more")]
+    LearningRate(f64),
+    #[error("the warm-up of {warmup} epochs must be 0 to the run's {epochs} epochs")]
+    WarmUp { warmup: f64, epochs: usize },
+    #[error("label smoothing must be in [0, 1)")]
+    LabelSmoothing,
+    #[error("weight decay must be 0 or more")]
+    WeightDecay,
+}
 
 /// Everything a person chooses before pressing Train.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -63,62 +86,51 @@ impl TrainingPlan {
         }
     }
 
-    /// A preset by name, as the page and the CLI spell it.
-    pub fn preset(name: &str) -> Option<Self> {
-        match name {
-            "seed" => Some(Self::seed()),
-            "lab" => Some(Self::lab()),
-            _ => None,
+    /// A preset's model and recipe.
+    pub fn preset(preset: Preset) -> Self {
+        match preset {
+            Preset::Seed => Self::seed(),
+            Preset::Lab => Self::lab(),
         }
     }
 
     /// Why this plan cannot run in the page, if it cannot.
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> Result<(), PlanError> {
         self.validate_within(&Budget::PAGE)
     }
 
     /// Why this plan cannot run where `budget` holds, if it cannot: every option in one
     /// place, the model and its batch held to the budget before anything is built.
-    pub fn validate_within(&self, budget: &Budget) -> Result<(), String> {
-        self.config.validate().map_err(|e| e.to_string())?;
+    pub fn validate_within(&self, budget: &Budget) -> Result<(), PlanError> {
+        self.config.validate()?;
         if self.epochs == 0 || self.batch_size == 0 {
-            return Err("epochs and batch size must be at least 1".into());
+            return Err(PlanError::Zero);
         }
         if self.epochs > Self::MAX_EPOCHS {
-            return Err(format!(
-                "{} epochs is more than the {} a run may have",
-                self.epochs,
-                Self::MAX_EPOCHS
-            ));
+            return Err(PlanError::TooManyEpochs(self.epochs));
         }
         if self.batch_size > Self::MAX_BATCH {
-            return Err(format!(
-                "a batch of {} is more than the {} images a step may take",
-                self.batch_size,
-                Self::MAX_BATCH
-            ));
+            return Err(PlanError::BatchTooLarge(self.batch_size));
         }
         // 0 is allowed: a run that only measures, keeping the weights as they are.
         if !(self.lr.is_finite() && self.lr >= 0.0) {
-            return Err(format!("the learning rate {} must be 0 or more", self.lr));
+            return Err(PlanError::LearningRate(self.lr));
         }
         if let Some(warmup) = self.warmup_epochs
             && !(warmup.is_finite() && (0.0..=self.epochs as f64).contains(&warmup))
         {
-            return Err(format!(
-                "the warm-up of {warmup} epochs must be 0 to the run's {} epochs",
-                self.epochs
-            ));
+            return Err(PlanError::WarmUp {
+                warmup,
+                epochs: self.epochs,
+            });
         }
         if !(0.0..1.0).contains(&self.label_smoothing) {
-            return Err("label smoothing must be in [0, 1)".into());
+            return Err(PlanError::LabelSmoothing);
         }
         if self.weight_decay < 0.0 || !self.weight_decay.is_finite() {
-            return Err("weight decay must be 0 or more".into());
+            return Err(PlanError::WeightDecay);
         }
-        self.config
-            .check_budget(budget, Some(self.batch_size))
-            .map_err(|e| e.to_string())?;
+        self.config.check_budget(budget, Some(self.batch_size))?;
         Ok(())
     }
 

@@ -5,6 +5,7 @@
 use burn::tensor::{Device, Int, Tensor};
 
 use super::optimizer::Moments;
+use super::plan::PlanError;
 use super::{
     History, LrSchedule, SessionState, Smoothing, StepPoint, StepReport, TestReport, Trainer,
     TrainingPlan, test_report,
@@ -58,7 +59,7 @@ pub struct Session {
 impl Session {
     /// A fresh model for `plan`; an epoch is `train_items` images (the whole training split,
     /// whether it has arrived yet or not).
-    pub fn new(plan: TrainingPlan, train_items: usize, device: &Device) -> Result<Self, String> {
+    pub fn new(plan: TrainingPlan, train_items: usize, device: &Device) -> Result<Self, PlanError> {
         Self::new_within(plan, train_items, device, &Budget::PAGE)
     }
 
@@ -68,7 +69,7 @@ impl Session {
         train_items: usize,
         device: &Device,
         budget: &Budget,
-    ) -> Result<Self, String> {
+    ) -> Result<Self, PlanError> {
         plan.validate_within(budget)?;
         seed_randomness(device, plan.seed);
         let model = plan.config.init(device);
@@ -82,7 +83,7 @@ impl Session {
         train_items: usize,
         model: VisionTransformer,
         device: &Device,
-    ) -> Result<Self, String> {
+    ) -> Result<Self, PlanError> {
         plan.validate_within(&Budget::CLI)?;
         seed_randomness(device, plan.seed);
         let mut trainer = Trainer::new(model, plan.config.clone(), plan.optimizer(), device);
@@ -110,7 +111,7 @@ impl Session {
         model: VisionTransformer,
         moments: Vec<Option<Moments>>,
         device: &Device,
-    ) -> Result<Self, String> {
+    ) -> Result<Self, PlanError> {
         state.plan.validate_within(&Budget::CLI)?;
         let mut trainer = Trainer::new(
             model,

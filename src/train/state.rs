@@ -2,9 +2,32 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::plan::PlanError;
 use super::{History, TrainingPlan};
 use crate::model::Budget;
 use crate::protocol::SavedSummary;
+
+/// Why a saved run cannot be resumed.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum SavedRunError {
+    #[error(transparent)]
+    Plan(#[from] PlanError),
+    #[error("its image count {0} is out of range")]
+    ImageCount(usize),
+    #[error(
+        "its counters are out of range (step {step} of {total_steps}, {images} images, {seconds} s)"
+    )]
+    Counters {
+        step: usize,
+        total_steps: usize,
+        images: usize,
+        seconds: f64,
+    },
+    #[error("its pass over the data is out of range ({left} images left of {loaded} loaded)")]
+    Pass { left: usize, loaded: usize },
+    #[error("its plan's model is not the model its weights are for")]
+    ModelMismatch,
+}
 
 /// The part of a session that is not tensors, saved beside the model so a reload resumes.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -29,15 +52,15 @@ pub struct SessionState {
 impl SessionState {
     /// What a saved run offers to resume, or why it cannot be resumed: its plan is checked
     /// as a new one would be, and its counters must be those of a run that could have been.
-    pub fn summary(&self) -> Result<SavedSummary, String> {
+    pub fn summary(&self) -> Result<SavedSummary, SavedRunError> {
         self.summary_within(&Budget::PAGE)
     }
 
     /// [`SessionState::summary`] where `budget` holds (the command line's is larger).
-    pub fn summary_within(&self, budget: &Budget) -> Result<SavedSummary, String> {
+    pub fn summary_within(&self, budget: &Budget) -> Result<SavedSummary, SavedRunError> {
         self.plan.validate_within(budget)?;
         if self.train_items > crate::data::Manifest::MAX_IMAGES {
-            return Err("its image count is out of range".into());
+            return Err(SavedRunError::ImageCount(self.train_items));
         }
         // Bounded by the plan's epoch cap and the image cap, far from overflowing.
         let total_steps = self.plan.epochs * self.plan.steps_per_epoch(self.train_items);
@@ -46,20 +69,21 @@ impl SessionState {
             || seen_at_most.is_none_or(|most| self.images_seen > most)
             || !(self.seconds.is_finite() && self.seconds >= 0.0)
         {
-            return Err(format!(
-                "its counters are out of range (step {} of {total_steps}, {} images, {} s)",
-                self.step, self.images_seen, self.seconds
-            ));
+            return Err(SavedRunError::Counters {
+                step: self.step,
+                total_steps,
+                images: self.images_seen,
+                seconds: self.seconds,
+            });
         }
         if self.loaded > self.train_items
             || self.pass_left.len() > self.loaded
             || self.pass_left.iter().any(|&index| index >= self.loaded)
         {
-            return Err(format!(
-                "its pass over the data is out of range ({} images left of {} loaded)",
-                self.pass_left.len(),
-                self.loaded
-            ));
+            return Err(SavedRunError::Pass {
+                left: self.pass_left.len(),
+                loaded: self.loaded,
+            });
         }
         Ok(SavedSummary {
             step: self.step,

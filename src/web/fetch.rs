@@ -1,9 +1,12 @@
+//! Fetching with gloo-net (which works in a worker too), with what gloo leaves to us: the
+//! body read as a stream for progress, a size cap, and a stall timeout.
+
 use js_sys::{Reflect, Uint8Array};
 use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::JsFuture;
-use web_sys::{ReadableStreamDefaultReader, Response};
+use web_sys::ReadableStreamDefaultReader;
 
-use super::global::{describe, fetch_promise, sleep_ms};
+use super::global::{describe, sleep_ms};
 
 /// The most a response may hold: the largest weights file the page's budget allows
 /// ([`crate::model::Budget::PAGE`]), with room for its header. A bigger answer is not
@@ -45,35 +48,27 @@ pub async fn fetch_bytes(
     url: &str,
     mut on_progress: impl FnMut(usize, Option<usize>),
 ) -> Result<Vec<u8>, String> {
-    let response: Response = unless_stalled(url, JsFuture::from(fetch_promise(url)?))
+    let response = unless_stalled(url, gloo_net::http::Request::get(url).send())
         .await?
-        .map_err(|e| format!("fetching {url} failed: {}", describe(e)))?
-        .dyn_into()
-        .map_err(|_| format!("fetching {url} gave no response"))?;
+        .map_err(|e| format!("fetching {url} failed: {e}"))?;
     if !response.ok() {
         return Err(format!("fetching {url} failed: HTTP {}", response.status()));
     }
     let total = response
         .headers()
         .get("content-length")
-        .ok()
-        .flatten()
         .and_then(|length| length.parse::<usize>().ok());
     if let Some(total) = total.filter(|&total| total > MAX_FETCH_BYTES) {
         return Err(too_big(url, total));
     }
     let Some(body) = response.body() else {
-        let buffer = unless_stalled(
-            url,
-            JsFuture::from(response.array_buffer().map_err(describe)?),
-        )
-        .await?
-        .map_err(describe)?;
-        let bytes = Uint8Array::new(&buffer);
-        if bytes.length() as usize > MAX_FETCH_BYTES {
-            return Err(too_big(url, bytes.length() as usize));
+        let bytes = unless_stalled(url, response.binary())
+            .await?
+            .map_err(|e| format!("reading {url} failed: {e}"))?;
+        if bytes.len() > MAX_FETCH_BYTES {
+            return Err(too_big(url, bytes.len()));
         }
-        return Ok(bytes.to_vec());
+        return Ok(bytes);
     };
     let reader: ReadableStreamDefaultReader = body.get_reader().unchecked_into();
     let mut bytes = Vec::with_capacity(total.unwrap_or(0));

@@ -1,8 +1,7 @@
-//! The few things the page and the training worker both need from their global scope.
+//! The few things the page and the training worker both need from their global scope that
+//! gloo does not give: Cache Storage and `performance.now()`, from a window or a worker.
 
-use js_sys::Promise;
 use wasm_bindgen::{JsCast, JsValue};
-use wasm_bindgen_futures::JsFuture;
 use web_sys::{CacheStorage, Window, WorkerGlobalScope};
 
 /// The global object: a window, or a worker's scope.
@@ -34,14 +33,6 @@ pub fn describe(error: JsValue) -> String {
         .unwrap_or_else(|| format!("{error:?}"))
 }
 
-/// `fetch(url)` from whichever scope runs this.
-pub fn fetch_promise(url: &str) -> Result<Promise, String> {
-    Ok(match scope()? {
-        Scope::Window(window) => window.fetch_with_str(url),
-        Scope::Worker(worker) => worker.fetch_with_str(url),
-    })
-}
-
 /// The origin's Cache Storage, where it is available (not on plain http off localhost).
 pub fn caches() -> Option<CacheStorage> {
     match scope().ok()? {
@@ -50,21 +41,10 @@ pub fn caches() -> Option<CacheStorage> {
     }
 }
 
-/// Waits `ms` milliseconds without blocking; 0 lets queued events (messages) run first.
+/// Waits `ms` milliseconds without blocking (gloo's timer, in a window or a worker alike);
+/// 0 lets queued events (messages) run first.
 pub async fn sleep_ms(ms: u32) {
-    let promise = Promise::new(&mut |resolve, _reject| {
-        let ms = ms.min(i32::MAX as u32) as i32;
-        let _ = match scope() {
-            Ok(Scope::Window(window)) => {
-                window.set_timeout_with_callback_and_timeout_and_arguments_0(&resolve, ms)
-            }
-            Ok(Scope::Worker(worker)) => {
-                worker.set_timeout_with_callback_and_timeout_and_arguments_0(&resolve, ms)
-            }
-            Err(_) => resolve.call0(&JsValue::NULL).map(|_| 0),
-        };
-    });
-    let _ = JsFuture::from(promise).await;
+    gloo_timers::future::TimeoutFuture::new(ms).await;
 }
 
 /// Milliseconds since the page or worker started.

@@ -15,9 +15,9 @@ pub mod gpu;
 mod packet;
 mod read;
 pub mod saved_run;
-mod trainer_client;
 #[cfg(feature = "train")]
-mod training_worker;
+mod trainer;
+mod trainer_client;
 
 pub use cache::{ByteCache, delete_cache};
 pub use chunks::{CHUNK_CACHE, ChunkSource, DATA_BASE, LoadedChunk, Network};
@@ -28,9 +28,9 @@ pub use global::{describe, now_ms, report_rejections_as_errors, sleep_ms};
 #[cfg(feature = "gpu")]
 pub use gpu::run_gpu_worker;
 pub use read::{read_floats, read_ints};
-pub use trainer_client::{TrainerWorker, WORKER_SCRIPT};
 #[cfg(feature = "train")]
-pub use training_worker::run_training_worker;
+pub use trainer::run_training_worker;
+pub use trainer_client::{TrainerWorker, WORKER_SCRIPT};
 
 /// A query parameter of the page's URL, e.g. `backend` in `?backend=cpu`.
 pub fn query_param(name: &str) -> Option<String> {

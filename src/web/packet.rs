@@ -1,5 +1,11 @@
 //! How the page and its workers talk: a message as JSON text, with bytes (weights, images,
 //! read-back values) travelling beside it as a transferred buffer rather than inside it.
+//!
+//! Written here rather than taken from `gloo-worker` (0.5), whose bridge encodes every
+//! message with bincode into a copied buffer (a run file of megabytes would be copied, not
+//! transferred), panics in the receiver on a message it cannot decode (`expect`), and does
+//! not hand the page the worker's `error` event, by which the page learns that a worker died
+//! with its device and offers to resume on the CPU.
 
 use js_sys::{Array, Uint8Array};
 use wasm_bindgen::{JsCast, JsValue};

@@ -66,7 +66,13 @@ async fn saved_state(cache: &ByteCache) -> Option<Result<(SavedState, SavedSumma
     if saved.slot >= MODEL_SLOTS.len() {
         return Some(Err(format!("its weights slot {} is unknown", saved.slot)));
     }
-    Some(saved.state.summary().map(|summary| (saved, summary)))
+    Some(
+        saved
+            .state
+            .summary()
+            .map(|summary| (saved, summary))
+            .map_err(|error| error.to_string()),
+    )
 }
 
 /// What the page offers to resume, if anything, or why the saved run cannot be resumed.

@@ -215,14 +215,16 @@ fn damaged_saved_runs_give_errors_never_panics() {
     .unwrap();
     fuzz("saved run", &original, 5, |bytes| {
         let state: SessionState = serde_json::from_slice(bytes).map_err(|e| e.to_string())?;
-        state.summary()?;
+        state.summary().map_err(|e| e.to_string())?;
         // What checks out must resume.
         let checkpoint = Checkpoint {
             weights: lab_weights.clone(),
             state,
             moments: None,
         };
-        Session::resume(checkpoint, &crate::device()).map(|_| ())
+        Session::resume(checkpoint, &crate::device())
+            .map(|_| ())
+            .map_err(|e| e.to_string())
     });
 }
 
@@ -255,6 +257,8 @@ fn damaged_checkpoints_give_errors_never_panics() {
         let checkpoint =
             Checkpoint::decode(bytes, &vitlab::model::Budget::CLI).map_err(|e| e.to_string())?;
         // What checks out must resume.
-        Session::resume(checkpoint, &device).map(|_| ())
+        Session::resume(checkpoint, &device)
+            .map(|_| ())
+            .map_err(|e| e.to_string())
     });
 }

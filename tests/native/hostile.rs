@@ -104,15 +104,15 @@ fn plan_options_that_could_never_run_are_refused() {
     let mut plan = TrainingPlan::seed();
     for warmup in [f64::NAN, f64::INFINITY, -1.0, 11.0] {
         plan.warmup_epochs = Some(warmup);
-        let error = plan.validate().unwrap_err();
+        let error = plan.validate().unwrap_err().to_string();
         assert!(error.contains("warm-up"), "{warmup}: {error}");
     }
     plan = TrainingPlan::seed();
     plan.epochs = usize::MAX;
-    assert!(plan.validate().unwrap_err().contains("epochs"));
+    assert!(plan.validate().unwrap_err().to_string().contains("epochs"));
     plan = TrainingPlan::seed();
     plan.batch_size = usize::MAX;
-    assert!(plan.validate().unwrap_err().contains("batch"));
+    assert!(plan.validate().unwrap_err().to_string().contains("batch"));
 }
 
 #[test]
@@ -405,7 +405,7 @@ fn a_saved_run_that_does_not_validate_says_why_instead_of_panicking() {
     for (expected, edit) in edits {
         let mut state = good.clone();
         edit(&mut state);
-        let problem = state.summary().unwrap_err();
+        let problem = state.summary().unwrap_err().to_string();
         assert!(problem.contains(expected), "{expected}: {problem}");
     }
 }

@@ -96,7 +96,13 @@ fn invalid_configs_are_named() {
         VitConfig::seed().with_depth(0).validate(),
         Err(ConfigError::Zero("depth"))
     );
-    assert!(VitConfig::preset("lab").is_some() && VitConfig::preset("huge").is_none());
+    use vitlab::model::Preset;
+    assert_eq!(
+        Preset::parse("lab").map(VitConfig::preset),
+        Some(VitConfig::lab())
+    );
+    assert!(Preset::parse("huge").is_none());
+    assert!("huge".parse::<Preset>().unwrap_err().contains("seed, lab"));
 }
 
 #[test]

@@ -326,20 +326,35 @@ fn history_keeps_its_newest_point_when_thinned() {
 
 #[test]
 fn presets_are_valid_and_bad_plans_say_why() {
-    for name in ["seed", "lab"] {
-        TrainingPlan::preset(name).unwrap().validate().unwrap();
+    for preset in vitlab::model::Preset::ALL {
+        TrainingPlan::preset(preset).validate().unwrap();
     }
     let mut plan = TrainingPlan::seed();
     plan.lr = -1e-3;
-    assert!(plan.validate().unwrap_err().contains("learning rate"));
+    assert!(
+        plan.validate()
+            .unwrap_err()
+            .to_string()
+            .contains("learning rate")
+    );
     plan.lr = f64::NAN;
-    assert!(plan.validate().unwrap_err().contains("learning rate"));
+    assert!(
+        plan.validate()
+            .unwrap_err()
+            .to_string()
+            .contains("learning rate")
+    );
     plan = TrainingPlan::seed();
     plan.label_smoothing = 1.0;
-    assert!(plan.validate().unwrap_err().contains("smoothing"));
+    assert!(
+        plan.validate()
+            .unwrap_err()
+            .to_string()
+            .contains("smoothing")
+    );
     plan = TrainingPlan::seed();
     plan.config.heads = 5;
-    assert!(plan.validate().unwrap_err().contains("heads"));
+    assert!(plan.validate().unwrap_err().to_string().contains("heads"));
     assert!(TrainingPlan::lab().schedule(60_000).warmup_steps > 0);
 }
 

@@ -275,11 +275,13 @@ fn averaging_takes_the_element_wise_mean_and_refuses_other_configs() {
     }
 
     let deeper = weights::decode(&saved(&config.clone().with_depth(3))).unwrap();
-    let error = weights::average(&[a.clone(), deeper]).unwrap_err();
+    let error = weights::average(&[a.clone(), deeper])
+        .unwrap_err()
+        .to_string();
     assert!(error.contains("another config"), "{error}");
     let mut missing = b;
     missing.tensors.retain(|t| t.name != "head.bias");
-    let error = weights::average(&[a, missing]).unwrap_err();
+    let error = weights::average(&[a, missing]).unwrap_err().to_string();
     assert!(error.contains("head.bias"), "{error}");
     assert!(weights::average(&[]).is_err());
 }

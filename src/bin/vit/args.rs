@@ -3,6 +3,7 @@
 use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
+use vitlab::model::Preset;
 
 #[derive(Parser)]
 #[command(
@@ -62,9 +63,9 @@ pub enum Command {
         /// Timed batch-1 inferences.
         #[arg(long, default_value_t = 300)]
         inferences: usize,
-        /// Model preset.
+        /// Model preset: `seed` or `lab`.
         #[arg(long, default_value = "seed")]
-        preset: String,
+        preset: Preset,
         #[command(flatten)]
         common: Common,
     },
@@ -97,7 +98,7 @@ pub enum DeviceChoice {
 pub struct TrainArgs {
     /// Model preset: `seed` (patch 7) or `lab` (patch 4).
     #[arg(long, default_value = "seed")]
-    pub preset: String,
+    pub preset: Preset,
     #[arg(long)]
     pub patch_size: Option<usize>,
     #[arg(long)]

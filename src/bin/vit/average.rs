@@ -11,7 +11,7 @@ pub fn average(out: PathBuf, paths: Vec<PathBuf>) -> Result<(), String> {
         .iter()
         .map(|path| read_weights(path))
         .collect::<Result<Vec<_>, String>>()?;
-    let averaged = weights::average(&files)?;
+    let averaged = weights::average(&files).map_err(|e| e.to_string())?;
     write_atomically(&out, &weights::encode(&averaged.config, &averaged.tensors))?;
     println!(
         "the mean of {} files written to {}",

@@ -5,7 +5,7 @@ use std::time::Instant;
 use vitlab::launch_count::Launches;
 #[cfg(feature = "gpu")]
 use vitlab::launch_count::count_launches;
-use vitlab::model::{Budget, VitConfig, seed_randomness};
+use vitlab::model::{Budget, Preset, VitConfig, seed_randomness};
 use vitlab::native;
 use vitlab::train::{OptimizerSettings, Trainer};
 
@@ -28,7 +28,7 @@ pub fn bench(
     steps: usize,
     batch_size: usize,
     inferences: usize,
-    preset: &str,
+    preset: Preset,
     common: Common,
 ) -> Result<(), String> {
     const WARMUP: usize = 5;
@@ -37,7 +37,7 @@ pub fn bench(
     let threads = common.threads.unwrap_or_else(rayon::current_num_threads);
     let manifest = native::read_manifest(&data_dir)?;
     let set = native::load_chunk(&data_dir, &manifest.train[0])?;
-    let config = VitConfig::preset(preset).ok_or_else(|| format!("unknown preset `{preset}`"))?;
+    let config = VitConfig::preset(preset);
     if batch == 0 || batch > set.len() || steps == 0 || inferences == 0 {
         return Err(format!(
             "--batch-size must be 1 to {} (the images of the first training chunk), \
@@ -94,7 +94,7 @@ pub fn bench(
             DeviceChoice::Cpu => "vitlab (Burn, flex CPU backend)",
             DeviceChoice::Gpu => "vitlab (Burn, wgpu)",
         },
-        "preset": preset,
+        "preset": preset.name(),
         "threads": threads,
         "train_images_per_s": train_rate,
         "latency_p50_ms": percentile(&latencies, 0.5),

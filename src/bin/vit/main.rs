@@ -96,7 +96,7 @@ fn run(command: Command) -> Result<(), String> {
             inferences,
             preset,
             common,
-        } => bench::bench(steps, batch_size, inferences, &preset, common),
+        } => bench::bench(steps, batch_size, inferences, preset, common),
     }
 }
 

@@ -20,8 +20,7 @@ use crate::files::{epoch_path, read_weights, write_atomically};
 use crate::setup;
 
 fn model_config(args: &TrainArgs) -> Result<VitConfig, String> {
-    let mut config = VitConfig::preset(&args.preset)
-        .ok_or_else(|| format!("unknown preset `{}` (seed, lab)", args.preset))?;
+    let mut config = VitConfig::preset(args.preset);
     if let Some(v) = args.patch_size {
         config.patch_size = v;
     }
@@ -126,7 +125,8 @@ pub fn train(args: TrainArgs) -> Result<(), String> {
         eval_images: test_set.len(),
         eval_every: 0,
     };
-    plan.validate_within(&Budget::CLI)?;
+    plan.validate_within(&Budget::CLI)
+        .map_err(|e| e.to_string())?;
     let ckpt = checkpoint_path(&args.out);
     let resume_from = args
         .resume_from
@@ -140,10 +140,13 @@ pub fn train(args: TrainArgs) -> Result<(), String> {
                 println!("starting from the weights in {}", path.display());
                 plan.config = file.config.clone();
                 // The file's model has its own batches to check.
-                plan.validate_within(&Budget::CLI)?;
-                Session::from_model(plan, train_set.len(), file.into_model(&device), &device)?
+                plan.validate_within(&Budget::CLI)
+                    .map_err(|e| e.to_string())?;
+                Session::from_model(plan, train_set.len(), file.into_model(&device), &device)
+                    .map_err(|e| e.to_string())?
             } else {
-                Session::new_within(plan, train_set.len(), &device, &Budget::CLI)?
+                Session::new_within(plan, train_set.len(), &device, &Budget::CLI)
+                    .map_err(|e| e.to_string())?
             }
         }
     };
@@ -298,10 +301,11 @@ fn resumed(
         );
     }
     plan.config = saved.plan.config.clone();
-    plan.validate_within(&Budget::CLI)?;
+    plan.validate_within(&Budget::CLI)
+        .map_err(|e| e.to_string())?;
     checkpoint.state.plan = plan;
     checkpoint.state.train_items = train_items;
-    Session::resume(checkpoint, device)
+    Session::resume(checkpoint, device).map_err(|e| format!("{}: {e}", path.display()))
 }
 
 /// A checkpoint's bytes; a folder in its place is an older `vit`'s checkpoint.

@@ -1,0 +1,159 @@
+//! What the training panel shows of a run, as plain data: every message from the trainer is
+//! one call of [`RunView::apply`], which changes the view and says what else must happen
+//! (weights to hand over, a file to offer). Pure, so it is tested natively; the page holds
+//! it in a Leptos store.
+
+use crate::protocol::{Backend, DataProgress, FromTrainer, RunState, SavedSummary, WeightsPurpose};
+use crate::train::{History, StepReport, TestReport};
+
+/// Notices kept on screen, newest last.
+pub const MAX_NOTICES: usize = 4;
+
+/// A notice: what happened, and whether it is a warning.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Notice {
+    pub message: String,
+    pub warning: bool,
+}
+
+/// Everything the panel shows of a run.
+#[derive(Debug, Clone, Default, PartialEq)]
+#[cfg_attr(target_arch = "wasm32", derive(reactive_stores::Store))]
+pub struct RunView {
+    pub state: RunState,
+    pub backend: Option<Backend>,
+    /// Why the device is not the one asked for, if it is not.
+    pub device_note: Option<String>,
+    pub data: DataProgress,
+    /// A few digits of the first chunk, with their labels.
+    pub samples: Vec<(Vec<u8>, u8)>,
+    pub history: History,
+    pub report: Option<StepReport>,
+    pub test: Option<TestReport>,
+    pub notices: Vec<Notice>,
+    pub failure: Option<String>,
+    /// The run saved in this browser, or why it cannot be resumed.
+    pub saved: Option<Result<SavedSummary, String>>,
+}
+
+/// What a message asks of the page beyond its view.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Effect {
+    None,
+    /// Weights for the draw panel, with where they came from.
+    UseWeights {
+        bytes: Vec<u8>,
+        source: String,
+    },
+    /// A file to offer as a download.
+    Download {
+        bytes: Vec<u8>,
+        name: String,
+    },
+    /// The saved run may have changed: read its summary again.
+    RefreshSaved,
+}
+
+impl RunView {
+    /// Books one message from the trainer (with the bytes that came beside it).
+    pub fn apply(&mut self, message: FromTrainer, bytes: Option<Vec<u8>>) -> Effect {
+        match message {
+            FromTrainer::Ready => {}
+            FromTrainer::Saved { summary } => self.saved = summary,
+            FromTrainer::Started {
+                backend,
+                note,
+                plan: _,
+                history,
+            } => {
+                self.backend = Some(backend);
+                self.device_note = note;
+                self.history = history;
+                // Also sent after a NaN rolled the run back: the last report is not its state.
+                self.report = None;
+            }
+            FromTrainer::State { state } => {
+                self.state = state;
+                if matches!(
+                    state,
+                    RunState::Paused | RunState::Stopped | RunState::Finished
+                ) {
+                    return Effect::RefreshSaved;
+                }
+            }
+            FromTrainer::Data(progress) => self.data = progress,
+            FromTrainer::Samples { images, labels } => {
+                self.samples = images.into_iter().zip(labels).collect()
+            }
+            FromTrainer::Notice { message, warning } => self.notice(message, warning),
+            FromTrainer::Steps { points, report } => {
+                points.into_iter().for_each(|p| self.history.push_step(p));
+                self.report = Some(report);
+            }
+            FromTrainer::Test(report) => {
+                self.history.push_eval(report.point);
+                self.test = Some(report);
+            }
+            FromTrainer::Weights { purpose } => {
+                let Some(bytes) = bytes else {
+                    return Effect::None;
+                };
+                // The history, not the last report: after a NaN the model went back to a save.
+                let step = self.history.steps.last().map_or(0, |p| p.step);
+                return match purpose {
+                    WeightsPurpose::Use => Effect::UseWeights {
+                        bytes,
+                        source: format!("training run, step {step}"),
+                    },
+                    WeightsPurpose::Download => Effect::Download {
+                        bytes,
+                        name: format!("vitlab-step-{step}.safetensors"),
+                    },
+                };
+            }
+            FromTrainer::RunFile { step } => {
+                if let Some(bytes) = bytes {
+                    return Effect::Download {
+                        bytes,
+                        name: format!("vitlab-run-step-{step}.ckpt"),
+                    };
+                }
+            }
+            FromTrainer::Failed { message } => self.failure = Some(message),
+        }
+        Effect::None
+    }
+
+    /// The worker died: nothing it held can answer any more.
+    pub fn worker_lost(&mut self, why: &str) -> Effect {
+        self.state = RunState::Failed;
+        self.failure = Some(format!(
+            "The training worker stopped: {why}. Continue from the last save, on the CPU if the GPU was lost."
+        ));
+        Effect::RefreshSaved
+    }
+
+    /// A new start: the figures of the last run go.
+    pub fn clear(&mut self) {
+        self.history = History::default();
+        self.report = None;
+        self.test = None;
+        self.failure = None;
+        self.notices.clear();
+    }
+
+    /// Forgets the run altogether (Reset).
+    pub fn reset(&mut self) {
+        self.clear();
+        self.saved = None;
+        self.samples.clear();
+        self.data = DataProgress::default();
+    }
+
+    pub fn notice(&mut self, message: String, warning: bool) {
+        self.notices.push(Notice { message, warning });
+        if self.notices.len() > MAX_NOTICES {
+            self.notices.remove(0);
+        }
+    }
+}

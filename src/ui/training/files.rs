@@ -1,0 +1,40 @@
+//! Files in and out of the page: uploads read (held to a size cap) and downloads offered.
+
+use wasm_bindgen::JsCast;
+
+use crate::web;
+
+/// Reads an upload, held to the size cap a fetched file has: a file of gigabytes is refused
+/// before a byte of it is copied into the page.
+pub(super) async fn read_file(file: &web_sys::File) -> Result<Vec<u8>, String> {
+    let cap = web::MAX_FETCH_BYTES;
+    if file.size() > cap as f64 {
+        return Err(format!(
+            "the file is {} MB, larger than the {} MB this page reads",
+            (file.size() / (1u64 << 20) as f64).round(),
+            cap >> 20
+        ));
+    }
+    let file = gloo_file::File::from(file.clone());
+    gloo_file::futures::read_as_bytes(&file)
+        .await
+        .map_err(|error| error.to_string())
+}
+
+/// Hands `bytes` to the browser as a downloaded file.
+pub(super) fn offer_download(bytes: &[u8], name: &str) -> Result<(), String> {
+    let blob = gloo_file::Blob::new_with_options(bytes, Some("application/octet-stream"));
+    // Revoked when dropped, after the click: the download holds its own reference.
+    let url = gloo_file::ObjectUrl::from(blob);
+    let document = web_sys::window()
+        .and_then(|w| w.document())
+        .ok_or("no document")?;
+    let anchor: web_sys::HtmlAnchorElement = document
+        .create_element("a")
+        .map_err(web::describe)?
+        .unchecked_into();
+    anchor.set_href(&url);
+    anchor.set_download(name);
+    anchor.click();
+    Ok(())
+}

@@ -1,0 +1,373 @@
+//! Training in the page: the plan, the controls, live charts and reports. The model trains in
+//! a Web Worker ([`crate::web::TrainerWorker`]); this panel only sends commands and shows
+//! what comes back.
+//!
+//! `report` draws the run's figures, `files` reads uploads and offers downloads; the run's
+//! state is `crate::run_view::RunView`, held here in a Leptos store.
+
+mod files;
+mod report;
+
+use leptos::prelude::*;
+use leptos::task::spawn_local;
+
+use crate::model::Preset;
+use reactive_stores::Store;
+
+use crate::protocol::{Backend, DataProgress, FromTrainer, RunState, ToTrainer, WeightsPurpose};
+use crate::run_view::{Effect, RunView, RunViewStoreFields};
+use crate::train::TrainingPlan;
+use crate::web::{TrainerWorker, saved_run};
+
+use super::chart::{LineChart, Series};
+use files::{offer_download, read_file};
+use report::{Counters, DataBar, TestView};
+
+/// Weights handed to the draw panel, with a name for where they came from.
+pub type WeightsOffer = (Vec<u8>, String);
+
+/// Epochs the page proposes: a first look in minutes, not the full recipe.
+const PAGE_EPOCHS: usize = 3;
+
+/// The preset as the page offers it: fewer epochs, and frequent small evaluations so the test
+/// curve moves while you watch.
+fn page_plan(preset: Preset) -> TrainingPlan {
+    TrainingPlan {
+        epochs: PAGE_EPOCHS,
+        eval_every: 100,
+        eval_images: 1000,
+        ..TrainingPlan::preset(preset)
+    }
+}
+
+/// The training panel.
+#[component]
+pub fn TrainingPanel(
+    /// Takes weights into the draw panel (validated there; a bad file leaves the old model).
+    on_weights: Callback<WeightsOffer>,
+    /// Backend the page was asked for (`?backend=`), the default for training too; none
+    /// times the two.
+    preferred_backend: Option<Backend>,
+) -> impl IntoView {
+    let form = RwSignal::new(page_plan(Preset::Seed));
+    // `None` once a field is edited: the plan is then custom.
+    let preset = RwSignal::new(Some(Preset::Seed));
+    let backend_choice = RwSignal::new(preferred_backend);
+    let run = Store::new(RunView::default());
+    let worker = StoredValue::new_local(None::<TrainerWorker>);
+
+    let refresh_saved =
+        move || spawn_local(async move { run.saved().set(saved_run::saved_summary().await) });
+    refresh_saved();
+    let offer = move |bytes: Vec<u8>, name: String| {
+        if let Err(message) = offer_download(&bytes, &name) {
+            run.update(|view| view.notice(message, true));
+        }
+    };
+    let follow = move |effect: Effect| match effect {
+        Effect::None => {}
+        Effect::UseWeights { bytes, source } => on_weights.run((bytes, source)),
+        Effect::Download { bytes, name } => offer(bytes, name),
+        Effect::RefreshSaved => refresh_saved(),
+    };
+
+    let on_message = move |message: FromTrainer, bytes: Option<Vec<u8>>| {
+        let mut effect = Effect::None;
+        run.update(|view| effect = view.apply(message, bytes));
+        follow(effect);
+    };
+
+    // The worker is started on first use, so a visit that only draws never loads it.
+    let send_with = move |message: ToTrainer, bytes: Option<Vec<u8>>| {
+        if worker.with_value(Option::is_none) {
+            let spawned = TrainerWorker::spawn(on_message, move |message| {
+                // The worker's wasm is dead: nothing it holds can answer any more. Dropped
+                // later, as this handler belongs to it.
+                spawn_local(async move { worker.set_value(None) });
+                let mut effect = Effect::None;
+                run.update(|view| effect = view.worker_lost(&message));
+                follow(effect);
+            });
+            match spawned {
+                Ok(spawned) => worker.set_value(Some(spawned)),
+                Err(message) => {
+                    run.failure().set(Some(message));
+                    return;
+                }
+            }
+        }
+        worker.with_value(|w| {
+            if let Some(w) = w {
+                w.send(&message, bytes)
+            }
+        });
+    };
+    let send = move |message: ToTrainer| send_with(message, None);
+    let backend = move || backend_choice.get_untracked();
+    let start = move |_| {
+        let plan = form.get_untracked();
+        if let Err(message) = plan.validate() {
+            run.failure()
+                .set(Some(format!("This plan cannot run: {message}")));
+            return;
+        }
+        run.update(|view| {
+            view.clear();
+            view.data = DataProgress::default();
+        });
+        send(ToTrainer::Start {
+            plan,
+            backend: backend(),
+        });
+    };
+    let resume_saved = move |backend: Option<Backend>| {
+        // A fresh worker: the old one may have died with its device.
+        worker.set_value(None);
+        run.update(RunView::clear);
+        send(ToTrainer::ResumeSaved { backend });
+    };
+    // A run file saved by this page or by `vit train`: checked in the worker, where it runs.
+    let resume_file = move |bytes: Vec<u8>| {
+        worker.set_value(None);
+        run.update(|view| {
+            view.clear();
+            view.data = DataProgress::default();
+        });
+        send_with(ToTrainer::ResumeFile { backend: backend() }, Some(bytes));
+    };
+    let pause_or_resume = move |_| match run.state().get_untracked() {
+        RunState::Running => send(ToTrainer::Pause),
+        _ => send(ToTrainer::Resume),
+    };
+    let reset = move |_| {
+        if worker.with_value(Option::is_some) {
+            send(ToTrainer::Reset);
+        } else {
+            // No worker to tell: just forget what this browser saved.
+            spawn_local(saved_run::forget_run());
+        }
+        run.update(RunView::reset);
+    };
+    let running = move || matches!(run.state().get(), RunState::Running | RunState::Starting);
+    let has_model = move || run.state().get().has_model() && worker.with_value(Option::is_some);
+
+    let set_field = move |apply: fn(&mut TrainingPlan, f64)| {
+        move |ev: leptos::ev::Event| {
+            if let Ok(value) = event_target_value(&ev).trim().parse::<f64>() {
+                form.update(|plan| apply(plan, value));
+                preset.set(None);
+            }
+        }
+    };
+    let number = move |label: &'static str,
+                       value: Signal<String>,
+                       step: &'static str,
+                       apply: fn(&mut TrainingPlan, f64)| {
+        view! {
+            <label>
+                <span>{label}</span>
+                <input type="number" step=step min="0" prop:value=value on:change=set_field(apply) prop:disabled=running />
+            </label>
+        }
+    };
+    let field = move |read: fn(&TrainingPlan) -> String| Signal::derive(move || form.with(read));
+
+    view! {
+        <section class="card training" data-testid="training-panel">
+            <h2>"Train it yourself"</h2>
+            <div class="plan">
+                <label>
+                    <span>"Preset"</span>
+                    <select
+                        prop:value=move || preset.get().map_or("custom", Preset::name)
+                        prop:disabled=running
+                        on:change=move |ev| {
+                            let chosen = Preset::parse(&event_target_value(&ev));
+                            if let Some(chosen) = chosen {
+                                form.set(page_plan(chosen));
+                            }
+                            preset.set(chosen);
+                        }
+                    >
+                        <option value="seed">"seed (patch 7, 4×4 grid)"</option>
+                        <option value="lab">"pretrained lab (patch 4, 7×7 grid)"</option>
+                        <option value="custom">"custom"</option>
+                    </select>
+                </label>
+                {number("Depth", field(|p| p.config.depth.to_string()), "1", |p, v| p.config.depth = v as usize)}
+                {number("Dim", field(|p| p.config.dim.to_string()), "8", |p, v| p.config.dim = v as usize)}
+                {number("Heads", field(|p| p.config.heads.to_string()), "1", |p, v| p.config.heads = v as usize)}
+                {number("Patch", field(|p| p.config.patch_size.to_string()), "1", |p, v| p.config.patch_size = v as usize)}
+                {number("MLP", field(|p| p.config.mlp_dim.to_string()), "8", |p, v| p.config.mlp_dim = v as usize)}
+                {number("Learning rate", field(|p| p.lr.to_string()), "0.0001", |p, v| p.lr = v)}
+                {number("Batch", field(|p| p.batch_size.to_string()), "1", |p, v| p.batch_size = v as usize)}
+                {number("Epochs", field(|p| p.epochs.to_string()), "1", |p, v| p.epochs = v as usize)}
+                <label class="check">
+                    <input
+                        type="checkbox"
+                        prop:checked=move || form.with(|p| p.augment)
+                        prop:disabled=running
+                        on:change=move |ev| {
+                            let on = event_target_checked(&ev);
+                            form.update(|p| p.augment = on);
+                        }
+                    />
+                    <span>"Augmentation (±2 px, ±10°, ±10 %)"</span>
+                </label>
+                <label>
+                    <span>"Device"</span>
+                    <select
+                        prop:value=move || backend_choice.get().map_or("auto", |b| match b { Backend::Cpu => "cpu", Backend::WebGpu => "webgpu" })
+                        prop:disabled=running
+                        on:change=move |ev| backend_choice.set(Backend::parse(&event_target_value(&ev)))
+                    >
+                        <option value="auto">"The faster (timed)"</option>
+                        <option value="webgpu">"WebGPU"</option>
+                        <option value="cpu">"CPU (worker)"</option>
+                    </select>
+                </label>
+                <p class="caption">
+                    {move || {
+                        let plan = form.get();
+                        let params = plan.config.num_params();
+                        format!(
+                            "{params} parameters · {} tokens · {}",
+                            plan.config.num_tokens(),
+                            if plan.warmup_epochs.is_some() { "AdamW, warm-up + cosine" } else { "Adam, constant rate" }
+                        )
+                    }}
+                </p>
+            </div>
+            <div class="buttons">
+                <button data-testid="train-button" on:click=start prop:disabled=running>"Train"</button>
+                <button data-testid="pause-button" on:click=pause_or_resume prop:disabled=move || !has_model() || run.state().get() == RunState::Finished>
+                    {move || if run.state().get() == RunState::Running { "Pause" } else { "Resume" }}
+                </button>
+                <button data-testid="stop-button" on:click=move |_| send(ToTrainer::Stop) prop:disabled=move || !running()>"Stop"</button>
+                <button data-testid="reset-button" on:click=reset>"Reset"</button>
+                {move || {
+                    let saved = run.saved().get()?.ok()?;
+                    (!running() && worker.with_value(Option::is_none) || run.state().get() == RunState::Failed)
+                        .then(|| {
+                            let label = format!("Resume saved run (step {} of {})", saved.step, saved.total_steps);
+                            view! {
+                                <button data-testid="resume-saved-button" on:click=move |_| resume_saved(backend())>{label}</button>
+                                <button data-testid="resume-cpu-button" on:click=move |_| resume_saved(Some(Backend::Cpu))>"… on the CPU"</button>
+                            }
+                        })
+                }}
+                {move || {
+                    let problem = run.saved().get()?.err()?;
+                    let discard = move |_| {
+                        spawn_local(saved_run::forget_run());
+                        run.saved().set(None);
+                    };
+                    Some(view! {
+                        <span class="error" data-testid="saved-run-problem" role="alert">
+                            "The run saved in this browser cannot be resumed: " {problem} " "
+                        </span>
+                        <button data-testid="discard-saved-button" on:click=discard>"Discard it"</button>
+                    })
+                }}
+            </div>
+            <p class="run-state">
+                <span data-testid="run-state">{move || run.state().get().label()}</span>
+                {move || run.backend().get().map(|b| format!(" on {}", b.label()))}
+                {move || run.device_note().get().map(|n| view! { <span class="note">" — " {n}</span> })}
+            </p>
+            {move || run.failure().get().map(|message| view! { <p class="error" data-testid="training-error" role="alert">{message}</p> })}
+            <ul class="notices">
+                {move || run.notices().get().into_iter().map(|notice| view! { <li class:warning=notice.warning>{notice.message}</li> }).collect_view()}
+            </ul>
+            <DataBar data=Signal::derive(move || run.data().get()) samples=Signal::derive(move || run.samples().get()) />
+            <Counters report=Signal::derive(move || run.report().get()) test=Signal::derive(move || run.test().get()) />
+            <div class="charts">
+                <LineChart
+                    testid="loss-chart"
+                    x_label="step"
+                    series=Signal::derive(move || {
+                        run.history().with(|h| {
+                            vec![
+                                Series { label: "loss", class: "raw", points: h.steps.iter().map(|p| (p.step as f64, p.loss as f64)).collect(), dots: false },
+                                Series { label: "smoothed", class: "smooth", points: h.steps.iter().map(|p| (p.step as f64, p.smoothed_loss as f64)).collect(), dots: false },
+                            ]
+                        })
+                    })
+                />
+                <LineChart
+                    testid="accuracy-chart"
+                    x_label="step"
+                    y_range=(0.0, 1.0)
+                    series=Signal::derive(move || {
+                        run.history().with(|h| {
+                            vec![
+                                Series { label: "train (smoothed)", class: "smooth", points: h.steps.iter().map(|p| (p.step as f64, p.accuracy as f64)).collect(), dots: false },
+                                Series { label: "test", class: "test", points: h.evals.iter().map(|p| (p.step as f64, p.accuracy as f64)).collect(), dots: true },
+                            ]
+                        })
+                    })
+                />
+            </div>
+            <TestView test=Signal::derive(move || run.test().get()) />
+            <div class="buttons weights">
+                <button data-testid="use-weights-button" prop:disabled=move || !has_model() on:click=move |_| send(ToTrainer::ExportWeights { purpose: WeightsPurpose::Use })>
+                    "Use these weights"
+                </button>
+                <button data-testid="weights-download" prop:disabled=move || !has_model() on:click=move |_| send(ToTrainer::ExportWeights { purpose: WeightsPurpose::Download })>
+                    "Download (.safetensors)"
+                </button>
+                <label class="upload">
+                    <span>"Load weights: "</span>
+                    <input
+                        type="file"
+                        accept=".safetensors"
+                        data-testid="weights-upload"
+                        on:change=move |ev| {
+                            let input: web_sys::HtmlInputElement = event_target(&ev);
+                            let Some(file) = input.files().and_then(|files| files.get(0)) else { return };
+                            input.set_value("");
+                            spawn_local(async move {
+                                let name = file.name();
+                                match read_file(&file).await {
+                                    Ok(bytes) => on_weights.run((bytes, format!("upload {name}"))),
+                                    Err(message) => run.update(|view| view.notice(format!("{name}: {message}"), true)),
+                                }
+                            });
+                        }
+                    />
+                </label>
+            </div>
+            <div class="buttons run-file">
+                <button data-testid="run-download" prop:disabled=move || !has_model() on:click=move |_| send(ToTrainer::ExportRun)>
+                    "Save the run (.ckpt)"
+                </button>
+                <label class="upload">
+                    <span>"Continue a run: "</span>
+                    <input
+                        type="file"
+                        accept=".ckpt"
+                        data-testid="run-upload"
+                        prop:disabled=running
+                        on:change=move |ev| {
+                            let input: web_sys::HtmlInputElement = event_target(&ev);
+                            let Some(file) = input.files().and_then(|files| files.get(0)) else { return };
+                            input.set_value("");
+                            spawn_local(async move {
+                                match read_file(&file).await {
+                                    Ok(bytes) => resume_file(bytes),
+                                    Err(message) => run.update(|view| view.notice(format!("{}: {message}", file.name()), true)),
+                                }
+                            });
+                        }
+                    />
+                </label>
+            </div>
+            <p class="caption">
+                "Weights are safetensors with the seed's PyTorch names and the config in the metadata: "
+                "load them with the seed's code, or load a file saved by it here. "
+                "A run file adds AdamW's moments and the run's state: "
+                "`vit train --resume-from FILE` continues it on the command line, and this page continues one `vit train` wrote."
+            </p>
+        </section>
+    }
+}

@@ -1,0 +1,327 @@
+//! Safetensors bytes, written and read: F32 little-endian, the config in `__metadata__`, and
+//! every check a hostile file needs before anything of its size is built.
+//!
+//! Reading: the header is first checked entry by entry here, so that a bad file is named by
+//! what is wrong (this tensor is missing, that one is F16, this one ends past the file);
+//! then the `safetensors` crate parses the whole file, holds it to the format (the data
+//! ranges follow one another from 0 to the end, each the size of its shape), and hands out
+//! each tensor's bytes. Writing stays here: the crate writes `__metadata__` in hash-map
+//! order, which changes from process to process, and the same weights must give the same
+//! bytes (a test compares the command line's file with the page's, byte for byte).
+
+use std::collections::HashMap;
+
+use serde::{Deserialize, Serialize};
+
+use super::error::{Mismatch, WeightsError, brief, shown};
+use super::{NamedTensor, WeightsFile, expected_tensors};
+use crate::data::{IMAGE_SIDE, NUM_CLASSES};
+use crate::model::{Budget, VitConfig};
+
+/// Metadata key holding the [`VitConfig`] as JSON.
+pub const CONFIG_KEY: &str = "vitlab.config";
+const MAX_HEADER_BYTES: u64 = 16 * 1024 * 1024;
+
+#[derive(Serialize, Deserialize)]
+struct TensorHeader {
+    dtype: String,
+    shape: Vec<usize>,
+    data_offsets: [usize; 2],
+}
+
+/// Writes safetensors bytes: F32 little-endian, the config in `__metadata__`.
+pub fn encode(config: &VitConfig, tensors: &[NamedTensor]) -> Vec<u8> {
+    encode_with(config, &[], tensors)
+}
+
+/// [`encode`], with more `(key, value)` pairs in `__metadata__` (a checkpoint's run state).
+pub fn encode_with(
+    config: &VitConfig,
+    extra: &[(&str, String)],
+    tensors: &[NamedTensor],
+) -> Vec<u8> {
+    let mut header = serde_json::Map::new();
+    let mut metadata = serde_json::Map::new();
+    metadata.insert("format".into(), "pt".into());
+    metadata.insert(
+        CONFIG_KEY.into(),
+        serde_json::to_string(config)
+            .expect("a config serialises")
+            .into(),
+    );
+    for (key, value) in extra {
+        metadata.insert((*key).into(), value.clone().into());
+    }
+    header.insert("__metadata__".into(), metadata.into());
+    let mut offset = 0;
+    for tensor in tensors {
+        let end = offset + tensor.values.len() * 4;
+        let entry = TensorHeader {
+            dtype: "F32".into(),
+            shape: tensor.shape.clone(),
+            data_offsets: [offset, end],
+        };
+        header.insert(
+            tensor.name.clone(),
+            serde_json::to_value(entry).expect("a header entry serialises"),
+        );
+        offset = end;
+    }
+    let mut header = serde_json::to_vec(&header).expect("a header serialises");
+    // The reference implementation aligns the data section to 8 bytes with spaces.
+    while !header.len().is_multiple_of(8) {
+        header.push(b' ');
+    }
+    let mut bytes = Vec::with_capacity(8 + header.len() + offset);
+    bytes.extend_from_slice(&(header.len() as u64).to_le_bytes());
+    bytes.extend_from_slice(&header);
+    for tensor in tensors {
+        for value in &tensor.values {
+            bytes.extend_from_slice(&value.to_le_bytes());
+        }
+    }
+    bytes
+}
+
+/// Parses safetensors bytes and checks them against the config they carry (the seed
+/// preset when they carry none): every name, shape, byte range and value, and the model's
+/// cost against the page's budget. [`decode_within`] takes another budget.
+pub fn decode(bytes: &[u8]) -> Result<WeightsFile, WeightsError> {
+    decode_within(bytes, &Budget::PAGE)
+}
+
+/// [`decode`], with the model held to `budget` before anything of its size is built.
+pub fn decode_within(bytes: &[u8], budget: &Budget) -> Result<WeightsFile, WeightsError> {
+    let checked = decode_checked(bytes, budget, |_, _| Ok(Vec::new()))?;
+    Ok(WeightsFile {
+        config: checked.config,
+        tensors: checked.tensors,
+    })
+}
+
+/// A safetensors file whose every tensor is one its config expects, or one `extra` expects
+/// beyond the model's (a checkpoint's optimiser moments).
+pub(crate) struct CheckedFile {
+    pub config: VitConfig,
+    /// Read by checkpoints (the `train` feature).
+    #[cfg_attr(not(feature = "train"), allow(dead_code))]
+    pub metadata: HashMap<String, String>,
+    /// The model's tensors in module order, then `extra`'s in its order.
+    pub tensors: Vec<NamedTensor>,
+}
+
+/// Parses and checks as [`decode_within`] does; `extra` names the tensors beyond the model's
+/// that the file must hold, from its config and metadata.
+pub(crate) fn decode_checked(
+    bytes: &[u8],
+    budget: &Budget,
+    extra: impl FnOnce(
+        &VitConfig,
+        &HashMap<String, String>,
+    ) -> Result<Vec<(String, Vec<usize>)>, WeightsError>,
+) -> Result<CheckedFile, WeightsError> {
+    if bytes.len() < 8 {
+        return Err(WeightsError::TooShort(bytes.len()));
+    }
+    let header_len = u64::from_le_bytes(bytes[..8].try_into().expect("8 bytes"));
+    let rest = &bytes[8..];
+    if header_len > MAX_HEADER_BYTES || header_len as usize > rest.len() {
+        return Err(WeightsError::TruncatedHeader {
+            claimed: header_len,
+            available: rest.len(),
+        });
+    }
+    let (header, data) = rest.split_at(header_len as usize);
+    // The format's rules: the JSON object starts the header and only spaces pad it.
+    if header.first() != Some(&b'{') {
+        return Err(WeightsError::Header(
+            "the header does not start with `{` (an offset header length?)".into(),
+        ));
+    }
+    let header: Entries = serde_json::from_slice(header.trim_ascii_end())
+        .map_err(|error| WeightsError::Header(brief(&error)))?;
+    if let Some(name) = header.duplicate() {
+        return Err(WeightsError::Header(format!(
+            "`{}` is named twice",
+            shown(name)
+        )));
+    }
+
+    let mut config = VitConfig::seed();
+    let mut metadata: HashMap<String, String> = HashMap::new();
+    let mut entries = HashMap::new();
+    for (name, value) in header.0 {
+        if name == "__metadata__" {
+            metadata = serde_json::from_value(value).map_err(|error| {
+                WeightsError::Header(format!("__metadata__: {}", brief(&error)))
+            })?;
+            if let Some(json) = metadata.get(CONFIG_KEY) {
+                config = serde_json::from_str(json)
+                    .map_err(|error| WeightsError::Config(brief(&error)))?;
+            }
+        } else {
+            let entry: TensorHeader = serde_json::from_value(value).map_err(|error| {
+                WeightsError::Header(format!("`{}`: {}", shown(&name), brief(&error)))
+            })?;
+            entries.insert(name, entry);
+        }
+    }
+    config
+        .validate()
+        .map_err(|error| WeightsError::Config(error.to_string()))?;
+    // Anything else would fail later, inside a forward pass or when reading 10 probabilities.
+    if (config.image_size, config.channels, config.num_classes) != (IMAGE_SIDE, 1, NUM_CLASSES) {
+        return Err(WeightsError::NotMnist {
+            image_size: config.image_size,
+            channels: config.channels,
+            classes: config.num_classes,
+        });
+    }
+    config.check_budget(budget, None)?;
+
+    let mut expected = expected_tensors(&config);
+    expected.extend(extra(&config, &metadata)?);
+    let mut mismatch = Mismatch::default();
+    for (name, shape) in &expected {
+        match entries.get(name) {
+            None => mismatch.missing.push(name.clone()),
+            Some(entry) if &entry.shape != shape => {
+                mismatch
+                    .misshaped
+                    .push((name.clone(), shape.clone(), entry.shape.clone()))
+            }
+            Some(_) => {}
+        }
+    }
+    let mut unexpected: Vec<_> = entries
+        .keys()
+        .filter(|name| !expected.iter().any(|(known, _)| known == *name))
+        .cloned()
+        .collect();
+    unexpected.sort();
+    mismatch.unexpected = unexpected;
+    if mismatch != Mismatch::default() {
+        return Err(WeightsError::Mismatch(mismatch));
+    }
+
+    for (name, shape) in &expected {
+        let entry = &entries[name];
+        if entry.dtype != "F32" {
+            return Err(WeightsError::Dtype {
+                name: name.clone(),
+                dtype: shown(&entry.dtype),
+            });
+        }
+        let [begin, end] = entry.data_offsets;
+        if begin > end || end > data.len() {
+            return Err(WeightsError::DataOutOfRange {
+                name: name.clone(),
+                begin,
+                end,
+                available: data.len(),
+            });
+        }
+        // Bounded by the budget checked above, so the product cannot wrap.
+        if end - begin != shape.iter().product::<usize>() * 4 {
+            return Err(WeightsError::SizeMismatch {
+                name: name.clone(),
+                shape: shape.clone(),
+                bytes: end - begin,
+            });
+        }
+    }
+    check_layout(&entries, data.len())?;
+    // The format's own reader, over the checked header: what it refuses is a layout error.
+    let file = safetensors::SafeTensors::deserialize(bytes)
+        .map_err(|error| WeightsError::Layout(brief(&error)))?;
+    let mut tensors = Vec::with_capacity(expected.len());
+    for (name, shape) in expected {
+        let view = file
+            .tensor(&name)
+            .map_err(|error| WeightsError::Layout(brief(&error)))?;
+        let values: Vec<f32> = view
+            .data()
+            .chunks_exact(4)
+            .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+            .collect();
+        if values.iter().any(|value| !value.is_finite()) {
+            return Err(WeightsError::NonFinite(name));
+        }
+        tensors.push(NamedTensor {
+            name,
+            shape,
+            values,
+        });
+    }
+    Ok(CheckedFile {
+        config,
+        metadata,
+        tensors,
+    })
+}
+
+/// The header's entries in the order written, duplicates kept (a map would keep one).
+struct Entries(Vec<(String, serde_json::Value)>);
+
+impl Entries {
+    fn duplicate(&self) -> Option<&str> {
+        let mut seen = std::collections::HashSet::new();
+        self.0
+            .iter()
+            .map(|(name, _)| name.as_str())
+            .find(|name| !seen.insert(*name))
+    }
+}
+
+impl<'de> Deserialize<'de> for Entries {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Visitor;
+        impl<'de> serde::de::Visitor<'de> for Visitor {
+            type Value = Entries;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a JSON object of tensors")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> Result<Entries, A::Error> {
+                let mut entries = Vec::new();
+                while let Some(entry) = map.next_entry()? {
+                    entries.push(entry);
+                }
+                Ok(Entries(entries))
+            }
+        }
+        deserializer.deserialize_map(Visitor)
+    }
+}
+
+/// The format's rules for the data section: the tensors' byte ranges, taken in order, start
+/// at 0, follow one another with no gap or overlap, and end where the file ends.
+fn check_layout(
+    entries: &HashMap<String, TensorHeader>,
+    available: usize,
+) -> Result<(), WeightsError> {
+    let mut ranges: Vec<(usize, usize, &str)> = entries
+        .iter()
+        .map(|(name, entry)| (entry.data_offsets[0], entry.data_offsets[1], name.as_str()))
+        .collect();
+    ranges.sort_unstable();
+    let mut end = 0;
+    for &(begin, next, name) in &ranges {
+        if begin != end {
+            return Err(WeightsError::Layout(format!(
+                "tensor `{}` starts at byte {begin} of the data, not at {end} where the one before ends ({})",
+                shown(name),
+                if begin < end { "they overlap" } else { "a gap" }
+            )));
+        }
+        end = next;
+    }
+    if end != available {
+        return Err(WeightsError::Layout(format!(
+            "the tensors end at byte {end} of the data but the file has {available} (trailing bytes)"
+        )));
+    }
+    Ok(())
+}

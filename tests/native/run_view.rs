@@ -1,0 +1,172 @@
+//! The training panel's view of a run, updated by the trainer's messages alone.
+
+use vitlab::protocol::{Backend, DataProgress, FromTrainer, RunState, WeightsPurpose};
+use vitlab::run_view::{Effect, MAX_NOTICES, RunView};
+use vitlab::train::{EvalPoint, History, StepPoint, StepReport, TestReport, TrainingPlan};
+
+fn point(step: usize, loss: f32) -> StepPoint {
+    StepPoint {
+        step,
+        loss,
+        smoothed_loss: loss,
+        accuracy: 0.5,
+    }
+}
+
+fn report(step: usize) -> StepReport {
+    StepReport {
+        point: point(step, 1.0),
+        epoch: 1,
+        epochs: 3,
+        steps_per_epoch: 100,
+        total_steps: 300,
+        lr: 1e-3,
+        images_seen: 64 * step,
+        images_per_second: 300.0,
+        seconds: 1.0,
+        seconds_left: 10.0,
+    }
+}
+
+#[test]
+fn a_run_is_charted_from_its_messages_and_asks_for_what_the_view_cannot_do() {
+    let mut view = RunView::default();
+    assert_eq!(view.state, RunState::Idle);
+    let started = FromTrainer::Started {
+        backend: Backend::Cpu,
+        note: Some("no WebGPU".into()),
+        plan: TrainingPlan::seed(),
+        history: History::default(),
+    };
+    assert_eq!(view.apply(started, None), Effect::None);
+    assert_eq!(view.backend, Some(Backend::Cpu));
+    assert_eq!(view.device_note.as_deref(), Some("no WebGPU"));
+    view.apply(
+        FromTrainer::State {
+            state: RunState::Running,
+        },
+        None,
+    );
+    let progress = DataProgress {
+        chunks: 1,
+        total_chunks: 28,
+        ..DataProgress::default()
+    };
+    view.apply(FromTrainer::Data(progress), None);
+    assert_eq!(view.data, progress);
+    let steps = FromTrainer::Steps {
+        points: vec![point(1, 2.3), point(2, 2.1)],
+        report: report(2),
+    };
+    view.apply(steps, None);
+    assert_eq!(view.history.steps.len(), 2);
+    assert_eq!(view.report.as_ref().map(|r| r.point.step), Some(2));
+    let test = TestReport {
+        point: EvalPoint {
+            step: 2,
+            accuracy: 0.9,
+            seconds: 1.0,
+        },
+        examples: 10,
+        confusion: vec![vec![1; 10]; 10],
+        mistakes: Vec::new(),
+    };
+    view.apply(FromTrainer::Test(test.clone()), None);
+    assert_eq!(view.test, Some(test));
+    assert_eq!(view.history.evals.len(), 1, "the test curve gets its point");
+
+    // Weights and run files go where the page sends them, named by the charted step.
+    let bytes = vec![1, 2, 3];
+    let used = view.apply(
+        FromTrainer::Weights {
+            purpose: WeightsPurpose::Use,
+        },
+        Some(bytes.clone()),
+    );
+    assert_eq!(
+        used,
+        Effect::UseWeights {
+            bytes: bytes.clone(),
+            source: "training run, step 2".into()
+        }
+    );
+    let download = FromTrainer::Weights {
+        purpose: WeightsPurpose::Download,
+    };
+    assert!(matches!(
+        view.apply(download, Some(bytes.clone())),
+        Effect::Download { name, .. } if name == "vitlab-step-2.safetensors"
+    ));
+    assert!(matches!(
+        view.apply(FromTrainer::RunFile { step: 2 }, Some(bytes)),
+        Effect::Download { name, .. } if name == "vitlab-run-step-2.ckpt"
+    ));
+    assert_eq!(
+        view.apply(FromTrainer::RunFile { step: 2 }, None),
+        Effect::None,
+        "no bytes, nothing to offer"
+    );
+    // A pause saves: what the browser offers to resume is read again.
+    assert_eq!(
+        view.apply(
+            FromTrainer::State {
+                state: RunState::Paused
+            },
+            None
+        ),
+        Effect::RefreshSaved
+    );
+    view.apply(
+        FromTrainer::Failed {
+            message: "lost".into(),
+        },
+        None,
+    );
+    assert_eq!(view.failure.as_deref(), Some("lost"));
+}
+
+#[test]
+fn a_rollback_replaces_the_charts_and_notices_stay_few() {
+    let mut view = RunView::default();
+    view.apply(
+        FromTrainer::Steps {
+            points: vec![point(1, 2.0), point(2, f32::MAX)],
+            report: report(2),
+        },
+        None,
+    );
+    let mut saved = History::default();
+    saved.push_step(point(1, 2.0));
+    let rolled_back = FromTrainer::Started {
+        backend: Backend::WebGpu,
+        note: None,
+        plan: TrainingPlan::seed(),
+        history: saved.clone(),
+    };
+    view.apply(rolled_back, None);
+    assert_eq!(view.history, saved);
+    assert_eq!(
+        view.report, None,
+        "the last report is not the rolled-back state"
+    );
+
+    for i in 0..MAX_NOTICES + 3 {
+        let notice = FromTrainer::Notice {
+            message: format!("retry {i}"),
+            warning: i % 2 == 0,
+        };
+        view.apply(notice, None);
+    }
+    assert_eq!(view.notices.len(), MAX_NOTICES);
+    assert_eq!(
+        view.notices.last().unwrap().message,
+        format!("retry {}", MAX_NOTICES + 2)
+    );
+
+    assert_eq!(view.worker_lost("out of memory"), Effect::RefreshSaved);
+    assert_eq!(view.state, RunState::Failed);
+    assert!(view.failure.as_ref().unwrap().contains("out of memory"));
+    view.reset();
+    assert_eq!(view.history, History::default());
+    assert!(view.notices.is_empty() && view.samples.is_empty() && view.saved.is_none());
+}
