@@ -3,11 +3,9 @@
 //! The pure parts (model, weights, data, training) know nothing of the browser and are
 //! tested natively; `web` and `ui` are the browser boundary.
 
+pub mod analysis;
 pub mod data;
-pub mod inference;
-pub mod insight;
 pub mod model;
-pub mod preprocess;
 pub mod protocol;
 pub mod rng;
 pub mod run_view;

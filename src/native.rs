@@ -5,23 +5,47 @@ use std::path::{Path, PathBuf};
 
 use burn::tensor::{Device, Int, Tensor};
 
-use crate::data::{self, ChunkEntry, Manifest, MnistSet, Split};
+use crate::data::{self, ChunkEntry, ChunkError, Manifest, MnistSet, Split};
 use crate::model::VisionTransformer;
 use crate::train::{Evaluation, classify_in_batches};
+
+/// What went wrong with a file of the data, named by its path.
+#[derive(Debug, thiserror::Error)]
+pub enum NativeError {
+    #[error("{}: {source}", path.display())]
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{}: {source}", path.display())]
+    Data { path: PathBuf, source: ChunkError },
+    #[error("the CPU thread pool: {0}")]
+    Threads(#[from] rayon::ThreadPoolBuildError),
+}
+
+fn io(path: &Path) -> impl FnOnce(std::io::Error) -> NativeError + use<> {
+    let path = path.to_path_buf();
+    move |source| NativeError::Io { path, source }
+}
+
+fn data_error(path: &Path) -> impl FnOnce(ChunkError) -> NativeError + use<> {
+    let path = path.to_path_buf();
+    move |source| NativeError::Data { path, source }
+}
 
 /// Where the repository keeps the chunks the page fetches.
 pub fn default_data_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("www/mnist")
 }
 
-pub fn read_manifest(dir: &Path) -> Result<Manifest, String> {
+pub fn read_manifest(dir: &Path) -> Result<Manifest, NativeError> {
     let path = dir.join("manifest.json");
-    let json = std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
-    Manifest::parse(&json).map_err(|e| format!("{}: {e}", path.display()))
+    let json = std::fs::read_to_string(&path).map_err(io(&path))?;
+    Manifest::parse(&json).map_err(data_error(&path))
 }
 
 /// Reads and verifies every chunk of a split.
-pub fn load_split(dir: &Path, split: Split) -> Result<MnistSet, String> {
+pub fn load_split(dir: &Path, split: Split) -> Result<MnistSet, NativeError> {
     let manifest = read_manifest(dir)?;
     let mut set = MnistSet::default();
     for entry in manifest.chunks(split) {
@@ -30,10 +54,10 @@ pub fn load_split(dir: &Path, split: Split) -> Result<MnistSet, String> {
     Ok(set)
 }
 
-pub fn load_chunk(dir: &Path, entry: &ChunkEntry) -> Result<MnistSet, String> {
+pub fn load_chunk(dir: &Path, entry: &ChunkEntry) -> Result<MnistSet, NativeError> {
     let path = dir.join(&entry.file);
-    let bytes = std::fs::read(&path).map_err(|e| format!("{}: {e}", path.display()))?;
-    data::decode_chunk(&bytes, entry).map_err(|e| format!("{}: {e}", path.display()))
+    let bytes = std::fs::read(&path).map_err(io(&path))?;
+    data::decode_chunk(&bytes, entry).map_err(data_error(&path))
 }
 
 /// Writes the chunks and the manifest for both splits; the same input gives the same bytes.
@@ -42,16 +66,16 @@ pub fn write_chunks(
     train: &MnistSet,
     test: &MnistSet,
     items_per_chunk: usize,
-) -> Result<Manifest, String> {
-    std::fs::create_dir_all(out).map_err(|e| format!("{}: {e}", out.display()))?;
-    let write_split = |name: &str, set: &MnistSet| -> Result<Vec<ChunkEntry>, String> {
+) -> Result<Manifest, NativeError> {
+    std::fs::create_dir_all(out).map_err(io(out))?;
+    let write_split = |name: &str, set: &MnistSet| -> Result<Vec<ChunkEntry>, NativeError> {
         let mut entries = Vec::new();
         for (index, start) in (0..set.len()).step_by(items_per_chunk).enumerate() {
             let part = set.slice(start..(start + items_per_chunk).min(set.len()));
             let bytes = data::encode_chunk(&part);
             let file = format!("{name}-{index:03}.bin");
             let path = out.join(&file);
-            std::fs::write(&path, &bytes).map_err(|e| format!("{}: {e}", path.display()))?;
+            std::fs::write(&path, &bytes).map_err(io(&path))?;
             entries.push(ChunkEntry {
                 file,
                 items: part.len(),
@@ -69,16 +93,15 @@ pub fn write_chunks(
     };
     let json = serde_json::to_string_pretty(&manifest).expect("a manifest serialises") + "\n";
     let path = out.join("manifest.json");
-    std::fs::write(&path, json).map_err(|e| format!("{}: {e}", path.display()))?;
+    std::fs::write(&path, json).map_err(io(&path))?;
     Ok(manifest)
 }
 
 /// Sizes the CPU backend's thread pool; call before any tensor work.
-pub fn set_threads(threads: usize) -> Result<(), String> {
-    rayon::ThreadPoolBuilder::new()
+pub fn set_threads(threads: usize) -> Result<(), NativeError> {
+    Ok(rayon::ThreadPoolBuilder::new()
         .num_threads(threads)
-        .build_global()
-        .map_err(|e| e.to_string())
+        .build_global()?)
 }
 
 /// Keeps freed tensor buffers in the process instead of handing them back to the kernel.

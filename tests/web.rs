@@ -5,9 +5,9 @@
 use std::rc::Rc;
 
 use leptos::prelude::*;
+use vitlab::analysis::preprocess;
 use vitlab::data::images_tensor;
 use vitlab::data::{IMAGE_PIXELS, IMAGE_SIDE};
-use vitlab::preprocess;
 use vitlab::ui::{EngineSignal, Lab, ModelHost, paint};
 use vitlab::web::{Backend, Engine, LocalModel, start_device};
 use vitlab::weights;

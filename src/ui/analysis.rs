@@ -3,8 +3,8 @@ use std::sync::Arc;
 use leptos::prelude::*;
 
 use super::heat_canvas::{HeatCanvas, Palette};
-use crate::inference::{Classification, WeightInsight};
-use crate::insight;
+use crate::analysis::inference::{Classification, WeightInsight};
+use crate::analysis::insight;
 
 /// Fig. 7 of the paper, live: position-embedding similarity, patch-filter components, and
 /// mean attention distance per head against depth.

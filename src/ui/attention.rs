@@ -6,8 +6,8 @@ use leptos::prelude::*;
 
 use super::heat_canvas::HeatCanvas;
 use super::paint;
+use crate::analysis::inference::Classification;
 use crate::data::IMAGE_SIDE;
-use crate::inference::Classification;
 
 /// Which attention map the large view shows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -4,7 +4,7 @@ use leptos::prelude::*;
 use web_sys::HtmlCanvasElement;
 
 use super::paint;
-use crate::preprocess;
+use crate::analysis::preprocess;
 
 /// Side of the drawing surface in canvas pixels; ten times MNIST's 28.
 pub const PAD_SIDE: u32 = 280;

@@ -23,8 +23,8 @@ pub use heat_canvas::{HeatCanvas, Palette};
 pub use model_host::{EngineSignal, ModelHost, browser_has_webgpu};
 pub use training::{TrainingPanel, WeightsOffer};
 
+use crate::analysis::inference::{Classification, images_of};
 use crate::data::{IMAGE_PIXELS, NUM_CLASSES, RetryPolicy, Split};
-use crate::inference::{Classification, images_of};
 use crate::web::{self, Backend};
 
 /// The weights the page opens with, relative to the page; `?weights=URL` overrides.

@@ -95,14 +95,14 @@ pub fn diverging_image(canvas: &HtmlCanvasElement, values: &[f32], side: usize) 
 }
 
 /// The canvas's pixels as a grey raster, ink taken from the red channel.
-pub fn read_grey(canvas: &HtmlCanvasElement) -> Option<crate::preprocess::Raster> {
+pub fn read_grey(canvas: &HtmlCanvasElement) -> Option<crate::analysis::preprocess::Raster> {
     let ctx = context(canvas)?;
     let (w, h) = (canvas.width(), canvas.height());
     let data: Clamped<Vec<u8>> = ctx
         .get_image_data(0.0, 0.0, w as f64, h as f64)
         .ok()?
         .data();
-    Some(crate::preprocess::Raster {
+    Some(crate::analysis::preprocess::Raster {
         width: w as usize,
         height: h as usize,
         pixels: data.0.chunks_exact(4).map(|rgba| rgba[0]).collect(),

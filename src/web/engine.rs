@@ -5,8 +5,8 @@ use std::rc::Rc;
 
 use burn::tensor::Device;
 
+use crate::analysis::inference::{self, Classification, WeightInsight};
 use crate::data::IMAGE_PIXELS;
-use crate::inference::{self, Classification, WeightInsight};
 use crate::model::{VisionTransformer, VitConfig};
 use crate::weights::{self, WeightsFile};
 

@@ -294,3 +294,42 @@ test("a start that fails keeps the saved run; a saved run that cannot run is nam
   assert.equal(await lab.settledPrediction(), "1");
   await page.close();
 });
+
+test("a run saved as a file, moments and all, continues from it after a reset; a damaged one is refused by name", async () => {
+  const { page, lab, saved } = await trainAndStop();
+  const [download] = await Promise.all([page.waitForEvent("download"), lab.byTestId("run-download").click()]);
+  assert.match(download.suggestedFilename(), /^vitlab-run-step-\d+\.ckpt$/);
+  const bytes = await readFile(await download.path());
+  // One safetensors file: the weights, AdamW's moments under PyTorch's names, the run state.
+  const headerLength = Number(bytes.readBigUInt64LE(0));
+  const header = JSON.parse(bytes.subarray(8, 8 + headerLength).toString());
+  const state = JSON.parse(header.__metadata__["vitlab.session"]);
+  assert.equal(state.step, saved);
+  for (const name of ["head.weight", "optimizer.exp_avg.head.weight", "optimizer.exp_avg_sq.head.weight"]) {
+    assert.deepEqual(header[name].shape, [10, 64], name);
+  }
+  assert.ok(JSON.parse(header.__metadata__["vitlab.adam_times"]).every((t) => t === saved));
+
+  // Reset forgets the run; the file brings it back, at its step.
+  await lab.byTestId("reset-button").click();
+  await until(() => lab.byTestId("run-state").textContent(), (s) => s === "idle", { what: "idle" });
+  const dir = await mkdtemp(join(tmpdir(), "vitlab-run-"));
+  const file = join(dir, "run.ckpt");
+  await writeFile(file, bytes);
+  await lab.byTestId("run-upload").setInputFiles(file);
+  const step = () => numberIn(lab, "training-step");
+  const first = await until(step, (s) => s > 0, { timeout: 120_000, what: "a step after the run file" });
+  assert.ok(first > saved && first <= saved + 20, `the first step after the run file is ${first}, the file's ${saved}`);
+  await lab.byTestId("stop-button").click();
+  await until(() => lab.byTestId("run-state").textContent(), (s) => s === "stopped", { what: "stopped" });
+
+  // Cut short, the file is named for what it is not, and the page goes on reading digits.
+  const damaged = join(dir, "damaged.ckpt");
+  await writeFile(damaged, bytes.subarray(0, bytes.length >> 1));
+  await lab.byTestId("run-upload").setInputFiles(damaged);
+  await lab.byTestId("training-error").waitFor({ timeout: 60_000 });
+  assert.match(await lab.byTestId("training-error").textContent(), /run file cannot be resumed/);
+  await lab.stroke(ONE);
+  assert.notEqual(await lab.settledPrediction(), "–");
+  await page.close();
+});

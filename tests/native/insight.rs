@@ -1,4 +1,4 @@
-use vitlab::insight::{
+use vitlab::analysis::insight::{
     LayerAttention, filter_components, mean_attention_distance, position_similarity, rollout,
 };
 
@@ -140,11 +140,11 @@ fn filter_components_find_the_direction_of_largest_variance() {
 }
 
 mod from_the_model {
-    use vitlab::data::images_tensor;
-    use vitlab::inference::{
+    use vitlab::analysis::inference::{
         Classification, WeightInsight, attention_part, batch_attention_distance, classify,
         images_of,
     };
+    use vitlab::data::images_tensor;
     use vitlab::model::VitConfig;
     use vitlab::native;
     use vitlab::weights;

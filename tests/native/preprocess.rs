@@ -1,5 +1,5 @@
+use vitlab::analysis::preprocess::{Raster, to_mnist};
 use vitlab::data::IMAGE_SIDE;
-use vitlab::preprocess::{Raster, to_mnist};
 
 fn filled(width: usize, height: usize, rect: (usize, usize, usize, usize)) -> Raster {
     let mut raster = Raster::new(width, height);

@@ -35,8 +35,8 @@ pub fn bench(
     let batch = batch_size;
     let (data_dir, device) = setup(&common)?;
     let threads = common.threads.unwrap_or_else(rayon::current_num_threads);
-    let manifest = native::read_manifest(&data_dir)?;
-    let set = native::load_chunk(&data_dir, &manifest.train[0])?;
+    let manifest = native::read_manifest(&data_dir).map_err(|e| e.to_string())?;
+    let set = native::load_chunk(&data_dir, &manifest.train[0]).map_err(|e| e.to_string())?;
     let config = VitConfig::preset(preset);
     if batch == 0 || batch > set.len() || steps == 0 || inferences == 0 {
         return Err(format!(
@@ -156,9 +156,9 @@ fn count_gpu_launches(
         .for_each(|(_, count)| *count = count.div_ceil(STEPS));
     // What a drawing costs in the page: probabilities and every map, read back at once.
     let device = trainer.device().clone().inner();
-    let images = vitlab::inference::images_of(set, 1);
+    let images = vitlab::analysis::inference::images_of(set, 1);
     let (_, inference) = count_launches(|| {
-        let pending = vitlab::inference::classify(model, &images, &device);
+        let pending = vitlab::analysis::inference::classify(model, &images, &device);
         let _ = pending.packed.into_data();
     });
     Ok(Some((step, inference)))

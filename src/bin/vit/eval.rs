@@ -16,7 +16,7 @@ pub fn eval(path: PathBuf, json: bool, common: Common) -> Result<(), String> {
     let file = read_weights(&path)?;
     check_eval_batch(&file.config, &common)?;
     let (model, config) = (file.into_model(&device), file.config);
-    let test = native::load_split(&data_dir, Split::Test)?;
+    let test = native::load_split(&data_dir, Split::Test).map_err(|e| e.to_string())?;
     let started = Instant::now();
     let evaluation = native::evaluate(
         &model,

@@ -59,7 +59,7 @@ fn start_process(common: Option<&Common>) -> Result<(), String> {
     // SAFETY: single-threaded still; nothing reads the environment concurrently.
     unsafe { std::env::set_var("BURN_DEVICE", default_device) };
     match common.threads {
-        Some(threads) => native::set_threads(threads),
+        Some(threads) => native::set_threads(threads).map_err(|e| e.to_string()),
         None => Ok(()),
     }
 }

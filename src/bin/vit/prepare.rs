@@ -9,9 +9,10 @@ pub fn prepare_data(idx: PathBuf, out: PathBuf, chunk_items: usize) -> Result<()
     if chunk_items == 0 {
         return Err("--chunk-items must be at least 1".into());
     }
-    let train = vitlab::data::idx::read_split(&idx, Split::Train)?;
-    let test = vitlab::data::idx::read_split(&idx, Split::Test)?;
-    let manifest = native::write_chunks(&out, &train, &test, chunk_items)?;
+    let train = vitlab::data::idx::read_split(&idx, Split::Train).map_err(|e| e.to_string())?;
+    let test = vitlab::data::idx::read_split(&idx, Split::Test).map_err(|e| e.to_string())?;
+    let manifest =
+        native::write_chunks(&out, &train, &test, chunk_items).map_err(|e| e.to_string())?;
     let bytes: usize = manifest
         .train
         .iter()

@@ -105,11 +105,11 @@ fn ignored_model_options(args: &TrainArgs, saved: &VitConfig) -> Vec<String> {
 
 pub fn train(args: TrainArgs) -> Result<(), String> {
     let (data_dir, device) = setup(&args.common)?;
-    let mut train_set = native::load_split(&data_dir, Split::Train)?;
+    let mut train_set = native::load_split(&data_dir, Split::Train).map_err(|e| e.to_string())?;
     if let Some(limit) = args.limit {
         train_set = train_set.slice(0..limit.min(train_set.len()));
     }
-    let test_set = native::load_split(&data_dir, Split::Test)?;
+    let test_set = native::load_split(&data_dir, Split::Test).map_err(|e| e.to_string())?;
     // The page's plan type: the schedule, optimiser and checks are made in one place.
     let mut plan = TrainingPlan {
         config: model_config(&args)?,

@@ -171,7 +171,7 @@ impl GpuWorker {
         }
     }
 
-    /// The packed read-back of one image (see [`crate::inference::PendingClassification`]).
+    /// The packed read-back of one image (see [`crate::analysis::inference::PendingClassification`]).
     pub async fn classify(&self, image: &[u8; IMAGE_PIXELS]) -> Result<Vec<f32>, String> {
         match self
             .request(

@@ -26,7 +26,7 @@ pub enum FromGpu {
     Loaded {
         id: u32,
     },
-    /// The packed read-back (see [`crate::inference::PendingClassification`]) travels beside
+    /// The packed read-back (see [`crate::analysis::inference::PendingClassification`]) travels beside
     /// this as little-endian `f32`s.
     Classified {
         id: u32,

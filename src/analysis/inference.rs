@@ -5,8 +5,8 @@
 use burn::tensor::activation::softmax;
 use burn::tensor::{Device, Tensor};
 
+use crate::analysis::insight::{self, LayerAttention};
 use crate::data::{IMAGE_PIXELS, MnistSet, images_tensor};
-use crate::insight::{self, LayerAttention};
 use crate::model::{VisionTransformer, VitConfig};
 use crate::weights::WeightsFile;
 

@@ -1,0 +1,7 @@
+//! What a drawing becomes: the canvas as an MNIST digit (`preprocess`), one forward pass for
+//! the probabilities and every attention map (`inference`), and the paper's Fig. 7 analyses
+//! of them (`insight`: attention rollout, mean attention distance). Pure: no browser types.
+
+pub mod inference;
+pub mod insight;
+pub mod preprocess;
