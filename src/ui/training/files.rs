@@ -1,12 +1,37 @@
 //! Files in and out of the page: uploads read (held to a size cap) and downloads offered.
 
+use leptos::prelude::event_target;
+use leptos::task::spawn_local;
 use wasm_bindgen::JsCast;
 
 use crate::web;
 
+/// A file input's change handler: the chosen file is read (held to the cap) and handed to
+/// `take` with its name, or `refused` hears why it was not.
+pub(super) fn on_file_chosen(
+    take: impl Fn(Vec<u8>, String) + Copy + 'static,
+    refused: impl Fn(String) + Copy + 'static,
+) -> impl Fn(leptos::ev::Event) + Copy + 'static {
+    move |event| {
+        let input: web_sys::HtmlInputElement = event_target(&event);
+        let Some(file) = input.files().and_then(|files| files.get(0)) else {
+            return;
+        };
+        // The same file chosen again is a new choice.
+        input.set_value("");
+        spawn_local(async move {
+            let name = file.name();
+            match read_file(&file).await {
+                Ok(bytes) => take(bytes, name),
+                Err(message) => refused(format!("{name}: {message}")),
+            }
+        });
+    }
+}
+
 /// Reads an upload, held to the size cap a fetched file has: a file of gigabytes is refused
 /// before a byte of it is copied into the page.
-pub(super) async fn read_file(file: &web_sys::File) -> Result<Vec<u8>, String> {
+async fn read_file(file: &web_sys::File) -> Result<Vec<u8>, String> {
     let cap = web::MAX_FETCH_BYTES;
     if file.size() > cap as f64 {
         return Err(format!(

@@ -20,7 +20,7 @@ use crate::train::TrainingPlan;
 use crate::web::{TrainerWorker, saved_run};
 
 use super::chart::{LineChart, Series};
-use files::{offer_download, read_file};
+use files::{offer_download, on_file_chosen};
 use report::{Counters, DataBar, TestView};
 
 /// Weights handed to the draw panel, with a name for where they came from.
@@ -148,6 +148,7 @@ pub fn TrainingPanel(
         }
         run.update(RunView::reset);
     };
+    let refused = move |why: String| run.update(|view| view.notice(why, true));
     let running = move || matches!(run.state().get(), RunState::Running | RunState::Starting);
     let has_model = move || run.state().get().has_model() && worker.with_value(Option::is_some);
 
@@ -322,18 +323,10 @@ pub fn TrainingPanel(
                         type="file"
                         accept=".safetensors"
                         data-testid="weights-upload"
-                        on:change=move |ev| {
-                            let input: web_sys::HtmlInputElement = event_target(&ev);
-                            let Some(file) = input.files().and_then(|files| files.get(0)) else { return };
-                            input.set_value("");
-                            spawn_local(async move {
-                                let name = file.name();
-                                match read_file(&file).await {
-                                    Ok(bytes) => on_weights.run((bytes, format!("upload {name}"))),
-                                    Err(message) => run.update(|view| view.notice(format!("{name}: {message}"), true)),
-                                }
-                            });
-                        }
+                        on:change=on_file_chosen(
+                            move |bytes, name| on_weights.run((bytes, format!("upload {name}"))),
+                            refused,
+                        )
                     />
                 </label>
             </div>
@@ -348,17 +341,7 @@ pub fn TrainingPanel(
                         accept=".ckpt"
                         data-testid="run-upload"
                         prop:disabled=running
-                        on:change=move |ev| {
-                            let input: web_sys::HtmlInputElement = event_target(&ev);
-                            let Some(file) = input.files().and_then(|files| files.get(0)) else { return };
-                            input.set_value("");
-                            spawn_local(async move {
-                                match read_file(&file).await {
-                                    Ok(bytes) => resume_file(bytes),
-                                    Err(message) => run.update(|view| view.notice(format!("{}: {message}", file.name()), true)),
-                                }
-                            });
-                        }
+                        on:change=on_file_chosen(move |bytes, _| resume_file(bytes), refused)
                     />
                 </label>
             </div>
