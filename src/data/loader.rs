@@ -59,6 +59,15 @@ impl std::fmt::Display for Retry {
     }
 }
 
+/// A chunk that never came whole: its file, the tries made, and why the last one failed.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("{file}: gave up after {tries} tries: {reason}")]
+pub struct GaveUp {
+    pub file: String,
+    pub tries: u32,
+    pub reason: String,
+}
+
 /// Fetches `entry` until its bytes pass [`decode_chunk`] (checksum, format, count) or the tries
 /// run out. `fetch(attempt)` gets the bytes (a browser may answer try 1 from its cache and go to
 /// the network after); `sleep(ms)` waits; `on_retry` hears of every failed try but the last.
@@ -68,7 +77,7 @@ pub async fn load_verified<Fetch, Fetched, Sleep, Slept>(
     mut fetch: Fetch,
     mut sleep: Sleep,
     mut on_retry: impl FnMut(&Retry),
-) -> Result<MnistSet, String>
+) -> Result<MnistSet, GaveUp>
 where
     Fetch: FnMut(u32) -> Fetched,
     Fetched: Future<Output = Result<Vec<u8>, String>>,
@@ -86,10 +95,11 @@ where
             Err(error) => error,
         };
         if attempt >= attempts {
-            return Err(format!(
-                "{}: gave up after {attempts} tries: {reason}",
-                entry.file
-            ));
+            return Err(GaveUp {
+                file: entry.file.clone(),
+                tries: attempts,
+                reason,
+            });
         }
         let retry = Retry {
             file: entry.file.clone(),

@@ -13,7 +13,7 @@ pub use chunk::{
     CHUNK_MAGIC, ChunkEntry, ChunkError, MANIFEST_FORMAT, Manifest, Split, decode_chunk,
     decode_chunk_unverified, encode_chunk, sha256_hex,
 };
-pub use loader::{Retry, RetryPolicy, load_verified};
+pub use loader::{GaveUp, Retry, RetryPolicy, load_verified};
 pub use set::{
     Batch, IMAGE_PIXELS, IMAGE_SIDE, MNIST_MEAN, MNIST_STD, MnistSet, NUM_CLASSES, images_tensor,
     normalize_pixel,

@@ -246,7 +246,7 @@ impl Session {
     }
 
     /// The run as a checkpoint, with one asynchronous readback of everything.
-    pub async fn checkpoint_async(&self) -> Result<Checkpoint, String> {
+    pub async fn checkpoint_async(&self) -> Result<Checkpoint, weights::ReadError> {
         let OnDevice {
             names,
             tensors,

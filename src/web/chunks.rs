@@ -102,7 +102,8 @@ impl ChunkSource {
             sleep_ms,
             on_retry,
         )
-        .await?;
+        .await
+        .map_err(|gave_up| gave_up.to_string())?;
         if let (Some(cache), false, Some(bytes)) = (&self.cache, from_cache.get(), fetched.take()) {
             // A cache that will not take it costs only a download next time.
             let _ = cache.put(&url, &bytes).await;

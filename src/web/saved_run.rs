@@ -38,7 +38,10 @@ pub async fn save_run(session: &Session) -> Result<usize, String> {
     let cache = ByteCache::open(RUN_CACHE)
         .await
         .ok_or("this browser gives the page no Cache Storage")?;
-    let checkpoint = session.checkpoint_async().await?;
+    let checkpoint = session
+        .checkpoint_async()
+        .await
+        .map_err(|e| e.to_string())?;
     let bytes = checkpoint.encode();
     let state = checkpoint.state;
     let slot = match saved_state(&cache).await {

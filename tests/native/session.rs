@@ -69,7 +69,8 @@ fn a_chunk_that_never_arrives_is_an_error_naming_it() {
         no_wait,
         |_| {},
     ))
-    .unwrap_err();
+    .unwrap_err()
+    .to_string();
     assert_eq!(tries, [1, 2, 3]);
     assert!(
         error.contains(&entry.file) && error.contains("3 tries"),
