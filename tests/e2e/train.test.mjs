@@ -333,3 +333,31 @@ test("a run saved as a file, moments and all, continues from it after a reset; a
   assert.notEqual(await lab.settledPrediction(), "–");
   await page.close();
 });
+
+test("Stop and Reset end a start whose manifest never comes, at once, and the saved run stays", async () => {
+  const { page, lab, saved } = await trainAndStop();
+  // A server that takes the request and never answers (the fetch would give up after 20 s).
+  const manifest = /mnist\/manifest\.json/;
+  await page.context().route(manifest, () => {});
+  const state = () => lab.byTestId("run-state").textContent();
+  for (const button of ["stop-button", "reset-button"]) {
+    await lab.byTestId("train-button").click();
+    await until(state, (s) => s === "starting", { what: "starting" });
+    const pressed = Date.now();
+    await lab.byTestId(button).click();
+    await until(state, (s) => s === "idle", { timeout: 10_000, what: `idle after ${button}` });
+    console.log(`${button} during a stalled start: idle after ${Date.now() - pressed} ms`);
+    if (button === "stop-button") {
+      // Nothing new was saved: the run saved before is still offered.
+      await page.context().unroute(manifest);
+      await page.reload();
+      await lab.byTestId("model-ready").waitFor({ timeout: 120_000 });
+      const resume = lab.byTestId("resume-saved-button");
+      await resume.waitFor({ timeout: 30_000 });
+      assert.match(await resume.textContent(), new RegExp(`step ${saved} `));
+      await page.context().route(manifest, () => {});
+    }
+  }
+  await page.context().unroute(manifest);
+  await page.close();
+});

@@ -1,6 +1,9 @@
 //! The page's commands: start, resume, pause, stop, reset, export.
 
+use std::pin::pin;
 use std::rc::Rc;
+
+use futures::future::{Either, select};
 
 use wasm_bindgen_futures::spawn_local;
 
@@ -152,9 +155,29 @@ pub(super) async fn launch(
         },
         None,
     );
-    let started = training_device(*backend, plan).await;
-    let source = ChunkSource::open(DATA_BASE).await;
-    let manifest = match source.manifest().await {
+    // The slow part (timing the devices, fetching the manifest: seconds, or a stall's 20 s)
+    // gives way to a Stop or a Reset, which the loop then handles with no run begun.
+    let prepare = async {
+        let started = training_device(*backend, plan).await;
+        let source = ChunkSource::open(DATA_BASE).await;
+        let manifest = source.manifest().await;
+        (started, source, manifest)
+    };
+    let stop = inbox.stop_asked();
+    let (started, source, manifest) = match select(pin!(prepare), pin!(stop)).await {
+        Either::Left((prepared, _)) => prepared,
+        Either::Right(_) => {
+            notice("Stopped before training began; nothing was saved.", false);
+            post(
+                &FromTrainer::State {
+                    state: RunState::Idle,
+                },
+                None,
+            );
+            return;
+        }
+    };
+    let manifest = match manifest {
         Ok(manifest) => manifest,
         Err(message) => return fail_without_run(message),
     };

@@ -57,6 +57,17 @@ impl Inbox {
         }
     }
 
+    /// Until the page asks to stop or to reset; the message stays for the loop to handle.
+    pub(super) async fn stop_asked(&self) {
+        let asked = |(message, _): &(ToTrainer, Option<Vec<u8>>)| {
+            matches!(message, ToTrainer::Stop | ToTrainer::Reset)
+        };
+        while !self.messages.borrow().iter().any(asked) {
+            let promise = Promise::new(&mut |resolve, _| *self.wake.borrow_mut() = Some(resolve));
+            let _ = JsFuture::from(promise).await;
+        }
+    }
+
     /// Until a message or a chunk arrives.
     pub(super) async fn wait(&self) {
         if !self.messages.borrow().is_empty()
