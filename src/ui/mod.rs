@@ -49,7 +49,6 @@ pub fn App() -> impl IntoView {
     let engine = host.engine;
     let error = RwSignal::new(None::<String>);
     let status = RwSignal::new("Loading the weights…".to_string());
-    let weight_bytes = StoredValue::new(Vec::<u8>::new());
     let batch_distance = RwSignal::new(None::<Vec<Vec<f32>>>);
     // Fetched once, then reused for every model swapped in.
     let distance_digits = StoredValue::new_local(None::<Rc<Vec<[u8; IMAGE_PIXELS]>>>);
@@ -74,7 +73,6 @@ pub fn App() -> impl IntoView {
                 return;
             }
         };
-        weight_bytes.set_value(bytes.clone());
         let backend = preferred.unwrap_or(Backend::Cpu);
         status.set(format!("Warming up on {}…", backend.label()));
         if let Err(message) = host.install(&bytes, backend).await {
@@ -119,7 +117,6 @@ pub fn App() -> impl IntoView {
             let backend = host.backend().unwrap_or(Backend::Cpu);
             match host.install(&bytes, backend).await {
                 Ok(()) => {
-                    weight_bytes.set_value(bytes);
                     model_source.set(source);
                     error.set(None);
                     let distance = match distance_digits_of(distance_digits).await {

@@ -86,8 +86,11 @@ pub async fn fetch_bytes(
         if done {
             break;
         }
-        let value = Reflect::get(&chunk, &"value".into()).map_err(describe)?;
-        bytes.extend(Uint8Array::new(&value).to_vec());
+        let value = Uint8Array::new(&Reflect::get(&chunk, &"value".into()).map_err(describe)?);
+        // Straight into the buffer: no copy of each piece on the way.
+        let start = bytes.len();
+        bytes.resize(start + value.length() as usize, 0);
+        value.copy_to(&mut bytes[start..]);
         if bytes.len() > MAX_FETCH_BYTES {
             // Content-Length was missing or wrong: stop reading rather than run out of memory.
             let _ = reader.cancel();
