@@ -14,9 +14,11 @@ use leptos::task::spawn_local;
 use crate::model::Preset;
 use reactive_stores::Store;
 
-use crate::protocol::{Backend, DataProgress, FromTrainer, RunState, ToTrainer, WeightsPurpose};
-use crate::run_view::{Effect, RunView, RunViewStoreFields};
-use crate::train::TrainingPlan;
+use crate::protocol::{
+    Backend, DataProgress, FromTrainer, RunState, SavedSummary, ToTrainer, WeightsPurpose,
+};
+use crate::run_view::{Effect, Notice, RunView, RunViewStoreFields};
+use crate::train::{History, StepReport, TestReport, TrainingPlan};
 use crate::web::{TrainerWorker, saved_run};
 
 use super::chart::{LineChart, Series};
@@ -40,6 +42,22 @@ fn page_plan(preset: Preset) -> TrainingPlan {
     }
 }
 
+/// The parts of the run's view the panel draws, each a memo of its own.
+#[derive(Clone, Copy)]
+struct Shown {
+    state: Memo<RunState>,
+    backend: Memo<Option<Backend>>,
+    device_note: Memo<Option<String>>,
+    data: Memo<DataProgress>,
+    samples: Memo<Vec<(Vec<u8>, u8)>>,
+    history: Memo<History>,
+    report: Memo<Option<StepReport>>,
+    test: Memo<Option<TestReport>>,
+    notices: Memo<Vec<Notice>>,
+    failure: Memo<Option<String>>,
+    saved: Memo<Option<Result<SavedSummary, String>>>,
+}
+
 /// The training panel.
 #[component]
 pub fn TrainingPanel(
@@ -55,6 +73,22 @@ pub fn TrainingPanel(
     let backend_choice = RwSignal::new(preferred_backend);
     let run = Store::new(RunView::default());
     let worker = StoredValue::new_local(None::<TrainerWorker>);
+    // Each message changes the store as a whole, which wakes every reader of it: each part of
+    // the panel reads a memo of its own part instead, and redraws only when that part changed
+    // (the samples, the confusion matrix and the notices not at every step report).
+    let shown = Shown {
+        state: Memo::new(move |_| run.state().get()),
+        backend: Memo::new(move |_| run.backend().get()),
+        device_note: Memo::new(move |_| run.device_note().get()),
+        data: Memo::new(move |_| run.data().get()),
+        samples: Memo::new(move |_| run.samples().get()),
+        history: Memo::new(move |_| run.history().get()),
+        report: Memo::new(move |_| run.report().get()),
+        test: Memo::new(move |_| run.test().get()),
+        notices: Memo::new(move |_| run.notices().get()),
+        failure: Memo::new(move |_| run.failure().get()),
+        saved: Memo::new(move |_| run.saved().get()),
+    };
 
     let refresh_saved =
         move || spawn_local(async move { run.saved().set(saved_run::saved_summary().await) });
@@ -149,8 +183,8 @@ pub fn TrainingPanel(
         run.update(RunView::reset);
     };
     let refused = move |why: String| run.update(|view| view.notice(why, true));
-    let running = move || matches!(run.state().get(), RunState::Running | RunState::Starting);
-    let has_model = move || run.state().get().has_model() && worker.with_value(Option::is_some);
+    let running = move || matches!(shown.state.get(), RunState::Running | RunState::Starting);
+    let has_model = move || shown.state.get().has_model() && worker.with_value(Option::is_some);
 
     let set_field = move |apply: fn(&mut TrainingPlan, f64)| {
         move |ev: leptos::ev::Event| {
@@ -241,14 +275,14 @@ pub fn TrainingPanel(
             </div>
             <div class="buttons">
                 <button data-testid="train-button" on:click=start prop:disabled=running>"Train"</button>
-                <button data-testid="pause-button" on:click=pause_or_resume prop:disabled=move || !has_model() || run.state().get() == RunState::Finished>
-                    {move || if run.state().get() == RunState::Running { "Pause" } else { "Resume" }}
+                <button data-testid="pause-button" on:click=pause_or_resume prop:disabled=move || !has_model() || shown.state.get() == RunState::Finished>
+                    {move || if shown.state.get() == RunState::Running { "Pause" } else { "Resume" }}
                 </button>
                 <button data-testid="stop-button" on:click=move |_| send(ToTrainer::Stop) prop:disabled=move || !running()>"Stop"</button>
                 <button data-testid="reset-button" on:click=reset>"Reset"</button>
                 {move || {
-                    let saved = run.saved().get()?.ok()?;
-                    (!running() && worker.with_value(Option::is_none) || run.state().get() == RunState::Failed)
+                    let saved = shown.saved.get()?.ok()?;
+                    (!running() && worker.with_value(Option::is_none) || shown.state.get() == RunState::Failed)
                         .then(|| {
                             let label = format!("Resume saved run (step {} of {})", saved.step, saved.total_steps);
                             view! {
@@ -258,7 +292,7 @@ pub fn TrainingPanel(
                         })
                 }}
                 {move || {
-                    let problem = run.saved().get()?.err()?;
+                    let problem = shown.saved.get()?.err()?;
                     let discard = move |_| {
                         spawn_local(saved_run::forget_run());
                         run.saved().set(None);
@@ -272,22 +306,22 @@ pub fn TrainingPanel(
                 }}
             </div>
             <p class="run-state">
-                <span data-testid="run-state">{move || run.state().get().label()}</span>
-                {move || run.backend().get().map(|b| format!(" on {}", b.label()))}
-                {move || run.device_note().get().map(|n| view! { <span class="note">" — " {n}</span> })}
+                <span data-testid="run-state">{move || shown.state.get().label()}</span>
+                {move || shown.backend.get().map(|b| format!(" on {}", b.label()))}
+                {move || shown.device_note.get().map(|n| view! { <span class="note">" — " {n}</span> })}
             </p>
-            {move || run.failure().get().map(|message| view! { <p class="error" data-testid="training-error" role="alert">{message}</p> })}
+            {move || shown.failure.get().map(|message| view! { <p class="error" data-testid="training-error" role="alert">{message}</p> })}
             <ul class="notices">
-                {move || run.notices().get().into_iter().map(|notice| view! { <li class:warning=notice.warning>{notice.message}</li> }).collect_view()}
+                {move || shown.notices.get().into_iter().map(|notice| view! { <li class:warning=notice.warning>{notice.message}</li> }).collect_view()}
             </ul>
-            <DataBar data=Signal::derive(move || run.data().get()) samples=Signal::derive(move || run.samples().get()) />
-            <Counters report=Signal::derive(move || run.report().get()) test=Signal::derive(move || run.test().get()) />
+            <DataBar data=shown.data.into() samples=shown.samples.into() />
+            <Counters report=shown.report.into() test=shown.test.into() />
             <div class="charts">
                 <LineChart
                     testid="loss-chart"
                     x_label="step"
                     series=Signal::derive(move || {
-                        run.history().with(|h| {
+                        shown.history.with(|h| {
                             vec![
                                 Series { label: "loss", class: "raw", points: h.steps.iter().map(|p| (p.step as f64, p.loss as f64)).collect(), dots: false },
                                 Series { label: "smoothed", class: "smooth", points: h.steps.iter().map(|p| (p.step as f64, p.smoothed_loss as f64)).collect(), dots: false },
@@ -300,7 +334,7 @@ pub fn TrainingPanel(
                     x_label="step"
                     y_range=(0.0, 1.0)
                     series=Signal::derive(move || {
-                        run.history().with(|h| {
+                        shown.history.with(|h| {
                             vec![
                                 Series { label: "train (smoothed)", class: "smooth", points: h.steps.iter().map(|p| (p.step as f64, p.accuracy as f64)).collect(), dots: false },
                                 Series { label: "test", class: "test", points: h.evals.iter().map(|p| (p.step as f64, p.accuracy as f64)).collect(), dots: true },
@@ -309,7 +343,7 @@ pub fn TrainingPanel(
                     })
                 />
             </div>
-            <TestView test=Signal::derive(move || run.test().get()) />
+            <TestView test=shown.test.into() />
             <div class="buttons weights">
                 <button data-testid="use-weights-button" prop:disabled=move || !has_model() on:click=move |_| send(ToTrainer::ExportWeights { purpose: WeightsPurpose::Use })>
                     "Use these weights"
