@@ -37,6 +37,15 @@ async function trainAndStop() {
   return { page, lab, saved: await numberIn(lab, "training-step") };
 }
 
+/** After a reload, the page offers to resume the run saved at step `saved`. */
+async function expectSavedRunAfterReload(page, lab, saved) {
+  await page.reload();
+  await lab.byTestId("model-ready").waitFor({ timeout: 120_000 });
+  const resume = lab.byTestId("resume-saved-button");
+  await resume.waitFor({ timeout: 30_000 });
+  assert.match(await resume.textContent(), new RegExp(`step ${saved} `));
+}
+
 test("train, watch the loss fall, pause, resume, use and download the weights, survive a bad upload", async () => {
   const errors = [];
   const { page, lab } = await openOnCpu(async (page) => {
@@ -265,11 +274,7 @@ test("a start that fails keeps the saved run; a saved run that cannot run is nam
   await lab.byTestId("train-button").click();
   await lab.byTestId("training-error").waitFor({ timeout: 120_000 });
   await page.context().unroute(manifest);
-  await page.reload();
-  await lab.byTestId("model-ready").waitFor({ timeout: 120_000 });
-  const resume = lab.byTestId("resume-saved-button");
-  await resume.waitFor({ timeout: 30_000 });
-  assert.match(await resume.textContent(), new RegExp(`step ${saved} `));
+  await expectSavedRunAfterReload(page, lab, saved);
 
   // A saved plan that could never run (batch size 0) once panicked on every load.
   await page.evaluate(async () => {
@@ -350,11 +355,7 @@ test("Stop and Reset end a start whose manifest never comes, at once, and the sa
     if (button === "stop-button") {
       // Nothing new was saved: the run saved before is still offered.
       await page.context().unroute(manifest);
-      await page.reload();
-      await lab.byTestId("model-ready").waitFor({ timeout: 120_000 });
-      const resume = lab.byTestId("resume-saved-button");
-      await resume.waitFor({ timeout: 30_000 });
-      assert.match(await resume.textContent(), new RegExp(`step ${saved} `));
+      await expectSavedRunAfterReload(page, lab, saved);
       await page.context().route(manifest, () => {});
     }
   }
