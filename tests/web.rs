@@ -337,6 +337,66 @@ async fn a_damaged_cached_chunk_is_refetched_and_the_cache_repaired() {
     delete_cache("vitlab-test-chunks").await;
 }
 
+/// The page decodes its test digits on its own thread: in slices, with the thread free to
+/// run other tasks between them (at once, a chunk holds it for its whole decode).
+#[wasm_bindgen_test]
+async fn a_chunk_decoded_in_slices_leaves_the_page_free_between_them() {
+    use std::cell::Cell;
+    use vitlab::data::{ChunkDecoder, UI_SLICE_BYTES};
+    use vitlab::web::ChunkSource;
+    let entry = chunk_entry(FIRST_TRAIN_CHUNK, 2500);
+    let whole = vitlab::data::decode_chunk(FIRST_TRAIN_CHUNK, &entry).unwrap();
+    let performance = web_sys::window().unwrap().performance().unwrap();
+    let now = || performance.now();
+    // Slices of the page's size; the time of all, of the longest, and their count.
+    let in_slices = || {
+        let (started, mut decoder) = (now(), ChunkDecoder::verified(FIRST_TRAIN_CHUNK, &entry));
+        let (mut slices, mut longest) = (0, 0f64);
+        loop {
+            let slice_started = now();
+            let decoded = decoder.step(UI_SLICE_BYTES);
+            longest = longest.max(now() - slice_started);
+            slices += 1;
+            if let Some(decoded) = decoded {
+                assert_eq!(decoded.unwrap(), whole);
+                return (now() - started, longest, slices);
+            }
+        }
+    };
+    // Chrome runs a wasm function first as compiled quickly, and later as compiled again
+    // with optimisations: the first rounds show the page's first decode, the last the rest.
+    for round in 1..=4 {
+        let started = now();
+        vitlab::data::decode_chunk(FIRST_TRAIN_CHUNK, &entry).unwrap();
+        let whole_ms = now() - started;
+        let (sliced_ms, longest, slices) = in_slices();
+        console_log!(
+            "chunk decode, round {round}: at once {whole_ms:.1} ms; in {slices} slices {sliced_ms:.1} ms, the longest {longest:.2} ms"
+        );
+    }
+    let (_, _, slices) = in_slices();
+
+    // Another task gets its turns while the source decodes in slices.
+    let (ticks, done) = (Rc::new(Cell::new(0)), Rc::new(Cell::new(false)));
+    let (ticker_ticks, ticker_done) = (ticks.clone(), done.clone());
+    wasm_bindgen_futures::spawn_local(async move {
+        while !ticker_done.get() {
+            ticker_ticks.set(ticker_ticks.get() + 1);
+            sleep(0).await;
+        }
+    });
+    let (network, _) = scripted_network(vec![Ok(FIRST_TRAIN_CHUNK.to_vec())]);
+    let source = ChunkSource::with_parts("vitlab-test", None, network).in_slices();
+    let loaded = source.load(&entry, quick_retries(1), |_| {}).await.unwrap();
+    done.set(true);
+    assert_eq!(loaded.set, whole);
+    assert!(
+        ticks.get() >= slices / 2,
+        "{} turns for another task in {slices} slices",
+        ticks.get()
+    );
+}
+
 #[wasm_bindgen_test]
 async fn a_failing_fetch_is_retried_until_it_succeeds() {
     use vitlab::web::ChunkSource;

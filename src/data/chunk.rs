@@ -1,6 +1,7 @@
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
+use super::decoder::ChunkDecoder;
 use super::{IMAGE_SIDE, MnistSet};
 
 /// First bytes of a decompressed chunk.
@@ -9,9 +10,9 @@ pub const CHUNK_MAGIC: &[u8; 4] = b"VMN1";
 pub const MANIFEST_FORMAT: &str = "vitlab-mnist-chunks/1";
 /// Level 9 of miniz_oxide is deterministic, so regenerated chunks are byte-identical.
 const DEFLATE_LEVEL: u8 = 9;
-const HEADER_BYTES: usize = 12;
+pub(super) const HEADER_BYTES: usize = 12;
 /// A chunk never inflates past this; guards against a decompression bomb.
-const MAX_CHUNK_BYTES: usize = 64 * 1024 * 1024;
+pub(super) const MAX_CHUNK_BYTES: usize = 64 * 1024 * 1024;
 
 /// Which half of MNIST.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -141,10 +142,12 @@ pub enum ChunkError {
 }
 
 pub fn sha256_hex(bytes: &[u8]) -> String {
-    Sha256::digest(bytes)
-        .iter()
-        .map(|byte| format!("{byte:02x}"))
-        .collect()
+    hex(&Sha256::digest(bytes))
+}
+
+/// A digest as the manifest writes it.
+pub(super) fn hex(digest: &[u8]) -> String {
+    digest.iter().map(|byte| format!("{byte:02x}")).collect()
 }
 
 /// Compresses images and labels into one chunk file's bytes.
@@ -164,78 +167,13 @@ pub fn encode_chunk(set: &MnistSet) -> Vec<u8> {
 
 /// Verifies a chunk against its manifest entry and decodes it.
 pub fn decode_chunk(bytes: &[u8], entry: &ChunkEntry) -> Result<MnistSet, ChunkError> {
-    let actual = sha256_hex(bytes);
-    if actual != entry.sha256 {
-        return Err(ChunkError::Checksum {
-            expected: entry.sha256.clone(),
-            actual,
-        });
-    }
-    // Inflating stops at the size the manifest's count implies: a chunk that claims few
-    // images cannot make the reader allocate for many.
-    let set = decode_within(bytes, chunk_len(entry.items)?)?;
-    if set.len() != entry.items {
-        return Err(ChunkError::Count {
-            expected: entry.items,
-            actual: set.len(),
-        });
-    }
-    Ok(set)
+    ChunkDecoder::verified(bytes, entry).finish()
 }
 
 /// Decodes a chunk whose integrity was checked elsewhere (or is not known).
 pub fn decode_chunk_unverified(bytes: &[u8]) -> Result<MnistSet, ChunkError> {
-    decode_within(bytes, MAX_CHUNK_BYTES)
+    ChunkDecoder::unverified(bytes).finish()
 }
 
 /// Label and pixels of one image.
-const IMAGE_BYTES: usize = 1 + IMAGE_SIDE * IMAGE_SIDE;
-
-/// The inflated length of a chunk of `count` images, in checked arithmetic: on 32-bit (the
-/// browser) a hostile count would otherwise wrap to a small length.
-fn chunk_len(count: usize) -> Result<usize, ChunkError> {
-    count
-        .checked_mul(IMAGE_BYTES)
-        .and_then(|body| body.checked_add(HEADER_BYTES))
-        .filter(|&len| len <= MAX_CHUNK_BYTES)
-        .ok_or(ChunkError::TooMany(count))
-}
-
-fn decode_within(bytes: &[u8], limit: usize) -> Result<MnistSet, ChunkError> {
-    let raw =
-        miniz_oxide::inflate::decompress_to_vec_with_limit(bytes, limit).map_err(|error| {
-            ChunkError::Inflate(match error.status {
-                miniz_oxide::inflate::TINFLStatus::HasMoreOutput => {
-                    format!("it inflates to more than the {limit} bytes it may hold")
-                }
-                status => format!("{status:?}"),
-            })
-        })?;
-    if raw.len() < HEADER_BYTES {
-        return Err(ChunkError::Truncated {
-            expected: HEADER_BYTES,
-            actual: raw.len(),
-        });
-    }
-    if &raw[..4] != CHUNK_MAGIC {
-        return Err(ChunkError::Magic);
-    }
-    let count = u32::from_le_bytes(raw[4..8].try_into().expect("4 bytes")) as usize;
-    let side = u16::from_le_bytes(raw[8..10].try_into().expect("2 bytes")) as usize;
-    if side != IMAGE_SIDE {
-        return Err(ChunkError::Magic);
-    }
-    let expected = chunk_len(count)?;
-    if raw.len() != expected {
-        return Err(ChunkError::Truncated {
-            expected,
-            actual: raw.len(),
-        });
-    }
-    let labels = raw[HEADER_BYTES..HEADER_BYTES + count].to_vec();
-    if let Some(&bad) = labels.iter().find(|&&label| label > 9) {
-        return Err(ChunkError::Label(bad));
-    }
-    let images = raw[HEADER_BYTES + count..].to_vec();
-    Ok(MnistSet { images, labels })
-}
+pub(super) const IMAGE_BYTES: usize = 1 + IMAGE_SIDE * IMAGE_SIDE;

@@ -4,7 +4,7 @@
 
 use std::future::Future;
 
-use super::{ChunkEntry, MnistSet, decode_chunk};
+use super::{ChunkDecoder, ChunkEntry, MnistSet};
 
 /// How often and how patiently a chunk is fetched again.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -35,6 +35,15 @@ impl RetryPolicy {
             .saturating_mul(1 << doublings)
             .min(self.max_delay_ms)
     }
+}
+
+/// How a fetched chunk is decoded: at once (a worker, the CLI), or in slices of this many
+/// bytes with a `sleep(0)` between them (a UI thread, which must keep answering).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Decoding {
+    #[default]
+    AtOnce,
+    InSlices(usize),
 }
 
 /// A failed try that will be followed by another.
@@ -68,12 +77,14 @@ pub struct GaveUp {
     pub reason: String,
 }
 
-/// Fetches `entry` until its bytes pass [`decode_chunk`] (checksum, format, count) or the tries
-/// run out. `fetch(attempt)` gets the bytes (a browser may answer try 1 from its cache and go to
-/// the network after); `sleep(ms)` waits; `on_retry` hears of every failed try but the last.
+/// Fetches `entry` until its bytes pass [`ChunkDecoder::verified`] (checksum, format, count) or
+/// the tries run out. `fetch(attempt)` gets the bytes (a browser may answer try 1 from its cache
+/// and go to the network after); `sleep(ms)` waits; `on_retry` hears of every failed try but
+/// the last.
 pub async fn load_verified<Fetch, Fetched, Sleep, Slept>(
     entry: &ChunkEntry,
     policy: RetryPolicy,
+    decoding: Decoding,
     mut fetch: Fetch,
     mut sleep: Sleep,
     mut on_retry: impl FnMut(&Retry),
@@ -88,7 +99,7 @@ where
     let mut attempt = 1;
     loop {
         let reason = match fetch(attempt).await {
-            Ok(bytes) => match decode_chunk(&bytes, entry) {
+            Ok(bytes) => match decode(&bytes, entry, decoding, &mut sleep).await {
                 Ok(set) => return Ok(set),
                 Err(error) => error.to_string(),
             },
@@ -110,5 +121,22 @@ where
         on_retry(&retry);
         sleep(retry.delay_ms).await;
         attempt += 1;
+    }
+}
+
+async fn decode<Sleep, Slept>(
+    bytes: &[u8],
+    entry: &ChunkEntry,
+    decoding: Decoding,
+    sleep: &mut Sleep,
+) -> Result<MnistSet, super::ChunkError>
+where
+    Sleep: FnMut(u32) -> Slept,
+    Slept: Future<Output = ()>,
+{
+    let decoder = ChunkDecoder::verified(bytes, entry);
+    match decoding {
+        Decoding::AtOnce => decoder.finish(),
+        Decoding::InSlices(work) => decoder.finish_pausing(work, || sleep(0)).await,
     }
 }

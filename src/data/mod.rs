@@ -3,6 +3,7 @@
 
 mod augment;
 mod chunk;
+mod decoder;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod idx;
 mod loader;
@@ -13,7 +14,8 @@ pub use chunk::{
     CHUNK_MAGIC, ChunkEntry, ChunkError, MANIFEST_FORMAT, Manifest, Split, decode_chunk,
     decode_chunk_unverified, encode_chunk, sha256_hex,
 };
-pub use loader::{GaveUp, Retry, RetryPolicy, load_verified};
+pub use decoder::{ChunkDecoder, UI_SLICE_BYTES};
+pub use loader::{Decoding, GaveUp, Retry, RetryPolicy, load_verified};
 pub use set::{
     Batch, IMAGE_PIXELS, IMAGE_SIDE, MNIST_MEAN, MNIST_STD, MnistSet, NUM_CLASSES, images_tensor,
     normalize_pixel,

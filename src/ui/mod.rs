@@ -197,7 +197,7 @@ async fn distance_digits_of(
     if let Some(digits) = digits.get_value() {
         return Ok(digits);
     }
-    let source = web::ChunkSource::open(web::DATA_BASE).await;
+    let source = web::ChunkSource::open(web::DATA_BASE).await.in_slices();
     let manifest = source.manifest().await?;
     let entry = manifest
         .chunks(Split::Test)

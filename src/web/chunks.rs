@@ -5,7 +5,9 @@ use std::future::Future;
 use std::pin::Pin;
 use std::rc::Rc;
 
-use crate::data::{ChunkEntry, Manifest, MnistSet, Retry, RetryPolicy, load_verified};
+use crate::data::{
+    ChunkEntry, Decoding, Manifest, MnistSet, Retry, RetryPolicy, UI_SLICE_BYTES, load_verified,
+};
 
 use super::cache::ByteCache;
 use super::fetch::fetch_bytes;
@@ -25,6 +27,7 @@ pub struct ChunkSource {
     base: String,
     cache: Option<ByteCache>,
     network: Network,
+    decoding: Decoding,
 }
 
 fn http() -> Network {
@@ -44,6 +47,7 @@ impl ChunkSource {
             base: base.trim_end_matches('/').to_string(),
             cache: ByteCache::open(CHUNK_CACHE).await,
             network: http(),
+            decoding: Decoding::AtOnce,
         }
     }
 
@@ -53,6 +57,16 @@ impl ChunkSource {
             base: base.trim_end_matches('/').to_string(),
             cache,
             network,
+            decoding: Decoding::AtOnce,
+        }
+    }
+
+    /// Decodes in slices, yielding between them: for the page's own thread, which must keep
+    /// answering a drawing while a chunk comes in.
+    pub fn in_slices(self) -> Self {
+        Self {
+            decoding: Decoding::InSlices(UI_SLICE_BYTES),
+            ..self
         }
     }
 
@@ -80,6 +94,7 @@ impl ChunkSource {
         let set = load_verified(
             entry,
             policy,
+            self.decoding,
             |attempt| {
                 let (cache, url, network) = (self.cache.clone(), url.clone(), self.network.clone());
                 let (from_cache, fetched) = (from_cache.clone(), fetched.clone());

@@ -70,6 +70,60 @@ fn truncated_and_miscounted_chunks_are_errors() {
     );
 }
 
+/// `decoder` stepped `work` bytes at a time; the slices it took and what it answered.
+fn stepped(
+    mut decoder: data::ChunkDecoder<'_>,
+    work: usize,
+) -> (usize, Result<MnistSet, ChunkError>) {
+    let mut slices = 1;
+    loop {
+        if let Some(decoded) = decoder.step(work) {
+            assert!(decoder.step(work).is_none(), "a decoder answers once");
+            return (slices, decoded);
+        }
+        slices += 1;
+    }
+}
+
+#[test]
+fn a_chunk_decoded_in_slices_is_the_chunk_decoded_at_once() {
+    let dir = native::default_data_dir();
+    let entry = native::read_manifest(&dir).unwrap().test[0].clone();
+    let bytes = std::fs::read(dir.join(&entry.file)).unwrap();
+    let whole = data::decode_chunk(&bytes, &entry).unwrap();
+    let inflated = 12 + entry.items * (1 + data::IMAGE_PIXELS);
+    for work in [1 << 10, data::UI_SLICE_BYTES, 1 << 20] {
+        let (slices, sliced) = stepped(data::ChunkDecoder::verified(&bytes, &entry), work);
+        assert_eq!(sliced.unwrap(), whole, "{work}-byte slices");
+        // Hashing the file and inflating it, never more than `work` bytes a slice.
+        assert!(
+            slices >= bytes.len().div_ceil(work) + inflated.div_ceil(work),
+            "{slices} slices of {work} bytes"
+        );
+    }
+    // The same answer for damaged chunks, whichever check catches them.
+    let mut entry_off_by_one = entry.clone();
+    entry_off_by_one.items += 1;
+    let small = data::encode_chunk(&tiny_set(30));
+    let cases: [(&[u8], Option<&data::ChunkEntry>); 4] = [
+        (&bytes, Some(&entry_off_by_one)),
+        (&bytes[..bytes.len() / 2], None),
+        (&small[..small.len() - 3], None),
+        (&bytes, None),
+    ];
+    for (case, (bytes, entry)) in cases.into_iter().enumerate() {
+        let decoder = || match entry {
+            Some(entry) => data::ChunkDecoder::verified(bytes, entry),
+            None => data::ChunkDecoder::unverified(bytes),
+        };
+        assert_eq!(
+            stepped(decoder(), 4096).1,
+            decoder().finish(),
+            "case {case}"
+        );
+    }
+}
+
 #[test]
 fn the_repository_holds_all_of_mnist_in_small_verified_chunks() {
     let dir = native::default_data_dir();

@@ -1,10 +1,11 @@
 //! A fuzz test of our own: seeded, bounded in count and time, run in CI. Damaged variants
-//! of the shipped weights, of a chunk and its manifest, and of a saved run's state must
-//! each give a typed error or a valid value: never a panic, and never more memory than a
-//! budget (measured by a counting allocator, per thread).
+//! of the shipped weights, of a chunk and its manifest, of a saved run's state and of a
+//! checkpoint must each give a typed error or a valid value: never a panic, and never more
+//! memory than a budget. Each part runs in a process of its own, so that a counting
+//! allocator can meter the whole process (every thread Burn uses) and nothing else.
 
 use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell;
+use std::sync::atomic::{AtomicBool, AtomicIsize, Ordering::Relaxed};
 use std::time::{Duration, Instant};
 
 use burn::module::Module;
@@ -13,30 +14,22 @@ use vitlab::rng::SplitMix64;
 use vitlab::train::{Checkpoint, Session, SessionState, TrainingPlan};
 use vitlab::weights;
 
-/// System's allocator, counting what the current thread holds while a meter is on.
+/// System's allocator, counting what the process holds while the meter is on.
 struct Metered;
 
-thread_local! {
-    static METERING: Cell<bool> = const { Cell::new(false) };
-    static HELD: Cell<isize> = const { Cell::new(0) };
-    static PEAK: Cell<isize> = const { Cell::new(0) };
-}
+static METERING: AtomicBool = AtomicBool::new(false);
+static HELD: AtomicIsize = AtomicIsize::new(0);
+static PEAK: AtomicIsize = AtomicIsize::new(0);
 
 fn count(delta: isize) {
-    // `try_with`: a thread being torn down has no locals left to count in.
-    let _ = METERING.try_with(|on| {
-        if on.get() {
-            let held = HELD.with(|held| {
-                held.set(held.get() + delta);
-                held.get()
-            });
-            PEAK.with(|peak| peak.set(peak.get().max(held)));
-        }
-    });
+    if METERING.load(Relaxed) {
+        let held = HELD.fetch_add(delta, Relaxed) + delta;
+        PEAK.fetch_max(held, Relaxed);
+    }
 }
 
-// SAFETY: every call is forwarded to `System` unchanged; the counting touches only
-// const-initialised thread locals, which never allocate.
+// SAFETY: every call is forwarded to `System` unchanged; the counting touches only atomics,
+// which never allocate.
 unsafe impl GlobalAlloc for Metered {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
         count(layout.size() as isize);
@@ -58,15 +51,68 @@ unsafe impl GlobalAlloc for Metered {
 #[global_allocator]
 static ALLOCATOR: Metered = Metered;
 
-/// Runs `work` and returns its result and the most memory it held above what it started
-/// with, on this thread.
+/// Runs `work` and returns its result and the most memory the process held, on any thread,
+/// above what it held before. Meaningful only in a process running nothing else: see
+/// [`alone`].
 fn metered<T>(work: impl FnOnce() -> T) -> (T, usize) {
-    HELD.with(|held| held.set(0));
-    PEAK.with(|peak| peak.set(0));
-    METERING.with(|on| on.set(true));
+    HELD.store(0, Relaxed);
+    PEAK.store(0, Relaxed);
+    METERING.store(true, Relaxed);
     let result = work();
-    METERING.with(|on| on.set(false));
-    (result, PEAK.with(Cell::get).max(0) as usize)
+    METERING.store(false, Relaxed);
+    (result, PEAK.load(Relaxed).max(0) as usize)
+}
+
+/// Which part [`alone`] runs.
+const PART: &str = "VITLAB_FUZZ_PART";
+
+/// One part of the fuzz, in a process of its own (see the module's note); what it printed.
+fn in_own_process(part: &str) {
+    let output = crate::in_own_process("fuzz::alone", (PART, part));
+    // Its table lines, for `--nocapture`.
+    for line in output.lines().filter(|line| line.contains("clear errors")) {
+        println!("{line}");
+    }
+}
+
+#[test]
+#[ignore = "run by the fuzz tests, each part in a process of its own"]
+fn alone() {
+    let Ok(part) = std::env::var(PART) else {
+        return;
+    };
+    let ((), seen) = metered(|| drop(std::thread::spawn(|| vec![1u8; 8 << 20]).join()));
+    assert!(
+        seen >= 8 << 20,
+        "the meter saw {seen} bytes of another thread's 8 MiB"
+    );
+    match part.as_str() {
+        "weights" => weights_part(),
+        "data" => data_part(),
+        "saved run" => saved_run_part(),
+        "checkpoint" => checkpoint_part(),
+        other => panic!("no fuzz part {other:?}"),
+    }
+}
+
+#[test]
+fn damaged_weights_give_errors_or_models_never_panics() {
+    in_own_process("weights");
+}
+
+#[test]
+fn damaged_chunks_and_manifests_give_errors_never_panics() {
+    in_own_process("data");
+}
+
+#[test]
+fn damaged_saved_runs_give_errors_never_panics() {
+    in_own_process("saved run");
+}
+
+#[test]
+fn damaged_checkpoints_give_errors_never_panics() {
+    in_own_process("checkpoint");
 }
 
 /// Ways to damage bytes: flips, cuts, insertions, a forged length, digits made enormous.
@@ -128,7 +174,7 @@ const MEMORY: usize = 64 << 20;
 fn fuzz<T>(name: &str, original: &[u8], seed: u64, read: impl Fn(&[u8]) -> Result<T, String>) {
     let mut rng = SplitMix64::new(seed);
     let started = Instant::now();
-    let (mut errors, mut accepted) = (0, 0);
+    let (mut errors, mut accepted, mut most) = (0, 0, 0);
     for case in 0..CASES {
         if started.elapsed() > TIME {
             break;
@@ -150,16 +196,17 @@ fn fuzz<T>(name: &str, original: &[u8], seed: u64, read: impl Fn(&[u8]) -> Resul
             }
         }
         assert!(peak < MEMORY, "{name} case {case}: {peak} bytes held");
+        most = most.max(peak);
     }
     println!(
-        "{name}: {errors} clear errors, {accepted} accepted, in {:.1} s",
+        "{name}: {errors} clear errors, {accepted} accepted, the most held {:.1} MB, in {:.1} s",
+        most as f64 / 1e6,
         started.elapsed().as_secs_f64()
     );
     assert!(errors > 0, "{name}: no variant was refused");
 }
 
-#[test]
-fn damaged_weights_give_errors_or_models_never_panics() {
+fn weights_part() {
     let original = std::fs::read(concat!(
         env!("CARGO_MANIFEST_DIR"),
         "/pretrained/vit-seed.safetensors"
@@ -177,8 +224,20 @@ fn mnist_dir() -> std::path::PathBuf {
     std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("www/mnist")
 }
 
-#[test]
-fn damaged_chunks_and_manifests_give_errors_never_panics() {
+fn in_slices(
+    bytes: &[u8],
+    entry: &ChunkEntry,
+    work: usize,
+) -> Result<data::MnistSet, data::ChunkError> {
+    let mut decoder = data::ChunkDecoder::verified(bytes, entry);
+    loop {
+        if let Some(decoded) = decoder.step(work) {
+            return decoded;
+        }
+    }
+}
+
+fn data_part() {
     let manifest_json = std::fs::read(mnist_dir().join("manifest.json")).unwrap();
     let manifest = Manifest::parse(std::str::from_utf8(&manifest_json).unwrap()).unwrap();
     fuzz("manifest", &manifest_json, 2, |bytes| {
@@ -190,6 +249,16 @@ fn damaged_chunks_and_manifests_give_errors_never_panics() {
     fuzz("chunk", &chunk, 3, |bytes| {
         data::decode_chunk(bytes, entry).map_err(|e| e.to_string())
     });
+    fuzz("chunk in slices", &chunk, 7, |bytes| {
+        // The page's way, in slices of a size that varies from case to case.
+        let sliced = in_slices(bytes, entry, 1 + bytes.len() % 100_000);
+        assert_eq!(
+            sliced,
+            data::decode_chunk(bytes, entry),
+            "sliced and whole agree"
+        );
+        sliced.map_err(|e| e.to_string())
+    });
     // Damaged before it was compressed, and listed with its true checksum: the decoder's own
     // checks must hold.
     let raw = miniz_oxide::inflate::decompress_to_vec(&chunk).unwrap();
@@ -200,12 +269,13 @@ fn damaged_chunks_and_manifests_give_errors_never_panics() {
             bytes: compressed.len(),
             ..entry.clone()
         };
-        data::decode_chunk(&compressed, &listed).map_err(|e| e.to_string())
+        let sliced = in_slices(&compressed, &listed, 1 + bytes.len() % 100_000);
+        assert_eq!(sliced, data::decode_chunk(&compressed, &listed));
+        sliced.map_err(|e| e.to_string())
     });
 }
 
-#[test]
-fn damaged_saved_runs_give_errors_never_panics() {
+fn saved_run_part() {
     let session = Session::new(TrainingPlan::lab(), 60_000, &crate::device()).unwrap();
     let original = serde_json::to_vec(&session.state()).unwrap();
     let lab_weights = weights::decode(&weights::to_safetensors(
@@ -228,8 +298,7 @@ fn damaged_saved_runs_give_errors_never_panics() {
     });
 }
 
-#[test]
-fn damaged_checkpoints_give_errors_never_panics() {
+fn checkpoint_part() {
     // A run one step in, so the moments are there to damage too.
     let plan = TrainingPlan {
         config: vitlab::model::VitConfig::seed()

@@ -52,3 +52,32 @@ pub fn run_now<F: Future>(future: F) -> F::Output {
         Poll::Pending => panic!("the future waited on something"),
     }
 }
+
+/// Runs the ignored test `test` (a path such as `fuzz::alone`) in a process of its own: this
+/// binary, that test alone, on one thread, with the variable `job.0` set to `job.1`. Its
+/// output; a failure shows it. For what must not share a process with other tests: Burn's
+/// one generator per process, a meter of the whole process's memory.
+pub fn in_own_process(test: &str, job: (&str, &str)) -> String {
+    let output = std::process::Command::new(std::env::current_exe().unwrap())
+        .args([
+            "--exact",
+            test,
+            "--ignored",
+            "--test-threads",
+            "1",
+            "--nocapture",
+        ])
+        .env(job.0, job.1)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+    assert!(
+        output.status.success(),
+        "{test} ({}={}) failed:\n{stdout}\n{}",
+        job.0,
+        job.1,
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(stdout.contains("1 passed"), "{test} did not run:\n{stdout}");
+    stdout
+}

@@ -221,22 +221,7 @@ fn worker_path() {
 fn worker(job: &[&str], out: &Path) -> Checkpoint {
     let out_arg = out.display().to_string();
     let job = [job, &[out_arg.as_str()]].concat().join("\u{1f}");
-    let output = Command::new(std::env::current_exe().unwrap())
-        .args([
-            "--exact",
-            "one_loop::worker_path",
-            "--ignored",
-            "--test-threads",
-            "1",
-        ])
-        .env(JOB, job)
-        .output()
-        .unwrap();
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stdout)
-    );
+    crate::in_own_process("one_loop::worker_path", (JOB, &job));
     read_checkpoint(out)
 }
 

@@ -2,7 +2,9 @@
 
 use std::cell::RefCell;
 
-use vitlab::data::{ChunkEntry, MnistSet, RetryPolicy, encode_chunk, load_verified, sha256_hex};
+use vitlab::data::{
+    ChunkEntry, Decoding, MnistSet, RetryPolicy, encode_chunk, load_verified, sha256_hex,
+};
 use vitlab::model::{Budget, VitConfig};
 use vitlab::native;
 use vitlab::protocol::{FromTrainer, ToTrainer, WeightsPurpose};
@@ -30,17 +32,27 @@ fn a_damaged_chunk_is_fetched_again_until_it_checks_out() {
     let (entry, good) = first_chunk();
     let mut damaged = good.clone();
     damaged[1000] ^= 0x40;
+    let good_copy = good.clone();
     let answers = RefCell::new(vec![Err("HTTP 503".to_string()), Ok(damaged), Ok(good)]);
     let mut retries = Vec::new();
+    let waits = RefCell::new(Vec::new());
+    // In slices, as the page decodes: each try's decoding pauses between slices.
     let set = run_now(load_verified(
         &entry,
         RetryPolicy::default(),
+        Decoding::InSlices(64 * 1024),
         |_| std::future::ready(answers.borrow_mut().remove(0)),
-        no_wait,
+        |ms| {
+            waits.borrow_mut().push(ms);
+            std::future::ready(())
+        },
         |retry| retries.push(retry.clone()),
     ))
     .unwrap();
-    assert_eq!(set.len(), entry.items);
+    assert_eq!(set, vitlab::data::decode_chunk(&good_copy, &entry).unwrap());
+    let pauses = waits.borrow().iter().filter(|&&ms| ms == 0).count();
+    // The good try alone: ~400 KB hashed and ~2 MB inflated, 64 KB a slice.
+    assert!(pauses > 30, "{pauses} pauses");
     assert_eq!(retries.len(), 2);
     assert!(retries[0].reason.contains("503"), "{:?}", retries[0]);
     assert!(retries[1].reason.contains("checksum"), "{:?}", retries[1]);
@@ -62,6 +74,7 @@ fn a_chunk_that_never_arrives_is_an_error_naming_it() {
     let error = run_now(load_verified(
         &entry,
         policy,
+        Decoding::AtOnce,
         |attempt| {
             tries.push(attempt);
             std::future::ready(Err::<Vec<u8>, _>("offline".to_string()))
@@ -423,6 +436,7 @@ fn chunk_loader_accepts_a_freshly_encoded_chunk() {
     let loaded = run_now(load_verified(
         &entry,
         RetryPolicy::default(),
+        Decoding::AtOnce,
         |_| std::future::ready(Ok(bytes.clone())),
         no_wait,
         |_| panic!("no retry needed"),
