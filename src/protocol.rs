@@ -4,7 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::train::{History, StepPoint, StepReport, TestReport, TrainingPlan};
+use crate::train::{CellDigits, History, StepPoint, StepReport, TestReport, TrainingPlan};
 
 /// Where the browser computes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -62,6 +62,11 @@ pub enum ToTrainer {
     },
     /// Send the run as a checkpoint file (weights, optimiser moments, state).
     ExportRun,
+    /// Send the test digits of one cell of the last evaluation's confusion matrix.
+    CellDigits {
+        label: u8,
+        predicted: u8,
+    },
     /// Is there a saved run?
     Probe,
 }
@@ -181,6 +186,8 @@ pub enum FromTrainer {
         report: StepReport,
     },
     Test(TestReport),
+    /// Answer to [`ToTrainer::CellDigits`].
+    CellDigits(CellDigits),
     /// Safetensors bytes travel beside this message.
     Weights {
         purpose: WeightsPurpose,

@@ -4,7 +4,7 @@
 //! it in a Leptos store.
 
 use crate::protocol::{Backend, DataProgress, FromTrainer, RunState, SavedSummary, WeightsPurpose};
-use crate::train::{History, StepReport, TestReport};
+use crate::train::{CellDigits, History, StepReport, TestReport};
 
 /// Notices kept on screen, newest last.
 pub const MAX_NOTICES: usize = 4;
@@ -30,6 +30,8 @@ pub struct RunView {
     pub history: History,
     pub report: Option<StepReport>,
     pub test: Option<TestReport>,
+    /// The digits of the confusion-matrix cell last asked for.
+    pub cell: Option<CellDigits>,
     pub notices: Vec<Notice>,
     pub failure: Option<String>,
     /// The run saved in this browser, or why it cannot be resumed.
@@ -94,6 +96,7 @@ impl RunView {
                 self.history.push_eval(report.point);
                 self.test = Some(report);
             }
+            FromTrainer::CellDigits(cell) => self.cell = Some(cell),
             FromTrainer::Weights { purpose } => {
                 let Some(bytes) = bytes else {
                     return Effect::None;
@@ -138,6 +141,7 @@ impl RunView {
         self.history = History::default();
         self.report = None;
         self.test = None;
+        self.cell = None;
         self.failure = None;
         self.notices.clear();
     }

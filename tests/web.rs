@@ -8,7 +8,7 @@ use leptos::prelude::*;
 use vitlab::analysis::preprocess;
 use vitlab::data::images_tensor;
 use vitlab::data::{IMAGE_PIXELS, IMAGE_SIDE};
-use vitlab::ui::{EngineSignal, Lab, ModelHost, paint};
+use vitlab::ui::{EngineSignal, Lab, ModelHost, ShownDigit, TestDigits, paint};
 use vitlab::web::{Backend, Engine, LocalModel, start_device};
 use vitlab::weights;
 use wasm_bindgen::JsCast;
@@ -199,12 +199,18 @@ fn by_test_id(id: &str) -> web_sys::Element {
 
 #[wasm_bindgen_test]
 async fn the_lab_mounts_and_a_stroke_gets_a_prediction() {
-    let engine = Engine::load(PARITY_WEIGHTS, burn::tensor::Device::flex(), Backend::Cpu).unwrap();
+    let engine =
+        Rc::new(Engine::load(PARITY_WEIGHTS, burn::tensor::Device::flex(), Backend::Cpu).unwrap());
     let container = document().create_element("div").unwrap();
     document().body().unwrap().append_child(&container).unwrap();
+    let shown_digit = RwSignal::new(None::<ShownDigit>);
+    let in_lab = engine.clone();
     let handle = leptos::mount::mount_to(container.unchecked_into(), move || {
-        let engine: EngineSignal = RwSignal::new_local(Some(Rc::new(engine)));
-        view! { <Lab engine=engine on_failure=Callback::new(|_| {}) batch_distance=Signal::stored(None) /> }
+        let engine: EngineSignal = RwSignal::new_local(Some(in_lab));
+        view! {
+            <Lab engine=engine on_failure=Callback::new(|_| {}) batch_distance=Signal::stored(None)
+                test_digits=TestDigits::new() digit=shown_digit />
+        }
     });
     assert_eq!(by_test_id("prediction").text_content().unwrap(), "–");
 
@@ -252,6 +258,57 @@ async fn the_lab_mounts_and_a_stroke_gets_a_prediction() {
         .click();
     sleep(20).await;
     assert_eq!(by_test_id("prediction").text_content().unwrap(), "–");
+
+    // A test digit in the panel: the model is given that very image, so the panel shows
+    // what classifying it directly gives.
+    let test_set = real_digits(8);
+    let shown = ShownDigit::of_test_set(&test_set, 5);
+    let image: [u8; IMAGE_PIXELS] = shown.image.clone().try_into().unwrap();
+    let direct = engine.classify(&image).await.unwrap();
+    shown_digit.set(Some(shown));
+    let mut probabilities = Vec::new();
+    for _ in 0..100 {
+        sleep(50).await;
+        probabilities = (0..10)
+            .map(|d| {
+                by_test_id(&format!("probability-{d}"))
+                    .get_attribute("data-value")
+                    .unwrap()
+                    .parse::<f32>()
+                    .unwrap()
+            })
+            .collect();
+        if probabilities.iter().any(|&p| p > 0.0) {
+            break;
+        }
+    }
+    for (panel, alone) in probabilities.iter().zip(&direct.probabilities) {
+        assert!(
+            (panel - alone).abs() < 1e-5,
+            "{probabilities:?} against {:?}",
+            direct.probabilities
+        );
+    }
+    let caption = by_test_id("shown-digit");
+    assert_eq!(
+        caption.get_attribute("data-label").unwrap(),
+        test_set.labels[5].to_string()
+    );
+    // Drawing puts the pad's own image back.
+    canvas
+        .dispatch_event(&pointer("pointerdown", x, rect.top() + 40.0))
+        .unwrap();
+    canvas
+        .dispatch_event(&pointer("pointerup", x, rect.top() + 40.0))
+        .unwrap();
+    sleep(20).await;
+    assert!(shown_digit.get_untracked().is_none());
+    assert!(
+        document()
+            .query_selector("[data-testid=shown-digit]")
+            .unwrap()
+            .is_none()
+    );
     drop(handle);
 }
 

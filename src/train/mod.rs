@@ -28,7 +28,8 @@ pub use evaluate::{Evaluation, classify_in_batches, count_correct, predictions};
 pub use optimizer::{AdamW, Moments};
 pub use plan::{PlanError, TrainingPlan};
 pub use report::{
-    EvalPoint, History, MAX_MISTAKES, Mistake, StepPoint, StepReport, TestReport, test_report,
+    CellDigits, EvalPoint, History, MAX_MISTAKES, Mistake, StepPoint, StepReport, TestReport,
+    test_report,
 };
 pub use schedule::LrSchedule;
 #[cfg(feature = "train")]

@@ -90,6 +90,51 @@ pub struct Mistake {
 /// Shown mistakes per evaluation.
 pub const MAX_MISTAKES: usize = 24;
 
+/// The test digits of one cell of an evaluation's confusion matrix: those labelled `label`
+/// that the model took for `predicted`, the first [`CellDigits::MAX`] of them in test-set
+/// order.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CellDigits {
+    pub label: u8,
+    pub predicted: u8,
+    /// The evaluation's step.
+    pub step: usize,
+    /// Digits in the cell, shown or not.
+    pub total: usize,
+    /// Each shown digit's place in the test set.
+    pub indices: Vec<usize>,
+    pub images: Vec<Vec<u8>>,
+}
+
+impl CellDigits {
+    pub const MAX: usize = 32;
+
+    /// The cell (`label`, `predicted`) of predictions `predicted[i]` for `indices[i]` of `set`.
+    pub fn of(
+        set: &MnistSet,
+        indices: &[usize],
+        predictions: &[i64],
+        (label, predicted): (u8, u8),
+        step: usize,
+    ) -> Self {
+        let in_cell: Vec<usize> = indices
+            .iter()
+            .zip(predictions)
+            .filter(|&(&i, &guess)| set.labels[i] == label && guess == predicted as i64)
+            .map(|(&i, _)| i)
+            .collect();
+        let indices: Vec<usize> = in_cell.iter().copied().take(Self::MAX).collect();
+        Self {
+            label,
+            predicted,
+            step,
+            total: in_cell.len(),
+            images: indices.iter().map(|&i| set.image(i).to_vec()).collect(),
+            indices,
+        }
+    }
+}
+
 /// Accuracy, confusion matrix and the first mistakes of predictions on `set`.
 pub fn test_report(
     set: &MnistSet,

@@ -7,8 +7,8 @@ use burn::tensor::{Device, Int, Tensor};
 use super::optimizer::Moments;
 use super::plan::PlanError;
 use super::{
-    History, LrSchedule, SessionState, Smoothing, StepPoint, StepReport, TestReport, Trainer,
-    TrainingPlan, test_report,
+    CellDigits, History, LrSchedule, SessionState, Smoothing, StepPoint, StepReport, TestReport,
+    Trainer, TrainingPlan, test_report,
 };
 use crate::data::{Augmentation, MnistSet};
 use crate::model::{Budget, VisionTransformer, seed_randomness};
@@ -54,6 +54,9 @@ pub struct Session {
     seconds: f64,
     smoothing: Smoothing,
     pub history: History,
+    /// The last evaluation's test images and guesses, for [`Session::cell_digits`]; not
+    /// saved (a resumed run has none until it evaluates).
+    last_evaluation: Option<(Vec<usize>, Vec<i64>, usize)>,
 }
 
 impl Session {
@@ -147,6 +150,7 @@ impl Session {
             seconds: state.seconds,
             smoothing: state.smoothing,
             history: state.history,
+            last_evaluation: None,
         }
     }
 
@@ -332,6 +336,24 @@ impl Session {
     pub fn finish_evaluation(&mut self, indices: &[usize], predicted: &[i64]) -> TestReport {
         let report = test_report(&self.test, indices, predicted, self.step(), self.seconds);
         self.history.push_eval(report.point);
+        self.last_evaluation = Some((indices.to_vec(), predicted.to_vec(), self.step()));
         report
+    }
+
+    /// The digits of one cell of the last evaluation's confusion matrix; none before an
+    /// evaluation, or for a digit that is not a class.
+    pub fn cell_digits(&self, label: u8, predicted: u8) -> Option<CellDigits> {
+        let classes = self.plan.config.num_classes;
+        if usize::from(label) >= classes || usize::from(predicted) >= classes {
+            return None;
+        }
+        let (indices, predictions, step) = self.last_evaluation.as_ref()?;
+        Some(CellDigits::of(
+            &self.test,
+            indices,
+            predictions,
+            (label, predicted),
+            *step,
+        ))
     }
 }

@@ -5,6 +5,7 @@ use web_sys::HtmlCanvasElement;
 
 use super::paint;
 use crate::analysis::preprocess;
+use crate::data::IMAGE_SIDE;
 
 /// Side of the drawing surface in canvas pixels; ten times MNIST's 28.
 pub const PAD_SIDE: u32 = 280;
@@ -61,16 +62,21 @@ fn redraw(canvas: &HtmlCanvasElement, strokes: &[Stroke]) {
 }
 
 /// The canvas a person draws on, with Clear and Undo. Reports the MNIST-style 28×28 image
-/// of the drawing (or `None` when empty) after every change, while drawing too.
+/// of the drawing (or `None` when empty) after every change, while drawing too. It can also
+/// show a 28×28 image (a test digit); drawing then starts on a blank pad.
 #[component]
 pub fn DrawPad(
-    /// Called with the model's input image after each change.
+    /// Called with the model's input image after each change of the drawing.
     #[prop(into)]
     on_image: Callback<Option<Vec<u8>>>,
+    /// An image to show instead of the drawing, while there is one.
+    #[prop(into)]
+    shown: Signal<Option<Vec<u8>>>,
 ) -> impl IntoView {
     let canvas_ref = NodeRef::<Canvas>::new();
     let strokes = StoredValue::new(Vec::<Stroke>::new());
     let drawing = StoredValue::new(false);
+    let showing = StoredValue::new(false);
 
     let emit = move || {
         if let Some(canvas) = canvas_ref.get_untracked() {
@@ -87,8 +93,16 @@ pub fn DrawPad(
         emit();
     };
     Effect::new(move |_| {
-        if let Some(canvas) = canvas_ref.get() {
-            strokes.with_value(|s| redraw(&canvas, s));
+        let Some(canvas) = canvas_ref.get() else {
+            return;
+        };
+        match shown.get() {
+            Some(image) => {
+                strokes.update_value(Vec::clear);
+                showing.set_value(true);
+                paint::grey_image(&canvas, &image, IMAGE_SIDE);
+            }
+            None => strokes.with_value(|s| redraw(&canvas, s)),
         }
     });
 
@@ -98,6 +112,10 @@ pub fn DrawPad(
         };
         event.prevent_default();
         let _ = canvas.set_pointer_capture(event.pointer_id());
+        if showing.get_value() {
+            showing.set_value(false);
+            redraw(&canvas, &[]);
+        }
         let p = point(&canvas, &event);
         drawing.set_value(true);
         strokes.update_value(|s| s.push(vec![p]));
@@ -148,6 +166,7 @@ pub fn DrawPad(
                         strokes.update_value(|s| {
                             s.pop();
                         });
+                        showing.set_value(false);
                         rerender();
                     }
                 >
@@ -157,6 +176,7 @@ pub fn DrawPad(
                     data-testid="clear-button"
                     on:click=move |_| {
                         strokes.update_value(Vec::clear);
+                        showing.set_value(false);
                         rerender();
                     }
                 >

@@ -7,9 +7,9 @@ mod draw_pad;
 mod heat_canvas;
 mod model_host;
 pub mod paint;
+mod test_digits;
 mod training;
 
-use std::rc::Rc;
 use std::sync::Arc;
 
 use leptos::prelude::*;
@@ -21,10 +21,11 @@ pub use chart::{LineChart, Series};
 pub use draw_pad::DrawPad;
 pub use heat_canvas::{HeatCanvas, Palette};
 pub use model_host::{EngineSignal, ModelHost, browser_has_webgpu};
+pub use test_digits::{ShownDigit, TestDigits};
 pub use training::{TrainingPanel, WeightsOffer};
 
 use crate::analysis::inference::{Classification, images_of};
-use crate::data::{IMAGE_PIXELS, NUM_CLASSES, RetryPolicy, Split};
+use crate::data::{IMAGE_PIXELS, NUM_CLASSES};
 use crate::web::{self, Backend};
 
 /// The weights the page opens with, relative to the page; `?weights=URL` overrides.
@@ -50,8 +51,9 @@ pub fn App() -> impl IntoView {
     let error = RwSignal::new(None::<String>);
     let status = RwSignal::new("Loading the weights…".to_string());
     let batch_distance = RwSignal::new(None::<Vec<Vec<f32>>>);
-    // Fetched once, then reused for every model swapped in.
-    let distance_digits = StoredValue::new_local(None::<Rc<Vec<[u8; IMAGE_PIXELS]>>>);
+    // Fetched once, then reused for every model swapped in, and for test digits to draw.
+    let test_digits = TestDigits::new();
+    let shown_digit = RwSignal::new(None::<ShownDigit>);
 
     let preferred = web::query_param("backend").and_then(|text| Backend::parse(&text));
     let weights_url = web::query_param("weights").unwrap_or_else(|| DEFAULT_WEIGHTS.to_string());
@@ -81,7 +83,7 @@ pub fn App() -> impl IntoView {
             return;
         }
         status.set(String::new());
-        let digits = distance_digits_of(distance_digits).await;
+        let digits = distance_digits_of(test_digits).await;
         match &digits {
             Ok(digits) => match test_batch_distance(engine, digits).await {
                 Ok(distance) => batch_distance.set(Some(distance)),
@@ -119,7 +121,7 @@ pub fn App() -> impl IntoView {
                 Ok(()) => {
                     model_source.set(source);
                     error.set(None);
-                    let distance = match distance_digits_of(distance_digits).await {
+                    let distance = match distance_digits_of(test_digits).await {
                         Ok(digits) => test_batch_distance(engine, &digits).await.ok(),
                         Err(_) => None,
                     };
@@ -180,33 +182,18 @@ pub fn App() -> impl IntoView {
         // same weights move to another backend.
         {move || {
             host.generation.get();
-            engine.get_untracked().map(|_| view! { <Lab engine=engine on_failure=on_failure batch_distance=batch_distance /> })
+            engine.get_untracked().map(|_| view! { <Lab engine=engine on_failure=on_failure batch_distance=batch_distance test_digits=test_digits digit=shown_digit /> })
         }}
-        <TrainingPanel on_weights=on_weights preferred_backend=preferred />
+        <TrainingPanel on_weights=on_weights preferred_backend=preferred on_digit=Callback::new(move |digit| shown_digit.set(Some(digit))) />
         <footer>
             "MNIST by Yann LeCun and Corinna Cortes, CC BY-SA 3.0. Model: Dosovitskiy et al., ICLR 2021."
         </footer>
     }
 }
 
-/// The first test digits, from the chunk the worker also uses (verified, cached), kept in
-/// `digits` after the first call.
-async fn distance_digits_of(
-    digits: StoredValue<Option<Rc<Vec<[u8; IMAGE_PIXELS]>>>, LocalStorage>,
-) -> Result<Rc<Vec<[u8; IMAGE_PIXELS]>>, String> {
-    if let Some(digits) = digits.get_value() {
-        return Ok(digits);
-    }
-    let source = web::ChunkSource::open(web::DATA_BASE).await.in_slices();
-    let manifest = source.manifest().await?;
-    let entry = manifest
-        .chunks(Split::Test)
-        .first()
-        .ok_or("the manifest lists no test chunk")?;
-    let chunk = source.load(entry, RetryPolicy::default(), |_| {}).await?;
-    let loaded = Rc::new(images_of(&chunk.set, DISTANCE_BATCH));
-    digits.set_value(Some(loaded.clone()));
-    Ok(loaded)
+/// The first test digits, from the chunk the worker also uses (verified, cached).
+async fn distance_digits_of(digits: TestDigits) -> Result<Vec<[u8; IMAGE_PIXELS]>, String> {
+    Ok(images_of(&*digits.get().await?, DISTANCE_BATCH))
 }
 
 async fn test_batch_distance(
@@ -258,6 +245,10 @@ pub fn Lab(
     /// Mean attention distance over a batch of test digits, when known.
     #[prop(into)]
     batch_distance: Signal<Option<Vec<Vec<f32>>>>,
+    /// Where a random test digit comes from.
+    test_digits: TestDigits,
+    /// A test digit shown in the draw panel instead of a drawing, set from anywhere.
+    digit: RwSignal<Option<ShownDigit>>,
 ) -> impl IntoView {
     let Some(first) = engine.get_untracked() else {
         return view! { <p>"No model loaded."</p> }.into_any();
@@ -316,12 +307,41 @@ pub fn Lab(
         });
     });
 
+    // A test digit goes to the model as it is, where a drawing goes through preprocessing.
+    Effect::new(move |_| {
+        if let Some(shown) = digit.get() {
+            on_image.run(Some(shown.image));
+        }
+    });
+    // Drawing (or clearing) puts the pad's own image back.
+    let from_pad = Callback::new(move |image: Option<Vec<u8>>| {
+        if digit.with_untracked(Option::is_some) {
+            digit.set(None);
+        }
+        on_image.run(image);
+    });
+    let random_digit = move |_| {
+        spawn_local(async move {
+            match test_digits.random().await {
+                Ok(shown) => digit.set(Some(shown)),
+                Err(message) => on_failure.run(format!("No test digit: {message}")),
+            }
+        })
+    };
     let grid = config.grid_size();
     view! {
         <main class="lab">
             <section class="card draw">
                 <h2>"Draw a digit"</h2>
-                <DrawPad on_image=on_image />
+                <DrawPad on_image=from_pad shown=Signal::derive(move || digit.get().map(|d| d.image)) />
+                <div class="buttons">
+                    <button data-testid="random-test-digit" on:click=random_digit>"Random test digit"</button>
+                </div>
+                {move || digit.get().map(|d| view! {
+                    <p class="caption" data-testid="shown-digit" data-label=d.label.to_string()>
+                        {format!("{}, labelled {}: the model sees this 28×28 image as it is", d.origin, d.label)}
+                    </p>
+                })}
                 <Latency latencies=latencies runs=runs />
             </section>
             <section class="card prediction" data-testid="prediction-card" data-busy=move || in_flight.get().to_string()>

@@ -90,6 +90,23 @@ test("train, watch the loss fall, pause, resume, use and download the weights, s
 
   assert.ok((await lab.byTestId("mistakes").locator("figure").count()) > 0, "the misclassified digits are shown");
 
+  // From the confusion matrix to the digits, paused so that no new evaluation comes between:
+  // a cell shows its own test digits, and one of them goes into the draw panel.
+  await lab.byTestId("pause-button").click();
+  await until(() => lab.byTestId("run-state").textContent(), (s) => s === "paused", { what: "paused" });
+  const ones = Number(await lab.byTestId("confusion-cell-1-1").textContent());
+  assert.ok(ones > 0, "some 1s read as 1s");
+  await lab.byTestId("confusion-cell-1-1").click();
+  const cell = lab.byTestId("cell-digits");
+  await cell.waitFor({ timeout: 30_000 });
+  assert.equal(Number(await cell.getAttribute("data-total")), ones);
+  assert.equal(await cell.locator("button").count(), Math.min(ones, 32));
+  await cell.locator("button").first().click();
+  await lab.byTestId("shown-digit").waitFor();
+  assert.equal(await lab.byTestId("shown-digit").getAttribute("data-label"), "1");
+  assert.notEqual(await lab.settledPrediction(), "–");
+  await lab.byTestId("pause-button").click();
+
   // Download: a safetensors file of the model in training, with its config.
   const [download] = await Promise.all([page.waitForEvent("download"), lab.byTestId("weights-download").click()]);
   assert.match(download.suggestedFilename(), /\.safetensors$/);

@@ -444,3 +444,53 @@ fn chunk_loader_accepts_a_freshly_encoded_chunk() {
     .unwrap();
     assert_eq!(loaded, set);
 }
+
+#[test]
+fn a_confusion_cell_gives_back_its_own_test_digits() {
+    let plan = TrainingPlan {
+        eval_images: 1000,
+        ..tiny_plan()
+    };
+    let mut session = Session::new(plan, 64, &device()).unwrap();
+    let test = digits(1000);
+    session.add_test(&test);
+    assert_eq!(session.cell_digits(3, 3), None, "no evaluation yet");
+    let indices = session.evaluation_indices();
+    // Every third digit taken for the next one, the rest right.
+    let guesses: Vec<i64> = indices
+        .iter()
+        .map(|&i| {
+            let label = test.labels[i] as i64;
+            if i % 3 == 0 { (label + 1) % 10 } else { label }
+        })
+        .collect();
+    let report = session.finish_evaluation(&indices, &guesses);
+    for (label, predicted) in [(3u8, 4u8), (7, 7), (9, 0), (2, 5)] {
+        let cell = session.cell_digits(label, predicted).unwrap();
+        assert_eq!(
+            cell.total,
+            report.confusion[label as usize][predicted as usize]
+        );
+        assert_eq!(
+            cell.indices.len(),
+            cell.total.min(vitlab::train::CellDigits::MAX)
+        );
+        assert_eq!(cell.step, report.point.step);
+        for (&i, image) in cell.indices.iter().zip(&cell.images) {
+            assert_eq!(test.labels[i], label);
+            assert_eq!(guesses[i] as u8, predicted);
+            assert_eq!(image.as_slice(), test.image(i));
+        }
+        assert!(
+            cell.indices.windows(2).all(|w| w[0] < w[1]),
+            "in test-set order"
+        );
+    }
+    assert_eq!(
+        session.cell_digits(2, 5).unwrap().total,
+        0,
+        "a pair never confused"
+    );
+    assert!(session.cell_digits(7, 7).unwrap().total > vitlab::train::CellDigits::MAX);
+    assert_eq!(session.cell_digits(10, 0), None, "not a class");
+}

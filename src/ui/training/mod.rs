@@ -18,9 +18,10 @@ use crate::protocol::{
     Backend, DataProgress, FromTrainer, RunState, SavedSummary, ToTrainer, WeightsPurpose,
 };
 use crate::run_view::{Effect, Notice, RunView, RunViewStoreFields};
-use crate::train::{History, StepReport, TestReport, TrainingPlan};
+use crate::train::{CellDigits, History, StepReport, TestReport, TrainingPlan};
 use crate::web::{TrainerWorker, saved_run};
 
+use super::ShownDigit;
 use super::chart::{LineChart, Series};
 use files::{offer_download, on_file_chosen};
 use report::{Counters, DataBar, TestView};
@@ -53,6 +54,7 @@ struct Shown {
     history: Memo<History>,
     report: Memo<Option<StepReport>>,
     test: Memo<Option<TestReport>>,
+    cell: Memo<Option<CellDigits>>,
     notices: Memo<Vec<Notice>>,
     failure: Memo<Option<String>>,
     saved: Memo<Option<Result<SavedSummary, String>>>,
@@ -66,6 +68,8 @@ pub fn TrainingPanel(
     /// Backend the page was asked for (`?backend=`), the default for training too; none
     /// times the two.
     preferred_backend: Option<Backend>,
+    /// Puts a test digit into the draw panel.
+    on_digit: Callback<ShownDigit>,
 ) -> impl IntoView {
     let form = RwSignal::new(page_plan(Preset::Seed));
     // `None` once a field is edited: the plan is then custom.
@@ -85,6 +89,7 @@ pub fn TrainingPanel(
         history: Memo::new(move |_| run.history().get()),
         report: Memo::new(move |_| run.report().get()),
         test: Memo::new(move |_| run.test().get()),
+        cell: Memo::new(move |_| run.cell().get()),
         notices: Memo::new(move |_| run.notices().get()),
         failure: Memo::new(move |_| run.failure().get()),
         saved: Memo::new(move |_| run.saved().get()),
@@ -343,7 +348,12 @@ pub fn TrainingPanel(
                     })
                 />
             </div>
-            <TestView test=shown.test.into() />
+            <TestView
+                test=shown.test.into()
+                cell=shown.cell.into()
+                on_cell=Callback::new(move |(label, predicted)| send(ToTrainer::CellDigits { label, predicted }))
+                on_digit=on_digit
+            />
             <div class="buttons weights">
                 <button data-testid="use-weights-button" prop:disabled=move || !has_model() on:click=move |_| send(ToTrainer::ExportWeights { purpose: WeightsPurpose::Use })>
                     "Use these weights"

@@ -4,8 +4,8 @@ use leptos::prelude::*;
 
 use crate::data::NUM_CLASSES;
 use crate::protocol::DataProgress;
-use crate::train::{StepReport, TestReport};
-use crate::ui::{HeatCanvas, Palette};
+use crate::train::{CellDigits, StepReport, TestReport};
+use crate::ui::{HeatCanvas, Palette, ShownDigit};
 
 fn clock(seconds: f64) -> String {
     if !seconds.is_finite() {
@@ -92,10 +92,45 @@ pub(super) fn Counters(
     }
 }
 
-/// The latest evaluation: confusion matrix and misclassified digits.
+/// A test digit as a button that puts it into the draw panel.
 #[component]
-pub(super) fn TestView(test: Signal<Option<TestReport>>) -> impl IntoView {
-    move || {
+fn TestDigitButton(
+    image: Vec<u8>,
+    label: u8,
+    /// The caption under it.
+    caption: String,
+    /// Where it came from, for the draw panel's caption.
+    origin: String,
+    size: u32,
+    on_digit: Callback<ShownDigit>,
+) -> impl IntoView {
+    let values: Vec<f32> = image.iter().map(|&p| p as f32).collect();
+    let title = format!("{origin}, labelled {label}: show it in the draw panel");
+    let digit = ShownDigit {
+        image,
+        label,
+        origin,
+    };
+    view! {
+        <button class="digit-button" title=title.clone() aria-label=title on:click=move |_| on_digit.run(digit.clone())>
+            <figure>
+                <HeatCanvas values=Signal::stored(values) grid=28 size=size palette=Palette::Grey />
+                <figcaption>{caption}</figcaption>
+            </figure>
+        </button>
+    }
+}
+
+/// The latest evaluation: confusion matrix and misclassified digits. A cell of the matrix
+/// asks for its digits (`on_cell`), shown under it; any digit shown goes to the draw panel.
+#[component]
+pub(super) fn TestView(
+    test: Signal<Option<TestReport>>,
+    cell: Signal<Option<CellDigits>>,
+    on_cell: Callback<(u8, u8)>,
+    on_digit: Callback<ShownDigit>,
+) -> impl IntoView {
+    let matrix = move || {
         test.get().map(|report| {
             let max = report
                 .confusion
@@ -106,55 +141,100 @@ pub(super) fn TestView(test: Signal<Option<TestReport>>) -> impl IntoView {
                 .unwrap_or(0)
                 .max(1);
             view! {
-                <div class="test-report">
-                    <div>
-                        <h3>{format!("Confusion on {} test digits (step {})", report.examples, report.point.step)}</h3>
-                        <table class="confusion" data-testid="confusion-matrix">
-                            <tr><th>"true ↓ / predicted →"</th>{(0..NUM_CLASSES).map(|d| view! { <th>{d}</th> }).collect_view()}</tr>
-                            {report
-                                .confusion
-                                .iter()
-                                .enumerate()
-                                .map(|(label, row)| {
-                                    view! {
-                                        <tr>
-                                            <th>{label}</th>
-                                            {row
-                                                .iter()
-                                                .enumerate()
-                                                .map(|(guess, &count)| {
-                                                    let shade = if guess == label { 0.0 } else { count as f64 / max as f64 };
-                                                    view! {
-                                                        <td class:diagonal=guess == label style:background=format!("rgba(224,112,32,{shade:.2})")>{count}</td>
-                                                    }
-                                                })
-                                                .collect_view()}
-                                        </tr>
-                                    }
-                                })
-                                .collect_view()}
-                        </table>
-                    </div>
-                    <div>
-                        <h3>"Misclassified"</h3>
-                        <div class="samples mistakes" data-testid="mistakes">
-                            {report
-                                .mistakes
-                                .iter()
-                                .map(|mistake| {
-                                    let values: Vec<f32> = mistake.image.iter().map(|&p| p as f32).collect();
-                                    view! {
-                                        <figure>
-                                            <HeatCanvas values=Signal::stored(values) grid=28 size=42 palette=Palette::Grey />
-                                            <figcaption>{format!("{} → {}", mistake.label, mistake.predicted)}</figcaption>
-                                        </figure>
-                                    }
-                                })
-                                .collect_view()}
-                        </div>
+                <div>
+                    <h3>{format!("Confusion on {} test digits (step {})", report.examples, report.point.step)}</h3>
+                    <table class="confusion" data-testid="confusion-matrix">
+                        <tr><th>"true ↓ / predicted →"</th>{(0..NUM_CLASSES).map(|d| view! { <th>{d}</th> }).collect_view()}</tr>
+                        {report
+                            .confusion
+                            .iter()
+                            .enumerate()
+                            .map(|(label, row)| {
+                                view! {
+                                    <tr>
+                                        <th>{label}</th>
+                                        {row
+                                            .iter()
+                                            .enumerate()
+                                            .map(|(guess, &count)| {
+                                                let shade = if guess == label { 0.0 } else { count as f64 / max as f64 };
+                                                let ask = move |_| on_cell.run((label as u8, guess as u8));
+                                                let what = format!("{count} test digits labelled {label} taken for {guess}: show them");
+                                                view! {
+                                                    <td class:diagonal=guess == label style:background=format!("rgba(224,112,32,{shade:.2})")>
+                                                        <button data-testid=format!("confusion-cell-{label}-{guess}") aria-label=what on:click=ask>{count}</button>
+                                                    </td>
+                                                }
+                                            })
+                                            .collect_view()}
+                                    </tr>
+                                }
+                            })
+                            .collect_view()}
+                    </table>
+                </div>
+                <div>
+                    <h3>"Misclassified"</h3>
+                    <div class="samples mistakes" data-testid="mistakes">
+                        {report
+                            .mistakes
+                            .iter()
+                            .map(|mistake| {
+                                view! {
+                                    <TestDigitButton
+                                        image=mistake.image.clone()
+                                        label=mistake.label
+                                        caption=format!("{} → {}", mistake.label, mistake.predicted)
+                                        origin=format!("a test digit taken for {}", mistake.predicted)
+                                        size=42
+                                        on_digit=on_digit
+                                    />
+                                }
+                            })
+                            .collect_view()}
                     </div>
                 </div>
             }
         })
+    };
+    let cell_view = move || {
+        cell.get().map(|cell| {
+            let heading = format!(
+                "Labelled {}, predicted {}: {} test digits at step {}{}",
+                cell.label,
+                cell.predicted,
+                cell.total,
+                cell.step,
+                if cell.total > cell.indices.len() { format!(", the first {} shown", cell.indices.len()) } else { String::new() }
+            );
+            view! {
+                <div class="cell-digits" data-testid="cell-digits" data-total=cell.total.to_string()>
+                    <h3>{heading}</h3>
+                    <div class="samples">
+                        {cell
+                            .indices
+                            .iter()
+                            .zip(cell.images)
+                            .map(|(&index, image)| {
+                                view! {
+                                    <TestDigitButton
+                                        image=image
+                                        label=cell.label
+                                        caption=format!("#{index}")
+                                        origin=format!("test digit #{index}")
+                                        size=42
+                                        on_digit=on_digit
+                                    />
+                                }
+                            })
+                            .collect_view()}
+                    </div>
+                </div>
+            }
+        })
+    };
+    view! {
+        <div class="test-report">{matrix}</div>
+        {cell_view}
     }
 }

@@ -123,6 +123,18 @@ pub(super) async fn handle(
         }
         ToTrainer::ExportWeights { purpose } => export(run.as_ref(), purpose).await,
         ToTrainer::ExportRun => export_run(run.as_ref()).await,
+        ToTrainer::CellDigits { label, predicted } => {
+            match run
+                .as_ref()
+                .and_then(|r| r.session.cell_digits(label, predicted))
+            {
+                Some(cell) => post(&FromTrainer::CellDigits(cell), None),
+                None => notice(
+                    "The digits behind a cell come with the run's next evaluation.",
+                    false,
+                ),
+            }
+        }
     }
 }
 
