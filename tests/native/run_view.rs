@@ -170,3 +170,23 @@ fn a_rollback_replaces_the_charts_and_notices_stay_few() {
     assert_eq!(view.history, History::default());
     assert!(view.notices.is_empty() && view.samples.is_empty() && view.saved.is_none());
 }
+
+#[test]
+fn a_cell_s_digits_are_shown_until_the_run_is_cleared() {
+    let mut view = RunView::default();
+    let cell = vitlab::train::CellDigits {
+        label: 4,
+        predicted: 9,
+        step: 300,
+        total: 2,
+        indices: vec![17, 40],
+        images: vec![vec![0; 784], vec![255; 784]],
+    };
+    // Through the worker's JSON, as the page gets it.
+    let json = serde_json::to_string(&FromTrainer::CellDigits(cell.clone())).unwrap();
+    let message: FromTrainer = serde_json::from_str(&json).unwrap();
+    assert_eq!(view.apply(message, None), Effect::None);
+    assert_eq!(view.cell.as_ref(), Some(&cell));
+    view.clear();
+    assert_eq!(view.cell, None, "a new run has no cell of the old one's");
+}
