@@ -23,6 +23,14 @@ impl Backend {
         }
     }
 
+    /// As `?backend=` names it.
+    pub fn param(self) -> &'static str {
+        match self {
+            Self::WebGpu => "webgpu",
+            Self::Cpu => "cpu",
+        }
+    }
+
     pub fn label(self) -> &'static str {
         match self {
             Self::WebGpu => "WebGPU",

@@ -8,7 +8,7 @@ use leptos::prelude::*;
 use vitlab::analysis::preprocess;
 use vitlab::data::images_tensor;
 use vitlab::data::{IMAGE_PIXELS, IMAGE_SIDE};
-use vitlab::ui::{EngineSignal, Lab, ModelHost, ShownDigit, TestDigits, paint};
+use vitlab::ui::{EngineSignal, Lab, MapChoice, ModelHost, ShownDigit, TestDigits, paint};
 use vitlab::web::{Backend, Engine, LocalModel, start_device};
 use vitlab::weights;
 use wasm_bindgen::JsCast;
@@ -209,7 +209,7 @@ async fn the_lab_mounts_and_a_stroke_gets_a_prediction() {
         let engine: EngineSignal = RwSignal::new_local(Some(in_lab));
         view! {
             <Lab engine=engine on_failure=Callback::new(|_| {}) batch_distance=Signal::stored(None)
-                test_digits=TestDigits::new() digit=shown_digit />
+                test_digits=TestDigits::new() digit=shown_digit map=RwSignal::new(MapChoice::Rollout) />
         }
     });
     assert_eq!(by_test_id("prediction").text_content().unwrap(), "–");

@@ -4,4 +4,7 @@
 
 pub mod inference;
 pub mod insight;
+mod map_choice;
 pub mod preprocess;
+
+pub use map_choice::MapChoice;

@@ -33,7 +33,7 @@ pub use report::{
 };
 pub use schedule::LrSchedule;
 #[cfg(feature = "train")]
-pub use session::{PendingStep, Session, TrainingError};
+pub use session::{JOIN_IMAGES, JOIN_STEPS, PendingStep, Session, TrainingError};
 pub use state::{SavedRunError, SessionState, Smoothing};
 #[cfg(feature = "train")]
 pub use trainer::{StepOutput, Trainer, cross_entropy, parameter_gradients};

@@ -94,6 +94,17 @@ impl TrainingPlan {
         }
     }
 
+    /// The preset as the page offers it: fewer epochs, and frequent small evaluations so the
+    /// test curve moves while you watch.
+    pub fn in_page(preset: Preset) -> Self {
+        Self {
+            epochs: 3,
+            eval_every: 100,
+            eval_images: 1000,
+            ..Self::preset(preset)
+        }
+    }
+
     /// Why this plan cannot run in the page, if it cannot.
     pub fn validate(&self) -> Result<(), PlanError> {
         self.validate_within(&Budget::PAGE)

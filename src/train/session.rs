@@ -2,6 +2,8 @@
 //! caller reads the loss back, synchronously or not), evaluated on a test subset, paused,
 //! saved and resumed. The step itself is [`Trainer::step`], the one `vit train` takes.
 
+use std::collections::VecDeque;
+
 use burn::tensor::{Device, Int, Tensor};
 
 use super::optimizer::Moments;
@@ -57,7 +59,22 @@ pub struct Session {
     /// The last evaluation's test images and guesses, for [`Session::cell_digits`]; not
     /// saved (a resumed run has none until it evaluates).
     last_evaluation: Option<(Vec<usize>, Vec<i64>, usize)>,
+    /// Chunks offered ([`Session::offer_train`]) that have not joined the pass yet.
+    arrivals: VecDeque<MnistSet>,
+    /// No more chunks will be offered.
+    complete: bool,
+    /// Fed by [`Session::offer_train`], so on the join schedule (and waiting for it); a
+    /// session fed by [`Session::add_train`] trains on what it has.
+    scheduled: bool,
 }
+
+/// The page's data arrives chunk by chunk while the run trains. A chunk joins the pass at a
+/// step set by how many images have joined, never by when it arrived, so a plan and its
+/// seed draw the same batches however fast the network is: the run waits for a chunk that
+/// is late. Every `JOIN_STEPS` steps the pass may take `JOIN_IMAGES` more images (a chunk
+/// of the shipped data), so all of MNIST has joined by step 96.
+pub const JOIN_STEPS: usize = 4;
+pub const JOIN_IMAGES: usize = 2500;
 
 impl Session {
     /// A fresh model for `plan`; an epoch is `train_items` images (the whole training split,
@@ -151,6 +168,9 @@ impl Session {
             smoothing: state.smoothing,
             history: state.history,
             last_evaluation: None,
+            arrivals: VecDeque::new(),
+            complete: false,
+            scheduled: false,
         }
     }
 
@@ -158,21 +178,59 @@ impl Session {
     pub fn take_data_from(&mut self, other: &mut Session) {
         let train = std::mem::take(&mut other.train);
         self.test = std::mem::take(&mut other.test);
+        self.complete = other.complete;
         self.add_train(&train);
+        for set in std::mem::take(&mut other.arrivals) {
+            self.offer_train(set);
+        }
     }
 
     /// No more images will arrive: the places kept for saved images that did not load again
     /// are given up, so the run goes on with what it has.
     pub fn data_complete(&mut self) {
+        self.complete = true;
         let loaded = self.train.len();
         self.order.retain(|&index| index < loaded);
         self.rejoining = self.rejoining.min(loaded);
     }
 
-    /// Whether a step can be taken: images are loaded, and every image the saved pass kept
-    /// a place for is back.
+    /// Whether a step can be taken: images are loaded, every image the saved pass kept a
+    /// place for is back, and no chunk due to join now is still on its way.
     pub fn can_step(&self) -> bool {
-        !self.train.is_empty() && self.train.len() >= self.rejoining && !self.is_finished()
+        !self.train.is_empty()
+            && self.train.len() >= self.rejoining
+            && !self.is_finished()
+            && !self.waiting_for_a_chunk()
+    }
+
+    /// A chunk that arrived while the run trains (the page's way): it joins the pass at its
+    /// step (see [`JOIN_STEPS`]); [`Session::add_train`] joins at once.
+    pub fn offer_train(&mut self, set: MnistSet) {
+        self.scheduled = true;
+        self.arrivals.push_back(set);
+        self.join_due();
+    }
+
+    /// The pass may take more images at this step (a saved run's own always).
+    fn joining_open(&self) -> bool {
+        self.train.len() < self.rejoining
+            || self.train.len() <= (self.step() / JOIN_STEPS).saturating_mul(JOIN_IMAGES)
+    }
+
+    fn join_due(&mut self) {
+        while self.joining_open()
+            && let Some(set) = self.arrivals.pop_front()
+        {
+            self.add_train(&set);
+        }
+    }
+
+    fn waiting_for_a_chunk(&self) -> bool {
+        self.scheduled
+            && self.arrivals.is_empty()
+            && !self.complete
+            && self.train.len() < self.train_items
+            && self.joining_open()
     }
 
     /// What to save besides the model.
@@ -263,6 +321,8 @@ impl Session {
         };
         let lr = self.schedule.at(self.trainer.step);
         let output = self.trainer.step(&batch, lr);
+        // What is due at the next step joins before it draws.
+        self.join_due();
         Some(PendingStep {
             loss: output.loss,
             correct: output.correct,

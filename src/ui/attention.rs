@@ -6,36 +6,9 @@ use leptos::prelude::*;
 
 use super::heat_canvas::HeatCanvas;
 use super::paint;
+use crate::analysis::MapChoice;
 use crate::analysis::inference::Classification;
 use crate::data::IMAGE_SIDE;
-
-/// Which attention map the large view shows.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum MapChoice {
-    /// Attention rollout through all layers.
-    Rollout,
-    /// The class token's attention in one layer, averaged over heads.
-    LayerMean(usize),
-    /// The class token's attention in one layer and head.
-    Head(usize, usize),
-}
-
-impl MapChoice {
-    fn label(self) -> String {
-        match self {
-            Self::Rollout => "attention rollout (all layers)".into(),
-            Self::LayerMean(l) => format!("layer {}, mean of heads", l + 1),
-            Self::Head(l, h) => format!("layer {}, head {}", l + 1, h + 1),
-        }
-    }
-
-    fn layer(self, depth: usize) -> usize {
-        match self {
-            Self::Rollout => depth.saturating_sub(1),
-            Self::LayerMean(l) | Self::Head(l, _) => l,
-        }
-    }
-}
 
 fn class_map(result: &Classification, choice: MapChoice) -> Vec<f32> {
     match choice {
@@ -67,8 +40,9 @@ pub fn AttentionView(
     grid: usize,
     depth: usize,
     heads: usize,
+    /// The map shown large; kept by the page, so a link can set it and share it.
+    choice: RwSignal<MapChoice>,
 ) -> impl IntoView {
-    let choice = RwSignal::new(MapChoice::Rollout);
     let hovered = RwSignal::new(None::<usize>);
     let image_ref = NodeRef::<Canvas>::new();
     let overlay_ref = NodeRef::<Canvas>::new();

@@ -16,7 +16,7 @@ use leptos::prelude::*;
 use leptos::task::spawn_local;
 
 pub use analysis::AnalysisView;
-pub use attention::{AttentionView, MapChoice};
+pub use attention::AttentionView;
 pub use chart::{LineChart, Series};
 pub use draw_pad::DrawPad;
 pub use heat_canvas::{HeatCanvas, Palette};
@@ -24,8 +24,10 @@ pub use model_host::{EngineSignal, ModelHost, browser_has_webgpu};
 pub use test_digits::{ShownDigit, TestDigits};
 pub use training::{TrainingPanel, WeightsOffer};
 
+pub use crate::analysis::MapChoice;
 use crate::analysis::inference::{Classification, images_of};
 use crate::data::{IMAGE_PIXELS, NUM_CLASSES};
+use crate::share::Experiment;
 use crate::web::{self, Backend};
 
 /// The weights the page opens with, relative to the page; `?weights=URL` overrides.
@@ -58,6 +60,14 @@ pub fn App() -> impl IntoView {
     let preferred = web::query_param("backend").and_then(|text| Backend::parse(&text));
     let weights_url = web::query_param("weights").unwrap_or_else(|| DEFAULT_WEIGHTS.to_string());
     let model_source = RwSignal::new(weights_url.clone());
+    // The address of the model in use, for a link to the experiment; none for an upload or a
+    // training run's weights.
+    let model_url = RwSignal::new(Some(weights_url.clone()));
+    let (experiment, link_problems) = Experiment::read_query(&web::query());
+    if !link_problems.is_empty() {
+        error.set(Some(format!("The link: {}.", link_problems.join("; "))));
+    }
+    let map = RwSignal::new(experiment.map.unwrap_or_default());
 
     spawn_local(async move {
         let bytes = match web::fetch_bytes(&weights_url, |done, total| {
@@ -83,6 +93,17 @@ pub fn App() -> impl IntoView {
             return;
         }
         status.set(String::new());
+        if let Some(config) = engine.with_untracked(|e| e.as_ref().map(|e| e.config.clone()))
+            && !map.get_untracked().fits(config.depth, config.heads)
+        {
+            error.set(Some(format!(
+                "The link: map={}: the model has {} layers of {} heads; ignored.",
+                map.get_untracked().to_param(),
+                config.depth,
+                config.heads
+            )));
+            map.set(MapChoice::Rollout);
+        }
         let digits = distance_digits_of(test_digits).await;
         match &digits {
             Ok(digits) => match test_batch_distance(engine, digits).await {
@@ -119,6 +140,8 @@ pub fn App() -> impl IntoView {
             let backend = host.backend().unwrap_or(Backend::Cpu);
             match host.install(&bytes, backend).await {
                 Ok(()) => {
+                    let shipped = SHIPPED_MODELS.iter().any(|(url, _)| *url == source);
+                    model_url.set(shipped.then(|| source.clone()));
                     model_source.set(source);
                     error.set(None);
                     let distance = match distance_digits_of(test_digits).await {
@@ -182,9 +205,16 @@ pub fn App() -> impl IntoView {
         // same weights move to another backend.
         {move || {
             host.generation.get();
-            engine.get_untracked().map(|_| view! { <Lab engine=engine on_failure=on_failure batch_distance=batch_distance test_digits=test_digits digit=shown_digit /> })
+            engine.get_untracked().map(|_| view! { <Lab engine=engine on_failure=on_failure batch_distance=batch_distance test_digits=test_digits digit=shown_digit map=map /> })
         }}
-        <TrainingPanel on_weights=on_weights preferred_backend=preferred on_digit=Callback::new(move |digit| shown_digit.set(Some(digit))) />
+        <TrainingPanel
+            on_weights=on_weights
+            preferred_backend=preferred
+            on_digit=Callback::new(move |digit| shown_digit.set(Some(digit)))
+            initial_plan=experiment.plan
+            map=map
+            model_url=model_url
+        />
         <footer>
             "MNIST by Yann LeCun and Corinna Cortes, CC BY-SA 3.0. Model: Dosovitskiy et al., ICLR 2021."
         </footer>
@@ -249,12 +279,18 @@ pub fn Lab(
     test_digits: TestDigits,
     /// A test digit shown in the draw panel instead of a drawing, set from anywhere.
     digit: RwSignal<Option<ShownDigit>>,
+    /// The attention map shown large (a link may set it).
+    map: RwSignal<MapChoice>,
 ) -> impl IntoView {
     let Some(first) = engine.get_untracked() else {
         return view! { <p>"No model loaded."</p> }.into_any();
     };
     let config = first.config.clone();
     let insight = Arc::new(first.insight.clone());
+    // Other weights may have fewer layers or heads than the map asks for.
+    if !map.get_untracked().fits(config.depth, config.heads) {
+        map.set(MapChoice::Rollout);
+    }
 
     let input = RwSignal::new(None::<Vec<u8>>);
     let result = RwSignal::new(None::<Arc<Classification>>);
@@ -350,7 +386,7 @@ pub fn Lab(
             </section>
             <section class="card heatmaps">
                 <h2>"Where it looks"</h2>
-                <AttentionView result=result input=input grid=grid depth=config.depth heads=config.heads />
+                <AttentionView result=result input=input grid=grid depth=config.depth heads=config.heads choice=map />
             </section>
             <section class="card wide">
                 <h2>"Inside the model"</h2>

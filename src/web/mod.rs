@@ -32,6 +32,13 @@ pub use read::{read_floats, read_ints};
 pub use trainer::run_training_worker;
 pub use trainer_client::{TrainerWorker, WORKER_SCRIPT};
 
+/// The page's query string, with its `?` (empty when there is none).
+pub fn query() -> String {
+    web_sys::window()
+        .and_then(|window| window.location().search().ok())
+        .unwrap_or_default()
+}
+
 /// A query parameter of the page's URL, e.g. `backend` in `?backend=cpu`.
 pub fn query_param(name: &str) -> Option<String> {
     let search = web_sys::window()?.location().search().ok()?;

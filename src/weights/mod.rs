@@ -23,6 +23,7 @@ pub use average::{AverageError, average};
 #[cfg(feature = "train")]
 pub(crate) use codec::decode_checked;
 pub use codec::{CONFIG_KEY, decode, decode_within, encode, encode_with};
+pub(crate) use error::cut;
 pub use error::{Mismatch, WeightsError, brief};
 pub(crate) use names::ParamLoader;
 #[cfg(feature = "train")]

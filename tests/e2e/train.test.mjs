@@ -18,13 +18,18 @@ after(async () => {
   server?.close();
 });
 
-/** A new page, readied by `prepare(page)`, with the lab open on the CPU backend. */
-async function openOnCpu(prepare = async () => {}) {
+/** A new page, readied by `prepare(page)`, with the lab open at `query`. */
+async function openAt(query, prepare = async () => {}) {
   const page = await browser.newPage();
   await prepare(page);
   const lab = new LabPage(page);
-  await lab.open(`${server.url}?backend=cpu`);
+  await lab.open(`${server.url}${query}`);
   return { page, lab };
+}
+
+/** A new page, readied by `prepare(page)`, with the lab open on the CPU backend. */
+async function openOnCpu(prepare = async () => {}) {
+  return openAt("?backend=cpu", prepare);
 }
 
 /** A lab on the CPU whose run trained 5 steps or more and was stopped, so saved. */
@@ -377,5 +382,61 @@ test("Stop and Reset end a start whose manifest never comes, at once, and the sa
     }
   }
   await page.context().unroute(manifest);
+  await page.close();
+});
+
+/** The losses of a run's first `steps` steps, from the run file it saves on Stop. */
+async function lossesOfRun(page, lab, steps) {
+  await lab.byTestId("train-button").click();
+  await until(() => numberIn(lab, "training-step"), (s) => s >= steps, { timeout: 120_000, what: `step ${steps}` });
+  await lab.byTestId("stop-button").click();
+  await until(() => lab.byTestId("run-state").textContent(), (s) => s === "stopped", { what: "stopped" });
+  const [download] = await Promise.all([page.waitForEvent("download"), lab.byTestId("run-download").click()]);
+  const bytes = await readFile(await download.path());
+  const header = JSON.parse(bytes.subarray(8, 8 + Number(bytes.readBigUInt64LE(0))).toString());
+  const history = JSON.parse(header.__metadata__["vitlab.session"]).history;
+  return history.steps.filter((p) => p.step <= steps).map((p) => p.loss);
+}
+
+test("an experiment as a link fills the form and the view, and trains the same on the CPU however the data arrives", async () => {
+  const link = "?backend=cpu&preset=seed&depth=1&dim=32&heads=4&mlp=64&batch=32&epochs=1&seed=7&map=layer-2";
+  const { page, lab } = await openAt(link);
+  assert.equal(await lab.byTestId("plan-depth").inputValue(), "1");
+  assert.equal(await lab.byTestId("plan-batch").inputValue(), "32");
+  assert.equal(await lab.byTestId("seed-field").inputValue(), "7");
+  await lab.stroke(ONE);
+  await lab.settledPrediction();
+  assert.match(await page.locator(".attention-main .caption").textContent(), /layer 2, mean of heads/);
+  // The page's own link holds the same experiment.
+  const shared = new URL(await lab.byTestId("share-link").getAttribute("href"), server.url).searchParams;
+  for (const [key, value] of new URLSearchParams(link)) assert.equal(shared.get(key), value, key);
+  assert.equal(shared.get("weights"), "pretrained/vit-lab.safetensors");
+
+  // Chunks join the pass at fixed steps (4, 8, 12): served at once here, and late below.
+  const steps = 14;
+  const fast = await lossesOfRun(page, lab, steps);
+  const slow = await openAt(link, async (page) => {
+    await page.context().route(/mnist\/train-0(0[1-9]|[1-9]\d)\.bin$/, async (route) => {
+      await new Promise((resolve) => setTimeout(resolve, 1500));
+      await route.continue();
+    });
+  });
+  const late = await lossesOfRun(slow.page, slow.lab, steps);
+  assert.equal(fast.length, steps);
+  assert.deepEqual(late, fast, "the same loss at every step");
+  await page.close();
+  await slow.page.close();
+});
+
+test("a link's bad values are named and ignored, and the form keeps its own", async () => {
+  const { page, lab } = await openAt(`?backend=cpu&depth=abc&lr=1e999&map=head-99-1&seed=${"9".repeat(300)}`);
+  const message = await lab.byTestId("error").textContent();
+  for (const named of ["depth=abc", "lr=1e999", "map=head-99-1", "seed=9999"]) assert.ok(message.includes(named), `${named} in: ${message}`);
+  assert.ok(message.length < 600, `a ${message.length}-character message`);
+  assert.equal(await lab.byTestId("plan-depth").inputValue(), "6", "the seed preset's depth");
+  // A map the model does not have is named once the model is in.
+  await lab.page.goto(`${server.url}?backend=cpu&map=head-7-1`);
+  await lab.byTestId("model-ready").waitFor({ timeout: 120_000 });
+  await until(() => lab.byTestId("error").textContent(), (text) => /map=head-7-1: the model has 6 layers/.test(text), { what: "the map named" });
   await page.close();
 });

@@ -12,6 +12,7 @@ mod parity;
 mod preprocess;
 mod run_view;
 mod session;
+mod share;
 mod train;
 mod weights;
 

@@ -494,3 +494,71 @@ fn a_confusion_cell_gives_back_its_own_test_digits() {
     assert!(session.cell_digits(7, 7).unwrap().total > vitlab::train::CellDigits::MAX);
     assert_eq!(session.cell_digits(10, 0), None, "not a class");
 }
+
+/// The first `count` training chunks, as the page's loader delivers them.
+fn train_chunks(count: usize) -> Vec<MnistSet> {
+    let dir = native::default_data_dir();
+    let manifest = native::read_manifest(&dir).unwrap();
+    manifest.train[..count]
+        .iter()
+        .map(|entry| {
+            let bytes = std::fs::read(dir.join(&entry.file)).unwrap();
+            vitlab::data::decode_chunk(&bytes, entry).unwrap()
+        })
+        .collect()
+}
+
+#[test]
+fn chunks_join_the_pass_at_their_steps_however_late_they_arrive() {
+    use vitlab::train::{JOIN_IMAGES, JOIN_STEPS};
+    let chunks = train_chunks(3);
+    assert!(chunks.iter().all(|c| c.len() == JOIN_IMAGES));
+    let plan = TrainingPlan {
+        epochs: 1,
+        augment: true,
+        ..tiny_plan()
+    };
+    let steps = 3 * JOIN_STEPS + 2;
+    // All the data at once, offered before the first step: chunks still join on schedule.
+    let mut early = Session::new(plan.clone(), 3 * JOIN_IMAGES, &device()).unwrap();
+    chunks.iter().for_each(|c| early.offer_train(c.clone()));
+    let saved_at = JOIN_STEPS + 2;
+    let mut early_losses = run_steps(&mut early, saved_at);
+    let saved = early.checkpoint();
+    early_losses.extend(run_steps(&mut early, steps - saved_at));
+    // Each chunk as late as it can be: the run waits for it at its step.
+    let mut late = Session::new(plan, 3 * JOIN_IMAGES, &device()).unwrap();
+    let mut late_losses = Vec::new();
+    for (k, chunk) in chunks.iter().enumerate() {
+        late.offer_train(chunk.clone());
+        while late.can_step() && late_losses.len() < steps {
+            late_losses.extend(run_steps(&mut late, 1));
+        }
+        if k < 2 {
+            assert_eq!(
+                late.step(),
+                (k + 1) * JOIN_STEPS,
+                "waits for chunk {}",
+                k + 1
+            );
+            assert_eq!(late.train_loaded(), (k + 1) * JOIN_IMAGES);
+        }
+    }
+    assert_eq!(late_losses, early_losses, "the same batches, loss for loss");
+
+    // Saved with a chunk waiting to join, resumed, its data offered again: the same steps.
+    let mut resumed = Session::resume(saved, &device()).unwrap();
+    chunks.iter().for_each(|c| resumed.offer_train(c.clone()));
+    assert_eq!(
+        run_steps(&mut resumed, steps - saved_at),
+        early_losses[saved_at..]
+    );
+
+    // A chunk that never comes (given up on) holds the run only until the data is complete.
+    let mut short = Session::new(tiny_plan(), 3 * JOIN_IMAGES, &device()).unwrap();
+    short.offer_train(chunks[0].clone());
+    run_steps(&mut short, JOIN_STEPS);
+    assert!(!short.can_step());
+    short.data_complete();
+    assert!(short.can_step());
+}

@@ -23,25 +23,13 @@ use crate::web::{TrainerWorker, saved_run};
 
 use super::ShownDigit;
 use super::chart::{LineChart, Series};
+use crate::analysis::MapChoice;
+use crate::share::Experiment;
 use files::{offer_download, on_file_chosen};
 use report::{Counters, DataBar, TestView};
 
 /// Weights handed to the draw panel, with a name for where they came from.
 pub type WeightsOffer = (Vec<u8>, String);
-
-/// Epochs the page proposes: a first look in minutes, not the full recipe.
-const PAGE_EPOCHS: usize = 3;
-
-/// The preset as the page offers it: fewer epochs, and frequent small evaluations so the test
-/// curve moves while you watch.
-fn page_plan(preset: Preset) -> TrainingPlan {
-    TrainingPlan {
-        epochs: PAGE_EPOCHS,
-        eval_every: 100,
-        eval_images: 1000,
-        ..TrainingPlan::preset(preset)
-    }
-}
 
 /// The parts of the run's view the panel draws, each a memo of its own.
 #[derive(Clone, Copy)]
@@ -70,11 +58,36 @@ pub fn TrainingPanel(
     preferred_backend: Option<Backend>,
     /// Puts a test digit into the draw panel.
     on_digit: Callback<ShownDigit>,
+    /// The plan a link set, already checked.
+    initial_plan: Option<TrainingPlan>,
+    /// What a link to this experiment holds beside the plan: the map shown large and the
+    /// model's address (none for a model without one, such as an upload).
+    #[prop(into)]
+    map: Signal<MapChoice>,
+    #[prop(into)] model_url: Signal<Option<String>>,
 ) -> impl IntoView {
-    let form = RwSignal::new(page_plan(Preset::Seed));
-    // `None` once a field is edited: the plan is then custom.
-    let preset = RwSignal::new(Some(Preset::Seed));
     let backend_choice = RwSignal::new(preferred_backend);
+    let form = RwSignal::new(
+        initial_plan
+            .clone()
+            .unwrap_or_else(|| TrainingPlan::in_page(Preset::Seed)),
+    );
+    // `None` once a field is edited: the plan is then custom.
+    let preset = RwSignal::new(match initial_plan {
+        None => Some(Preset::Seed),
+        Some(plan) => [Preset::Seed, Preset::Lab]
+            .into_iter()
+            .find(|&preset| TrainingPlan::in_page(preset) == plan),
+    });
+    let share_href = move || {
+        let query = Experiment::query(
+            &form.get(),
+            backend_choice.get(),
+            map.get(),
+            model_url.get().as_deref(),
+        );
+        format!("?{query}")
+    };
     let run = Store::new(RunView::default());
     let worker = StoredValue::new_local(None::<TrainerWorker>);
     // Each message changes the store as a whole, which wakes every reader of it: each part of
@@ -206,7 +219,15 @@ pub fn TrainingPanel(
         view! {
             <label>
                 <span>{label}</span>
-                <input type="number" step=step min="0" prop:value=value on:change=set_field(apply) prop:disabled=running />
+                <input
+                    type="number"
+                    step=step
+                    min="0"
+                    data-testid=format!("plan-{}", label.to_lowercase().replace(' ', "-"))
+                    prop:value=value
+                    on:change=set_field(apply)
+                    prop:disabled=running
+                />
             </label>
         }
     };
@@ -224,7 +245,7 @@ pub fn TrainingPanel(
                         on:change=move |ev| {
                             let chosen = Preset::parse(&event_target_value(&ev));
                             if let Some(chosen) = chosen {
-                                form.set(page_plan(chosen));
+                                form.set(TrainingPlan::in_page(chosen));
                             }
                             preset.set(chosen);
                         }
@@ -242,6 +263,22 @@ pub fn TrainingPanel(
                 {number("Learning rate", field(|p| p.lr.to_string()), "0.0001", |p, v| p.lr = v)}
                 {number("Batch", field(|p| p.batch_size.to_string()), "1", |p, v| p.batch_size = v as usize)}
                 {number("Epochs", field(|p| p.epochs.to_string()), "1", |p, v| p.epochs = v as usize)}
+                <label>
+                    <span>"Seed"</span>
+                    <input
+                        type="number"
+                        step="1"
+                        min="0"
+                        data-testid="seed-field"
+                        prop:value=field(|p| p.seed.to_string())
+                        prop:disabled=running
+                        on:change=move |ev| {
+                            if let Ok(seed) = event_target_value(&ev).trim().parse::<u64>() {
+                                form.update(|p| p.seed = seed);
+                            }
+                        }
+                    />
+                </label>
                 <label class="check">
                     <input
                         type="checkbox"
@@ -257,7 +294,7 @@ pub fn TrainingPanel(
                 <label>
                     <span>"Device"</span>
                     <select
-                        prop:value=move || backend_choice.get().map_or("auto", |b| match b { Backend::Cpu => "cpu", Backend::WebGpu => "webgpu" })
+                        prop:value=move || backend_choice.get().map_or("auto", Backend::param)
                         prop:disabled=running
                         on:change=move |ev| backend_choice.set(Backend::parse(&event_target_value(&ev)))
                     >
@@ -278,6 +315,10 @@ pub fn TrainingPanel(
                     }}
                 </p>
             </div>
+            <p class="share">
+                <a data-testid="share-link" href=share_href>"Link to this experiment"</a>
+                " — the plan with its seed, the device, the model and the map shown."
+            </p>
             <div class="buttons">
                 <button data-testid="train-button" on:click=start prop:disabled=running>"Train"</button>
                 <button data-testid="pause-button" on:click=pause_or_resume prop:disabled=move || !has_model() || shown.state.get() == RunState::Finished>

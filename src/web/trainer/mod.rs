@@ -94,7 +94,7 @@ async fn main_loop(inbox: Rc<Inbox>) {
         if let Some(run) = run.as_mut() {
             for (_, split, set) in arrived {
                 match split {
-                    Split::Train => run.session.add_train(&set),
+                    Split::Train => run.session.offer_train(set),
                     Split::Test => run.session.add_test(&set),
                 }
             }
