@@ -26,6 +26,24 @@ fn class_map(result: &Classification, choice: MapChoice) -> Vec<f32> {
     }
 }
 
+/// What a screen reader says of the large map: what it shows and its strongest patches.
+fn map_summary(values: &[f32], grid: usize, label: &str) -> String {
+    let mut ranked: Vec<(usize, f32)> = values.iter().copied().enumerate().collect();
+    ranked.sort_by(|a, b| b.1.total_cmp(&a.1));
+    let top: Vec<String> = ranked
+        .iter()
+        .take(3)
+        .map(|&(i, v)| {
+            format!(
+                "row {}, column {} ({v:.3})",
+                i / grid.max(1) + 1,
+                i % grid.max(1) + 1
+            )
+        })
+        .collect();
+    format!("{label}; strongest patches: {}", top.join(", "))
+}
+
 /// The heatmaps: the chosen map over the model's input, a legend, patch hover, and every
 /// layer and head as small multiples.
 #[component]
@@ -142,13 +160,15 @@ pub fn AttentionView(
         <div class="attention">
             <div class="attention-main">
                 <div class="stack">
-                    <canvas node_ref=image_ref width=280 height=280 data-testid="model-input" class="under"></canvas>
+                    <canvas node_ref=image_ref width=280 height=280 data-testid="model-input" class="under" aria-hidden="true"></canvas>
                     <canvas
                         node_ref=overlay_ref
                         width=280
                         height=280
                         class="over"
                         data-testid="attention-map"
+                        role="img"
+                        aria-label=move || shown.get().map(|(values, label)| map_summary(&values, grid, &label)).unwrap_or_else(|| "no drawing yet".into())
                         on:mousemove=on_hover
                         on:mouseleave=move |_| hovered.set(None)
                     ></canvas>
@@ -161,7 +181,7 @@ pub fn AttentionView(
                 </div>
                 <p class="hint">"Hover a patch to see where it looks. The model sees the 28×28 image underneath."</p>
             </div>
-            <div class="multiples">
+            <div class="multiples scroll-x" tabindex="0" role="region" aria-label="every layer's and head's map">
                 <table>
                     <thead>
                         <tr>

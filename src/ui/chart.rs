@@ -67,6 +67,31 @@ pub fn LineChart(
         (all, x, y)
     };
     let total_points = move || series.with(|s| s.iter().map(|s| s.points.len()).sum::<usize>());
+    // For a screen reader: each line's last value and its range, not "image".
+    let x_name = x_label.clone();
+    let summary = move || {
+        series.with(|all| {
+            let lines: Vec<String> = all
+                .iter()
+                .filter_map(|s| {
+                    let &(x, y) = s.points.last()?;
+                    let (lo, hi) = bounds(s.points.iter().map(|p| p.1))?;
+                    Some(format!(
+                        "{}: {} at {x_name} {x:.0}, from {} to {}",
+                        s.label,
+                        tick(y),
+                        tick(lo),
+                        tick(hi)
+                    ))
+                })
+                .collect();
+            if lines.is_empty() {
+                "no points yet".to_string()
+            } else {
+                lines.join("; ")
+            }
+        })
+    };
     view! {
         <figure class="line-chart">
             <svg
@@ -74,6 +99,7 @@ pub fn LineChart(
                 data-testid=testid
                 data-points=move || total_points().to_string()
                 role="img"
+                aria-label=summary
             >
                 {move || {
                     let (all, x, y) = layout();

@@ -153,6 +153,8 @@ pub fn DrawPad(
                 height=PAD_SIDE
                 class="pad"
                 data-testid="draw-canvas"
+                role="img"
+                aria-label="drawing pad: draw a digit with a mouse, a finger or a pen (or show a random test digit below)"
                 style="touch-action: none"
                 on:pointerdown=on_down
                 on:pointermove=on_move

@@ -16,6 +16,33 @@ pub enum Palette {
     Grey,
 }
 
+/// What a screen reader says of a tile: its values' range and where the largest is.
+fn describe(values: &[f32], grid: usize, palette: Palette, title: &str) -> String {
+    let lead = if title.is_empty() {
+        String::new()
+    } else {
+        format!("{title}: ")
+    };
+    if values.is_empty() {
+        return format!("{lead}nothing yet");
+    }
+    if palette == Palette::Grey {
+        let ink = values.iter().filter(|&&v| v > 127.0).count();
+        return format!("{lead}a {grid}×{grid} grey image, {ink} of its pixels inked");
+    }
+    let (lo, hi) = paint::range(values);
+    let top = values
+        .iter()
+        .enumerate()
+        .max_by(|a, b| a.1.total_cmp(b.1))
+        .map_or(0, |(i, _)| i);
+    format!(
+        "{lead}a {grid}×{grid} map from {lo:.3} to {hi:.3}, largest at row {}, column {}",
+        top / grid.max(1) + 1,
+        top % grid.max(1) + 1
+    )
+}
+
 /// A canvas showing a `grid × grid` array, repainted whenever `values` changes.
 #[component]
 pub fn HeatCanvas(
@@ -54,5 +81,7 @@ pub fn HeatCanvas(
             }
         }
     });
-    view! { <canvas node_ref=canvas_ref width=size height=size class="heat" title=title></canvas> }
+    let named = title.clone();
+    let label = move || describe(&values.get(), grid, palette, &named);
+    view! { <canvas node_ref=canvas_ref width=size height=size class="heat" title=title role="img" aria-label=label></canvas> }
 }

@@ -25,6 +25,7 @@ pub(super) fn DataBar(
         <div class="data">
             <progress
                 data-testid="data-progress"
+                aria-label="MNIST downloaded"
                 max="1"
                 prop:value=move || data.get().fraction()
                 data-value=move || format!("{:.4}", data.get().fraction())
@@ -143,6 +144,7 @@ pub(super) fn TestView(
             view! {
                 <div>
                     <h3>{format!("Confusion on {} test digits (step {})", report.examples, report.point.step)}</h3>
+                    <div class="scroll-x" tabindex="0" role="region" aria-label="confusion matrix">
                     <table class="confusion" data-testid="confusion-matrix">
                         <tr><th>"true ↓ / predicted →"</th>{(0..NUM_CLASSES).map(|d| view! { <th>{d}</th> }).collect_view()}</tr>
                         {report
@@ -172,6 +174,7 @@ pub(super) fn TestView(
                             })
                             .collect_view()}
                     </table>
+                    </div>
                 </div>
                 <div>
                     <h3>"Misclassified"</h3>
