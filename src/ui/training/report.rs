@@ -164,7 +164,7 @@ pub(super) fn TestView(
                                                 let ask = move |_| on_cell.run((label as u8, guess as u8));
                                                 let what = format!("{count} test digits labelled {label} taken for {guess}: show them");
                                                 view! {
-                                                    <td class:diagonal=guess == label class:strong=shade > 0.65 style:background=format!("rgba(224,112,32,{shade:.2})")>
+                                                    <td class:diagonal=guess == label class:strong={shade > 0.65} style:background=format!("rgba(224,112,32,{shade:.2})")>
                                                         <button data-testid=format!("confusion-cell-{label}-{guess}") aria-label=what on:click=ask>{count}</button>
                                                     </td>
                                                 }
