@@ -25,7 +25,7 @@ async function seriousViolations(page) {
   const { violations } = await page.evaluate(() => globalThis.axe.run(document, { resultTypes: ["violations"] }));
   return violations
     .filter((v) => v.impact === "serious" || v.impact === "critical")
-    .map((v) => `${v.id} (${v.impact}): ${v.nodes.length} × ${v.nodes[0]?.target.join(" ")}`);
+    .map((v) => `${v.id} (${v.impact}): ${v.nodes.length} × ${v.nodes[0]?.target.join(" ")}: ${v.nodes[0]?.failureSummary?.split("\n").slice(1).join(" ")}`);
 }
 
 /** A stroke drawn with a finger, through Chromium's touch events. */
