@@ -93,6 +93,9 @@ pub(super) fn Counters(
     }
 }
 
+/// The most orange a confusion cell gets: its number stays readable on it in either theme.
+const MAX_SHADE: f64 = 0.45;
+
 /// A test digit as a button that puts it into the draw panel.
 #[component]
 fn TestDigitButton(
@@ -164,7 +167,7 @@ pub(super) fn TestView(
                                                 let ask = move |_| on_cell.run((label as u8, guess as u8));
                                                 let what = format!("{count} test digits labelled {label} taken for {guess}: show them");
                                                 view! {
-                                                    <td class:diagonal=guess == label class:strong={shade > 0.65} style:background=format!("rgba(224,112,32,{shade:.2})")>
+                                                    <td class:diagonal=guess == label style:background=format!("rgba(224,112,32,{:.2})", MAX_SHADE * shade)>
                                                         <button data-testid=format!("confusion-cell-{label}-{guess}") aria-label=what on:click=ask>{count}</button>
                                                     </td>
                                                 }
