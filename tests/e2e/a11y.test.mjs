@@ -79,3 +79,31 @@ test("on a 360-px phone with touch: the pad fills the width, nothing scrolls sid
   await lab.byTestId("stop-button").tap();
   await context.close();
 });
+
+/** Presses Tab until the focus is on an element matching `selector`; fails past `most`. */
+async function tabTo(page, selector, most = 300) {
+  for (let presses = 0; presses < most; presses++) {
+    await page.keyboard.press("Tab");
+    if (await page.evaluate((s) => document.activeElement?.matches(s), selector)) return;
+  }
+  throw new Error(`${selector} is not reached by Tab`);
+}
+
+test("by keyboard alone: a test digit into the model, another map, a run started and stopped", async () => {
+  const lab = new LabPage(await browser.newPage());
+  await lab.open(`${server.url}?backend=cpu&preset=seed&depth=1&dim=32&heads=4&mlp=64&batch=32`);
+  await tabTo(lab.page, '[data-testid="random-test-digit"]');
+  await lab.page.keyboard.press("Enter");
+  await lab.byTestId("shown-digit").waitFor();
+  assert.notEqual(await lab.settledPrediction(), "–");
+  await tabTo(lab.page, ".thumb");
+  await lab.page.keyboard.press("Enter");
+  await until(() => lab.page.locator(".attention-main .caption").textContent(), (t) => /layer 1, mean of heads/.test(t), { what: "the map chosen" });
+  await tabTo(lab.page, '[data-testid="train-button"]');
+  await lab.page.keyboard.press("Enter");
+  await until(() => numberIn(lab, "training-step"), (s) => s >= 2, { timeout: 120_000, what: "step 2" });
+  await tabTo(lab.page, '[data-testid="stop-button"]');
+  await lab.page.keyboard.press("Enter");
+  await until(() => lab.byTestId("run-state").textContent(), (s) => s === "stopped", { what: "stopped" });
+  await lab.page.close();
+});
