@@ -8,6 +8,7 @@ pub mod data;
 pub mod model;
 pub mod protocol;
 pub mod rng;
+pub mod run_record;
 pub mod run_view;
 pub mod share;
 pub mod train;

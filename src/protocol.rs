@@ -86,6 +86,8 @@ pub enum WeightsPurpose {
     Use,
     /// Offer them as a file.
     Download,
+    /// Keep them with the run's record in the runs table.
+    Keep,
 }
 
 /// Where a run stands.

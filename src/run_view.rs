@@ -54,6 +54,10 @@ pub enum Effect {
     },
     /// The saved run may have changed: read its summary again.
     RefreshSaved,
+    /// Weights to keep with the run's record.
+    KeepWeights {
+        bytes: Vec<u8>,
+    },
 }
 
 impl RunView {
@@ -112,6 +116,7 @@ impl RunView {
                         bytes,
                         name: format!("vitlab-step-{step}.safetensors"),
                     },
+                    WeightsPurpose::Keep => Effect::KeepWeights { bytes },
                 };
             }
             FromTrainer::RunFile { step } => {

@@ -8,7 +8,7 @@ use leptos::prelude::*;
 /// One line of a chart.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Series {
-    pub label: &'static str,
+    pub label: String,
     /// CSS class setting its colour and width.
     pub class: &'static str,
     pub points: Vec<(f64, f64)>,
@@ -159,7 +159,7 @@ pub fn LineChart(
                     series
                         .get()
                         .into_iter()
-                        .map(|s| view! { <span class=format!("key {}", s.class)>{s.label}</span> })
+                        .map(|s| view! { <span class=format!("key {}", s.class)>{s.label.clone()}</span> })
                         .collect_view()
                 }}
                 <span class="x-label">{x_label}</span>

@@ -7,6 +7,7 @@ mod draw_pad;
 mod heat_canvas;
 mod model_host;
 pub mod paint;
+mod runs;
 mod test_digits;
 mod training;
 
@@ -21,6 +22,7 @@ pub use chart::{LineChart, Series};
 pub use draw_pad::DrawPad;
 pub use heat_canvas::{HeatCanvas, Palette};
 pub use model_host::{EngineSignal, ModelHost, browser_has_webgpu};
+pub use runs::{RunKeeper, RunsPanel};
 pub use test_digits::{ShownDigit, TestDigits};
 pub use training::{TrainingPanel, WeightsOffer};
 
@@ -68,6 +70,10 @@ pub fn App() -> impl IntoView {
         error.set(Some(format!("The link: {}.", link_problems.join("; "))));
     }
     let map = RwSignal::new(experiment.map.unwrap_or_default());
+    let records = RwSignal::new(Vec::new());
+    let runs_problem = RwSignal::new(None::<String>);
+    let keeper = RunKeeper::new(records, runs_problem);
+    keeper.load();
 
     spawn_local(async move {
         let bytes = match web::fetch_bytes(&weights_url, |done, total| {
@@ -214,7 +220,9 @@ pub fn App() -> impl IntoView {
             initial_plan=experiment.plan
             map=map
             model_url=model_url
+            keeper=keeper
         />
+        <RunsPanel records=records problem=runs_problem on_weights=on_weights />
         <footer>
             "MNIST by Yann LeCun and Corinna Cortes, CC BY-SA 3.0. Model: Dosovitskiy et al., ICLR 2021."
         </footer>

@@ -1,5 +1,5 @@
 //! Bytes kept in the browser's Cache Storage: data chunks, so a reload does not download them
-//! again, and the saved training run.
+//! again, the saved training run, and the runs table's records.
 
 use js_sys::Uint8Array;
 use wasm_bindgen::JsCast;
@@ -37,6 +37,18 @@ impl ByteCache {
             .await
             .map(drop)
             .map_err(|e| format!("saving {key} in the browser cache failed: {}", describe(e)))
+    }
+
+    pub async fn delete(&self, key: &str) -> Result<(), String> {
+        JsFuture::from(self.cache.delete_with_str(key))
+            .await
+            .map(drop)
+            .map_err(|e| {
+                format!(
+                    "deleting {key} from the browser cache failed: {}",
+                    describe(e)
+                )
+            })
     }
 }
 

@@ -14,6 +14,7 @@ mod global;
 pub mod gpu;
 mod packet;
 mod read;
+mod run_log;
 pub mod saved_run;
 #[cfg(feature = "train")]
 mod trainer;
@@ -28,6 +29,7 @@ pub use global::{describe, now_ms, report_rejections_as_errors, sleep_ms};
 #[cfg(feature = "gpu")]
 pub use gpu::run_gpu_worker;
 pub use read::{read_floats, read_ints};
+pub use run_log::RunLog;
 #[cfg(feature = "train")]
 pub use trainer::run_training_worker;
 pub use trainer_client::{TrainerWorker, WORKER_SCRIPT};

@@ -440,3 +440,57 @@ test("a link's bad values are named and ignored, and the form keeps its own", as
   await until(() => lab.byTestId("error").textContent(), (text) => /map=head-7-1: the model has 6 layers/.test(text), { what: "the map named" });
   await page.close();
 });
+
+test("runs are kept, compared, loaded and deleted across reloads; storage that refuses harms no run", async () => {
+  const link = "?backend=cpu&preset=seed&depth=1&dim=32&heads=4&mlp=64&batch=32&epochs=1";
+  const { page, lab } = await openAt(`${link}&seed=1`);
+  const rows = lab.byTestId("run-row");
+  const runFor = async (steps) => {
+    await lab.byTestId("train-button").click();
+    await until(() => numberIn(lab, "training-step"), (s) => s >= steps, { timeout: 120_000, what: `step ${steps}` });
+    await lab.byTestId("stop-button").click();
+    await until(() => lab.byTestId("run-state").textContent(), (s) => s === "stopped", { what: "stopped" });
+  };
+  await runFor(5);
+  await until(() => rows.count(), (n) => n === 1, { what: "a row for the run" });
+  await lab.byTestId("seed-field").fill("2");
+  await lab.byTestId("seed-field").press("Tab");
+  await runFor(5);
+  await until(() => rows.count(), (n) => n === 2, { what: "a row for each run" });
+  // The weights are kept at the stop.
+  const useWeights = (row) => row.getByRole("button", { name: /use the weights/ });
+  await until(() => useWeights(rows.first()).isEnabled(), (enabled) => enabled, { what: "weights kept" });
+  assert.match(await rows.first().textContent(), /seed 2/);
+  // Ticked, their curves overlay: one line each.
+  for (const box of await lab.byTestId("runs-table").locator('input[type="checkbox"]').all()) await box.check();
+  await until(() => lab.byTestId("compare-chart").locator("polyline").count(), (n) => n === 2, { what: "two curves" });
+  assert.ok(Number(await lab.byTestId("compare-chart").getAttribute("data-points")) >= 10);
+  await useWeights(rows.first()).click();
+  await until(() => lab.byTestId("model-source").textContent(), (s) => /^run #/.test(s), { what: "a run's weights in use" });
+  // Kept across a reload; one deleted stays deleted.
+  await page.reload();
+  await lab.byTestId("model-ready").waitFor({ timeout: 120_000 });
+  await until(() => rows.count(), (n) => n === 2, { what: "both rows after a reload" });
+  await rows.first().getByRole("button", { name: /delete/ }).click();
+  await until(() => rows.count(), (n) => n === 1, { what: "one row after a delete" });
+  await page.reload();
+  await lab.byTestId("model-ready").waitFor({ timeout: 120_000 });
+  await until(() => rows.count(), (n) => n === 1, { what: "one row after a delete and a reload" });
+  assert.match(await rows.first().textContent(), /seed 1/);
+  await page.close();
+
+  // A browser that refuses the runs' storage: the panel says so, and training goes on.
+  const refused = await openAt(link, (page) =>
+    page.addInitScript(() => {
+      const open = CacheStorage.prototype.open;
+      CacheStorage.prototype.open = function (name) {
+        return name === "vitlab-runs-v1" ? Promise.reject(new DOMException("full", "QuotaExceededError")) : open.call(this, name);
+      };
+    }));
+  await refused.lab.byTestId("runs-error").waitFor({ timeout: 30_000 });
+  await refused.lab.byTestId("train-button").click();
+  await until(() => numberIn(refused.lab, "training-step"), (s) => s >= 5, { timeout: 120_000, what: "steps without storage" });
+  assert.match(await refused.lab.byTestId("runs-error").textContent(), /runs are not kept/);
+  await refused.lab.byTestId("stop-button").click();
+  await refused.page.close();
+});

@@ -10,6 +10,7 @@ mod model;
 mod one_loop;
 mod parity;
 mod preprocess;
+mod run_record;
 mod run_view;
 mod session;
 mod share;

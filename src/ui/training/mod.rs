@@ -23,6 +23,7 @@ use crate::web::{TrainerWorker, saved_run};
 
 use super::ShownDigit;
 use super::chart::{LineChart, Series};
+use super::runs::{Interest, RunKeeper};
 use crate::analysis::MapChoice;
 use crate::share::Experiment;
 use files::{offer_download, on_file_chosen};
@@ -65,6 +66,8 @@ pub fn TrainingPanel(
     #[prop(into)]
     map: Signal<MapChoice>,
     #[prop(into)] model_url: Signal<Option<String>>,
+    /// Keeps each run's record for the runs table.
+    keeper: RunKeeper,
 ) -> impl IntoView {
     let backend_choice = RwSignal::new(preferred_backend);
     let form = RwSignal::new(
@@ -121,11 +124,19 @@ pub fn TrainingPanel(
         Effect::UseWeights { bytes, source } => on_weights.run((bytes, source)),
         Effect::Download { bytes, name } => offer(bytes, name),
         Effect::RefreshSaved => refresh_saved(),
+        Effect::KeepWeights { bytes } => keeper.keep_weights(bytes),
     };
 
     let on_message = move |message: FromTrainer, bytes: Option<Vec<u8>>| {
+        let interest = Interest::of(&message);
         let mut effect = Effect::None;
         run.update(|view| effect = view.apply(message, bytes));
+        if run.with_untracked(|view| keeper.after(interest, view)) {
+            let keep = ToTrainer::ExportWeights {
+                purpose: WeightsPurpose::Keep,
+            };
+            worker.with_value(|w| w.as_ref().map(|w| w.send(&keep, None)));
+        }
         follow(effect);
     };
 
@@ -167,6 +178,7 @@ pub fn TrainingPanel(
             view.clear();
             view.data = DataProgress::default();
         });
+        keeper.forget_current();
         send(ToTrainer::Start {
             plan,
             backend: backend(),
@@ -176,7 +188,10 @@ pub fn TrainingPanel(
         // A fresh worker: the old one may have died with its device.
         worker.set_value(None);
         run.update(RunView::clear);
-        send(ToTrainer::ResumeSaved { backend });
+        spawn_local(async move {
+            keeper.resume_current().await;
+            send(ToTrainer::ResumeSaved { backend });
+        });
     };
     // A run file saved by this page or by `vit train`: checked in the worker, where it runs.
     let resume_file = move |bytes: Vec<u8>| {
@@ -185,6 +200,7 @@ pub fn TrainingPanel(
             view.clear();
             view.data = DataProgress::default();
         });
+        keeper.forget_current();
         send_with(ToTrainer::ResumeFile { backend: backend() }, Some(bytes));
     };
     let pause_or_resume = move |_| match run.state().get_untracked() {
@@ -369,8 +385,8 @@ pub fn TrainingPanel(
                     series=Signal::derive(move || {
                         shown.history.with(|h| {
                             vec![
-                                Series { label: "loss", class: "raw", points: h.steps.iter().map(|p| (p.step as f64, p.loss as f64)).collect(), dots: false },
-                                Series { label: "smoothed", class: "smooth", points: h.steps.iter().map(|p| (p.step as f64, p.smoothed_loss as f64)).collect(), dots: false },
+                                Series { label: "loss".into(), class: "raw", points: h.steps.iter().map(|p| (p.step as f64, p.loss as f64)).collect(), dots: false },
+                                Series { label: "smoothed".into(), class: "smooth", points: h.steps.iter().map(|p| (p.step as f64, p.smoothed_loss as f64)).collect(), dots: false },
                             ]
                         })
                     })
@@ -382,8 +398,8 @@ pub fn TrainingPanel(
                     series=Signal::derive(move || {
                         shown.history.with(|h| {
                             vec![
-                                Series { label: "train (smoothed)", class: "smooth", points: h.steps.iter().map(|p| (p.step as f64, p.accuracy as f64)).collect(), dots: false },
-                                Series { label: "test", class: "test", points: h.evals.iter().map(|p| (p.step as f64, p.accuracy as f64)).collect(), dots: true },
+                                Series { label: "train (smoothed)".into(), class: "smooth", points: h.steps.iter().map(|p| (p.step as f64, p.accuracy as f64)).collect(), dots: false },
+                                Series { label: "test".into(), class: "test", points: h.evals.iter().map(|p| (p.step as f64, p.accuracy as f64)).collect(), dots: true },
                             ]
                         })
                     })

@@ -1,0 +1,99 @@
+//! A run as the runs table keeps it: its plan, where it ran, how far it got, its best and
+//! last test accuracy and a thinned history of its curves. Pure: the page stores it as JSON
+//! (`web::run_log`) and draws it (`ui::runs`).
+
+use serde::{Deserialize, Serialize};
+
+use crate::protocol::Backend;
+use crate::run_view::RunView;
+use crate::train::{History, TrainingPlan};
+
+/// Chart points a record keeps of each curve: enough to compare runs by eye.
+pub const KEPT_POINTS: usize = 300;
+/// Runs kept; the oldest go first.
+pub const MAX_RUNS: usize = 50;
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunRecord {
+    /// When it started, in milliseconds since 1970: unique enough in one browser.
+    pub id: u64,
+    pub plan: TrainingPlan,
+    pub backend: Option<Backend>,
+    pub step: usize,
+    pub total_steps: usize,
+    pub best_test: Option<f32>,
+    pub last_test: Option<f32>,
+    pub history: History,
+    /// Its weights are kept beside it (saved at a pause, a stop or the end).
+    pub has_weights: bool,
+}
+
+impl RunRecord {
+    pub fn new(id: u64, plan: TrainingPlan) -> Self {
+        Self {
+            id,
+            plan,
+            backend: None,
+            step: 0,
+            total_steps: 0,
+            best_test: None,
+            last_test: None,
+            history: History::default(),
+            has_weights: false,
+        }
+    }
+
+    /// Takes in what the panel shows of the run now.
+    pub fn update(&mut self, view: &RunView) {
+        self.backend = view.backend.or(self.backend);
+        if let Some(report) = &view.report {
+            self.step = report.point.step;
+            self.total_steps = report.total_steps;
+        }
+        self.history = thinned(&view.history, KEPT_POINTS);
+        self.last_test = view.history.evals.last().map(|e| e.accuracy);
+        self.best_test = view
+            .history
+            .evals
+            .iter()
+            .map(|e| e.accuracy)
+            .fold(None, |best: Option<f32>, a| {
+                Some(best.map_or(a, |b| b.max(a)))
+            });
+    }
+
+    /// The plan in one line, as the table shows it.
+    pub fn summary(&self) -> String {
+        let c = &self.plan.config;
+        format!(
+            "depth {}, dim {}, {} heads, patch {}, MLP {} · lr {:.0e}, batch {}, {} epochs{} · seed {}",
+            c.depth,
+            c.dim,
+            c.heads,
+            c.patch_size,
+            c.mlp_dim,
+            self.plan.lr,
+            self.plan.batch_size,
+            self.plan.epochs,
+            if self.plan.augment { ", augmented" } else { "" },
+            self.plan.seed
+        )
+    }
+}
+
+/// `history` with at most `max` step points, evenly spread, the first and the last kept;
+/// every evaluation kept (there are few).
+pub fn thinned(history: &History, max: usize) -> History {
+    let steps = &history.steps;
+    let kept = if steps.len() <= max || max < 2 {
+        steps.clone()
+    } else {
+        (0..max)
+            .map(|i| steps[i * (steps.len() - 1) / (max - 1)])
+            .collect()
+    };
+    History {
+        steps: kept,
+        evals: history.evals.clone(),
+    }
+}

@@ -1,0 +1,122 @@
+//! The runs table's records, kept in Cache Storage (`vitlab-runs-v1`) so they survive a
+//! reload. Cache Storage rather than IndexedDB: the page already keeps its chunks and saved
+//! run there, it holds large bodies (a run's weights) as they are, and it needs no binding
+//! beyond `web-sys`'s. What the cache holds is read as hostile: a record that does not
+//! parse, or is larger than any record the page writes, is left out.
+
+use crate::run_record::{MAX_RUNS, RunRecord};
+
+use super::cache::ByteCache;
+
+const RUNS_CACHE: &str = "vitlab-runs-v1";
+const INDEX_KEY: &str = "runs/index.json";
+/// The run the saved checkpoint belongs to, so a resumed run goes on in its own record.
+const CURRENT_KEY: &str = "runs/current.json";
+/// No record the page writes comes near this (its history is thinned to a few hundred points).
+const MAX_RECORD_BYTES: usize = 1 << 20;
+
+fn record_key(id: u64) -> String {
+    format!("runs/{id}.json")
+}
+
+fn weights_key(id: u64) -> String {
+    format!("runs/{id}.safetensors")
+}
+
+#[derive(Clone)]
+pub struct RunLog {
+    cache: ByteCache,
+}
+
+impl RunLog {
+    pub async fn open() -> Result<Self, String> {
+        ByteCache::open(RUNS_CACHE)
+            .await
+            .map(|cache| Self { cache })
+            .ok_or_else(|| {
+                "this browser gives the page no Cache Storage, so runs are not kept".to_string()
+            })
+    }
+
+    async fn ids(&self) -> Vec<u64> {
+        let Some(bytes) = self.cache.get(INDEX_KEY).await else {
+            return Vec::new();
+        };
+        let mut ids: Vec<u64> = serde_json::from_slice(&bytes).unwrap_or_default();
+        ids.truncate(MAX_RUNS);
+        ids
+    }
+
+    /// Every record that reads back, oldest first.
+    pub async fn records(&self) -> Vec<RunRecord> {
+        let mut records = Vec::new();
+        for id in self.ids().await {
+            if let Some(record) = self.record(id).await {
+                records.push(record);
+            }
+        }
+        records
+    }
+
+    pub async fn record(&self, id: u64) -> Option<RunRecord> {
+        let bytes = self.cache.get(&record_key(id)).await?;
+        if bytes.len() > MAX_RECORD_BYTES {
+            return None;
+        }
+        serde_json::from_slice::<RunRecord>(&bytes)
+            .ok()
+            .filter(|record| record.id == id)
+    }
+
+    /// Writes `record`; a new one joins the index, and past [`MAX_RUNS`] the oldest go.
+    pub async fn save(&self, record: &RunRecord) -> Result<(), String> {
+        let json = serde_json::to_vec(record).map_err(|e| e.to_string())?;
+        self.cache.put(&record_key(record.id), &json).await?;
+        let mut ids = self.ids().await;
+        if !ids.contains(&record.id) {
+            ids.push(record.id);
+            while ids.len() > MAX_RUNS {
+                let oldest = ids.remove(0);
+                self.forget(oldest).await;
+            }
+            self.write_index(&ids).await?;
+        }
+        Ok(())
+    }
+
+    pub async fn save_weights(&self, id: u64, bytes: &[u8]) -> Result<(), String> {
+        self.cache.put(&weights_key(id), bytes).await
+    }
+
+    pub async fn weights(&self, id: u64) -> Result<Vec<u8>, String> {
+        self.cache
+            .get(&weights_key(id))
+            .await
+            .ok_or_else(|| "this run's weights are no longer in the browser".to_string())
+    }
+
+    pub async fn delete(&self, id: u64) -> Result<(), String> {
+        let ids: Vec<u64> = self.ids().await.into_iter().filter(|&i| i != id).collect();
+        self.write_index(&ids).await?;
+        self.forget(id).await;
+        Ok(())
+    }
+
+    pub async fn current(&self) -> Option<u64> {
+        serde_json::from_slice(&self.cache.get(CURRENT_KEY).await?).ok()
+    }
+
+    pub async fn set_current(&self, id: u64) -> Result<(), String> {
+        self.cache.put(CURRENT_KEY, id.to_string().as_bytes()).await
+    }
+
+    async fn write_index(&self, ids: &[u64]) -> Result<(), String> {
+        let json = serde_json::to_vec(ids).map_err(|e| e.to_string())?;
+        self.cache.put(INDEX_KEY, &json).await
+    }
+
+    async fn forget(&self, id: u64) {
+        let _ = self.cache.delete(&record_key(id)).await;
+        let _ = self.cache.delete(&weights_key(id)).await;
+    }
+}
