@@ -4,6 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::analysis::timeline::AttentionSnapshot;
 use crate::train::{CellDigits, History, StepPoint, StepReport, TestReport, TrainingPlan};
 
 /// Where the browser computes.
@@ -70,6 +71,11 @@ pub enum ToTrainer {
     },
     /// Send the run as a checkpoint file (weights, optimiser moments, state).
     ExportRun,
+    /// The drawing on the pad (none when it is empty), probed with the test digits at each
+    /// evaluation.
+    Drawing {
+        image: Option<Vec<u8>>,
+    },
     /// Send the test digits of one cell of the last evaluation's confusion matrix.
     CellDigits {
         label: u8,
@@ -198,6 +204,13 @@ pub enum FromTrainer {
     Test(TestReport),
     /// Answer to [`ToTrainer::CellDigits`].
     CellDigits(CellDigits),
+    /// The probes' attention at an evaluation, for the timeline.
+    Attention {
+        grid: usize,
+        patch_size: usize,
+        probes: Vec<Vec<u8>>,
+        snapshot: AttentionSnapshot,
+    },
     /// Safetensors bytes travel beside this message.
     Weights {
         purpose: WeightsPurpose,

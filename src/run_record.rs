@@ -4,6 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::analysis::timeline::Timeline;
 use crate::protocol::Backend;
 use crate::run_view::RunView;
 use crate::train::{History, TrainingPlan};
@@ -26,6 +27,9 @@ pub struct RunRecord {
     pub history: History,
     /// Its weights are kept beside it (saved at a pause, a stop or the end).
     pub has_weights: bool,
+    /// The probes' attention at each evaluation, to replay.
+    #[serde(default)]
+    pub timeline: Timeline,
 }
 
 impl RunRecord {
@@ -40,6 +44,7 @@ impl RunRecord {
             last_test: None,
             history: History::default(),
             has_weights: false,
+            timeline: Timeline::default(),
         }
     }
 
@@ -51,6 +56,7 @@ impl RunRecord {
             self.total_steps = report.total_steps;
         }
         self.history = thinned(&view.history, KEPT_POINTS);
+        self.timeline = view.timeline.clone();
         self.last_test = view.history.evals.last().map(|e| e.accuracy);
         self.best_test = view
             .history

@@ -3,6 +3,7 @@
 //! (weights to hand over, a file to offer). Pure, so it is tested natively; the page holds
 //! it in a Leptos store.
 
+use crate::analysis::timeline::Timeline;
 use crate::protocol::{Backend, DataProgress, FromTrainer, RunState, SavedSummary, WeightsPurpose};
 use crate::train::{CellDigits, History, StepReport, TestReport};
 
@@ -32,6 +33,8 @@ pub struct RunView {
     pub test: Option<TestReport>,
     /// The digits of the confusion-matrix cell last asked for.
     pub cell: Option<CellDigits>,
+    /// The probes' attention at each evaluation.
+    pub timeline: Timeline,
     pub notices: Vec<Notice>,
     pub failure: Option<String>,
     /// The run saved in this browser, or why it cannot be resumed.
@@ -101,6 +104,12 @@ impl RunView {
                 self.test = Some(report);
             }
             FromTrainer::CellDigits(cell) => self.cell = Some(cell),
+            FromTrainer::Attention {
+                grid,
+                patch_size,
+                probes,
+                snapshot,
+            } => self.timeline.push((grid, patch_size), probes, snapshot),
             FromTrainer::Weights { purpose } => {
                 let Some(bytes) = bytes else {
                     return Effect::None;
@@ -147,6 +156,7 @@ impl RunView {
         self.report = None;
         self.test = None;
         self.cell = None;
+        self.timeline = Timeline::default();
         self.failure = None;
         self.notices.clear();
     }

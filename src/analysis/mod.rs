@@ -6,5 +6,6 @@ pub mod inference;
 pub mod insight;
 mod map_choice;
 pub mod preprocess;
+pub mod timeline;
 
 pub use map_choice::MapChoice;

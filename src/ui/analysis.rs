@@ -69,18 +69,38 @@ pub fn AnalysisView(
             <section>
                 <h3>"Mean attention distance"</h3>
                 <p class="hint">"Per head, how far (in pixels) attention reaches, against depth (Fig. 7, right). Filled: this drawing; rings: a batch of test digits."</p>
-                <DistanceChart drawing=drawing_distance batch=batch_distance max=max_distance />
+                <DistanceChart drawing=drawing_distance batch=batch_distance max=max_distance testid="distance-chart" />
             </section>
         </div>
     }
 }
 
-/// Scatter of distance per head against layer, as SVG.
+/// For a screen reader: each layer's range of head distances.
+fn distance_summary(series: Option<Vec<Vec<f32>>>) -> String {
+    let Some(series) = series.filter(|s| !s.is_empty()) else {
+        return "mean attention distance: nothing yet".into();
+    };
+    let layers: Vec<String> = series
+        .iter()
+        .enumerate()
+        .map(|(l, heads)| {
+            let (lo, hi) = heads
+                .iter()
+                .fold((f32::INFINITY, 0f32), |(lo, hi), &d| (lo.min(d), hi.max(d)));
+            format!("layer {}: {lo:.1} to {hi:.1} px", l + 1)
+        })
+        .collect();
+    format!("mean attention distance per head: {}", layers.join("; "))
+}
+
+/// Scatter of distance per head against layer, as SVG: filled dots for `drawing`, rings for
+/// `batch`.
 #[component]
-fn DistanceChart(
+pub fn DistanceChart(
     #[prop(into)] drawing: Signal<Option<Vec<Vec<f32>>>>,
     #[prop(into)] batch: Signal<Option<Vec<Vec<f32>>>>,
     max: f32,
+    #[prop(into)] testid: String,
 ) -> impl IntoView {
     const W: f32 = 320.0;
     const H: f32 = 200.0;
@@ -102,7 +122,7 @@ fn DistanceChart(
             .collect_view()
     };
     view! {
-        <svg viewBox=format!("0 0 {W} {H}") class="chart" data-testid="distance-chart">
+        <svg viewBox=format!("0 0 {W} {H}") class="chart" data-testid=testid role="img" aria-label=move || distance_summary(drawing.get().or_else(|| batch.get()))>
             <line x1=PAD y1=H - PAD x2=W y2=H - PAD stroke="#888"></line>
             <line x1=PAD y1=PAD x2=PAD y2=H - PAD stroke="#888"></line>
             <text x=PAD - 4.0 y=PAD text-anchor="end" font-size="10">{format!("{max:.0}")}</text>

@@ -9,6 +9,7 @@ mod model_host;
 pub mod paint;
 mod runs;
 mod test_digits;
+mod timeline;
 mod training;
 
 use std::sync::Arc;
@@ -24,6 +25,7 @@ pub use heat_canvas::{HeatCanvas, Palette};
 pub use model_host::{EngineSignal, ModelHost, browser_has_webgpu};
 pub use runs::{RunKeeper, RunsPanel};
 pub use test_digits::{ShownDigit, TestDigits};
+pub use timeline::AttentionTimeline;
 pub use training::{TrainingPanel, WeightsOffer};
 
 pub use crate::analysis::MapChoice;
@@ -70,6 +72,7 @@ pub fn App() -> impl IntoView {
         error.set(Some(format!("The link: {}.", link_problems.join("; "))));
     }
     let map = RwSignal::new(experiment.map.unwrap_or_default());
+    let model_input = RwSignal::new(None::<Vec<u8>>);
     let records = RwSignal::new(Vec::new());
     let runs_problem = RwSignal::new(None::<String>);
     let keeper = RunKeeper::new(records, runs_problem);
@@ -211,7 +214,7 @@ pub fn App() -> impl IntoView {
         // same weights move to another backend.
         {move || {
             host.generation.get();
-            engine.get_untracked().map(|_| view! { <Lab engine=engine on_failure=on_failure batch_distance=batch_distance test_digits=test_digits digit=shown_digit map=map /> })
+            engine.get_untracked().map(|_| view! { <Lab engine=engine on_failure=on_failure batch_distance=batch_distance test_digits=test_digits digit=shown_digit map=map input=model_input /> })
         }}
         <TrainingPanel
             on_weights=on_weights
@@ -221,6 +224,7 @@ pub fn App() -> impl IntoView {
             map=map
             model_url=model_url
             keeper=keeper
+            drawing=model_input
         />
         <RunsPanel records=records problem=runs_problem on_weights=on_weights />
         <footer>
@@ -289,6 +293,9 @@ pub fn Lab(
     digit: RwSignal<Option<ShownDigit>>,
     /// The attention map shown large (a link may set it).
     map: RwSignal<MapChoice>,
+    /// The image the model is given: the drawing, or a test digit (the training run probes
+    /// it too).
+    input: RwSignal<Option<Vec<u8>>>,
 ) -> impl IntoView {
     let Some(first) = engine.get_untracked() else {
         return view! { <p>"No model loaded."</p> }.into_any();
@@ -300,7 +307,6 @@ pub fn Lab(
         map.set(MapChoice::Rollout);
     }
 
-    let input = RwSignal::new(None::<Vec<u8>>);
     let result = RwSignal::new(None::<Arc<Classification>>);
     let latencies = RwSignal::new(Vec::<f64>::new());
     // Every classification of a drawing so far (the latencies keep the last 200).

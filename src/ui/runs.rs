@@ -6,8 +6,9 @@ use std::collections::BTreeSet;
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 
-use super::WeightsOffer;
 use super::chart::{LineChart, Series};
+use super::{AttentionTimeline, WeightsOffer};
+use crate::analysis::timeline::Timeline;
 use crate::protocol::{FromTrainer, RunState};
 use crate::run_record::RunRecord;
 use crate::run_view::RunView;
@@ -35,6 +36,17 @@ pub fn RunsPanel(
     on_weights: Callback<WeightsOffer>,
 ) -> impl IntoView {
     let selected = RwSignal::new(BTreeSet::<u64>::new());
+    let replayed = RwSignal::new(None::<u64>);
+    let replay_timeline = Signal::derive(move || {
+        let id = replayed.get();
+        records
+            .with(|all| {
+                all.iter()
+                    .find(|r| Some(r.id) == id)
+                    .map(|r| r.timeline.clone())
+            })
+            .unwrap_or_default()
+    });
     let compared = move || {
         records.with(|all| {
             selected.with(|chosen| {
@@ -143,6 +155,7 @@ pub fn RunsPanel(
                                         <td>{percent(record.last_test)}</td>
                                         <td class="buttons">
                                             <button prop:disabled=!record.has_weights on:click=move |_| use_weights(id) aria-label=format!("use the weights of run {name}")>"Use weights"</button>
+                                            <button prop:disabled=record.timeline.snapshots.is_empty() on:click=move |_| replayed.set(Some(id)) aria-label=format!("replay the attention of run {name}")>"Replay attention"</button>
                                             <button on:click=move |_| delete(id) aria-label=format!("delete run {name}")>"Delete"</button>
                                         </td>
                                     </tr>
@@ -153,6 +166,10 @@ pub fn RunsPanel(
                 </table>
             </div>
             <p class="caption">"Tick runs to overlay their curves. A run's weights are kept from its last pause, stop or end."</p>
+            {move || replayed.get().map(|id| view! {
+                <h3>{format!("Attention as run #{} learned", id % 10_000)}</h3>
+                <AttentionTimeline timeline=replay_timeline testid="replay-timeline" />
+            })}
             <div class="charts">
                 <LineChart testid="compare-chart" x_label="step" series=loss_series />
                 <LineChart testid="compare-accuracy" x_label="step" y_range=(0.0, 1.0) series=accuracy_series />
@@ -179,7 +196,9 @@ impl Interest {
             FromTrainer::State {
                 state: RunState::Paused | RunState::Stopped | RunState::Finished,
             } => Self::Rested,
-            FromTrainer::State { .. } | FromTrainer::Test(_) => Self::Moved,
+            FromTrainer::State { .. } | FromTrainer::Test(_) | FromTrainer::Attention { .. } => {
+                Self::Moved
+            }
             _ => Self::None,
         }
     }
@@ -211,6 +230,13 @@ impl RunKeeper {
                 Err(message) => self.problem.set(Some(message)),
             }
         });
+    }
+
+    /// The timeline of the run in progress, as its record keeps it.
+    pub fn timeline(self) -> Timeline {
+        self.current
+            .with_value(|c| c.as_ref().map(|c| c.timeline.clone()))
+            .unwrap_or_default()
     }
 
     /// The next run to start gets a record of its own.

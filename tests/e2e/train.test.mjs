@@ -471,6 +471,16 @@ test("runs are kept, compared, loaded and deleted across reloads; storage that r
   await page.reload();
   await lab.byTestId("model-ready").waitFor({ timeout: 120_000 });
   await until(() => rows.count(), (n) => n === 2, { what: "both rows after a reload" });
+  const kept = await page.evaluate(async () => {
+    const cache = await caches.open("vitlab-runs-v1");
+    const sizes = {};
+    for (const request of await cache.keys()) {
+      const kind = request.url.endsWith(".safetensors") ? "weights" : request.url.endsWith("index.json") || request.url.endsWith("current.json") ? "index" : "record";
+      sizes[kind] = (sizes[kind] ?? 0) + (await (await cache.match(request)).arrayBuffer()).byteLength;
+    }
+    return sizes;
+  });
+  console.log(`runs storage for two runs: ${JSON.stringify(kept)} bytes`);
   await rows.first().getByRole("button", { name: /delete/ }).click();
   await until(() => rows.count(), (n) => n === 1, { what: "one row after a delete" });
   await page.reload();
@@ -493,4 +503,45 @@ test("runs are kept, compared, loaded and deleted across reloads; storage that r
   assert.match(await refused.lab.byTestId("runs-error").textContent(), /runs are not kept/);
   await refused.lab.byTestId("stop-button").click();
   await refused.page.close();
+});
+
+test("attention as it learns: the probes' maps at each evaluation, to scrub and play, replayed after a reload", async () => {
+  const { page, lab } = await openAt("?backend=cpu&preset=seed&depth=2&dim=32&heads=4&mlp=64&batch=32&epochs=1&seed=3");
+  await lab.stroke(ONE);
+  await lab.settledPrediction();
+  await lab.byTestId("train-button").click();
+  const slider = lab.byTestId("attention-timeline");
+  await until(async () => Number((await slider.getAttribute("max").catch(() => null)) ?? -1), (max) => max >= 2, { timeout: 300_000, what: "three evaluations" });
+  await lab.byTestId("stop-button").click();
+  await until(() => lab.byTestId("run-state").textContent(), (s) => s === "stopped", { what: "stopped" });
+  const evaluations = Number(await slider.getAttribute("max")) + 1;
+  const panel = page.locator('[data-testid="training-panel"] .timeline');
+  // Four test digits and the drawing, each with its rollout and one map per layer.
+  assert.equal(await panel.locator(".timeline-probe").count(), 5);
+  assert.equal(await panel.locator(".timeline-probe").first().locator("canvas").count(), 2 + 2);
+  const rollout = () => panel.locator('canvas[title="rollout"]').first().getAttribute("aria-label");
+  const distances = () => lab.byTestId("attention-timeline-distance").getAttribute("aria-label");
+  const newest = { rollout: await rollout(), distances: await distances() };
+  // Scrubbed to the first evaluation: its step, and other maps and distances.
+  await slider.evaluate((input) => {
+    input.value = "0";
+    input.dispatchEvent(new Event("input", { bubbles: true }));
+  });
+  assert.equal(await slider.getAttribute("data-step"), "100");
+  assert.notEqual(await rollout(), newest.rollout, "the maps move with the timeline");
+  assert.notEqual(await distances(), newest.distances, "Fig. 7's distances move with it");
+  // Play goes through to the newest.
+  await lab.byTestId("attention-timeline-play").click();
+  await until(() => slider.getAttribute("data-step"), (step) => Number(step) >= 100 * evaluations, { what: "played to the newest" });
+  assert.equal(await rollout(), newest.rollout);
+  // Kept with the run: after a reload the runs table replays it.
+  await page.reload();
+  await lab.byTestId("model-ready").waitFor({ timeout: 120_000 });
+  const row = lab.byTestId("run-row").first();
+  await row.getByRole("button", { name: /replay the attention/ }).click();
+  const replay = lab.byTestId("replay-timeline");
+  await replay.waitFor();
+  assert.equal(Number(await replay.getAttribute("max")) + 1, evaluations);
+  assert.equal(await page.locator('[data-testid="runs-panel"] .timeline-probe').count(), 5);
+  await page.close();
 });

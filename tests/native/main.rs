@@ -14,6 +14,7 @@ mod run_record;
 mod run_view;
 mod session;
 mod share;
+mod timeline;
 mod train;
 mod weights;
 

@@ -21,10 +21,11 @@ use crate::run_view::{Effect, Notice, RunView, RunViewStoreFields};
 use crate::train::{CellDigits, History, StepReport, TestReport, TrainingPlan};
 use crate::web::{TrainerWorker, saved_run};
 
-use super::ShownDigit;
 use super::chart::{LineChart, Series};
 use super::runs::{Interest, RunKeeper};
+use super::{AttentionTimeline, ShownDigit};
 use crate::analysis::MapChoice;
+use crate::analysis::timeline::Timeline;
 use crate::share::Experiment;
 use files::{offer_download, on_file_chosen};
 use report::{Counters, DataBar, TestView};
@@ -44,6 +45,7 @@ struct Shown {
     report: Memo<Option<StepReport>>,
     test: Memo<Option<TestReport>>,
     cell: Memo<Option<CellDigits>>,
+    timeline: Memo<Timeline>,
     notices: Memo<Vec<Notice>>,
     failure: Memo<Option<String>>,
     saved: Memo<Option<Result<SavedSummary, String>>>,
@@ -68,6 +70,9 @@ pub fn TrainingPanel(
     #[prop(into)] model_url: Signal<Option<String>>,
     /// Keeps each run's record for the runs table.
     keeper: RunKeeper,
+    /// The image the draw panel's model is given, probed by the run at each evaluation.
+    #[prop(into)]
+    drawing: Signal<Option<Vec<u8>>>,
 ) -> impl IntoView {
     let backend_choice = RwSignal::new(preferred_backend);
     let form = RwSignal::new(
@@ -106,6 +111,7 @@ pub fn TrainingPanel(
         report: Memo::new(move |_| run.report().get()),
         test: Memo::new(move |_| run.test().get()),
         cell: Memo::new(move |_| run.cell().get()),
+        timeline: Memo::new(move |_| run.timeline().get()),
         notices: Memo::new(move |_| run.notices().get()),
         failure: Memo::new(move |_| run.failure().get()),
         saved: Memo::new(move |_| run.saved().get()),
@@ -127,8 +133,17 @@ pub fn TrainingPanel(
         Effect::KeepWeights { bytes } => keeper.keep_weights(bytes),
     };
 
+    let tell_drawing = move || {
+        let message = ToTrainer::Drawing {
+            image: drawing.get_untracked(),
+        };
+        worker.with_value(|w| w.as_ref().map(|w| w.send(&message, None)));
+    };
     let on_message = move |message: FromTrainer, bytes: Option<Vec<u8>>| {
         let interest = Interest::of(&message);
+        if matches!(interest, Interest::Started(_)) {
+            tell_drawing();
+        }
         let mut effect = Effect::None;
         run.update(|view| effect = view.apply(message, bytes));
         if run.with_untracked(|view| keeper.after(interest, view)) {
@@ -166,6 +181,16 @@ pub fn TrainingPanel(
         });
     };
     let send = move |message: ToTrainer| send_with(message, None);
+    // The drawing goes to a running worker half a second after it last changed, not at every
+    // stroke.
+    let drawing_timer = StoredValue::new_local(None::<gloo_timers::callback::Timeout>);
+    leptos::prelude::Effect::new(move |_| {
+        drawing.track();
+        if worker.with_value(Option::is_some) {
+            let timer = gloo_timers::callback::Timeout::new(500, tell_drawing);
+            drawing_timer.set_value(Some(timer));
+        }
+    });
     let backend = move || backend_choice.get_untracked();
     let start = move |_| {
         let plan = form.get_untracked();
@@ -190,6 +215,8 @@ pub fn TrainingPanel(
         run.update(RunView::clear);
         spawn_local(async move {
             keeper.resume_current().await;
+            let timeline = keeper.timeline();
+            run.update(|view| view.timeline = timeline);
             send(ToTrainer::ResumeSaved { backend });
         });
     };
@@ -405,6 +432,8 @@ pub fn TrainingPanel(
                     })
                 />
             </div>
+            <h3>"Attention as it learns"</h3>
+            <AttentionTimeline timeline=shown.timeline testid="attention-timeline" />
             <TestView
                 test=shown.test.into()
                 cell=shown.cell.into()

@@ -123,6 +123,12 @@ pub(super) async fn handle(
         }
         ToTrainer::ExportWeights { purpose } => export(run.as_ref(), purpose).await,
         ToTrainer::ExportRun => export_run(run.as_ref()).await,
+        ToTrainer::Drawing { image } => {
+            if let Some(run) = run.as_mut() {
+                // Anything but a 28×28 image (or none) is not a drawing.
+                run.drawing = image.and_then(|image| image.try_into().ok());
+            }
+        }
         ToTrainer::CellDigits { label, predicted } => {
             match run
                 .as_ref()
@@ -210,6 +216,7 @@ pub(super) async fn launch(
         latest: None,
         last_report_ms: 0.0,
         saved_step,
+        drawing: None,
     };
     announce(&new_run);
     set_state(&mut new_run, RunState::Running);

@@ -3,6 +3,9 @@
 
 use burn::tensor::Tensor;
 
+use crate::analysis::inference::{self, images_of};
+use crate::analysis::timeline::{AttentionSnapshot, PROBE_DIGITS};
+use crate::data::IMAGE_PIXELS;
 use crate::protocol::{FromTrainer, RunState};
 use crate::train::{
     PendingStep, Session, StepPoint, StepReport, TestReport, TrainingError, classify_in_batches,
@@ -35,6 +38,8 @@ pub(super) struct Run {
     pub(super) last_report_ms: f64,
     /// Step of the last save, to say what a failure falls back to.
     pub(super) saved_step: Option<usize>,
+    /// The drawing on the page's pad, probed with the test digits at each evaluation.
+    pub(super) drawing: Option<[u8; IMAGE_PIXELS]>,
 }
 
 /// Tells the page the run's device, plan and history (the charts start from it).
@@ -101,6 +106,9 @@ pub(super) async fn train_step(slot: &mut Option<Run>) {
             Ok(Some(report)) => post(&FromTrainer::Test(report), None),
             Ok(None) => {}
             Err(message) => return device_failed(run, message).await,
+        }
+        if let Err(message) = probe_attention(run).await {
+            return device_failed(run, message).await;
         }
         save(run).await;
     }
@@ -174,6 +182,29 @@ pub(super) async fn evaluate(session: &mut Session) -> Result<Option<TestReport>
         sleep_ms(0).await;
     }
     Ok(Some(session.finish_evaluation(&indices, &predicted)))
+}
+
+/// The probes' attention now (the first test digits and the drawing), for the timeline: one
+/// small forward pass and one readback per evaluation.
+async fn probe_attention(run: &Run) -> Result<(), String> {
+    let session = &run.session;
+    let mut probes = images_of(session.test_set(), PROBE_DIGITS);
+    probes.extend(run.drawing);
+    if probes.is_empty() {
+        return Ok(());
+    }
+    let config = &session.plan.config;
+    let pending = inference::classify(&session.inference_model(), &probes, &session.device());
+    let packed = read_floats(pending.packed, "the probes' attention").await?;
+    let snapshot = AttentionSnapshot::of_packed(&packed, probes.len(), config, session.step());
+    let message = FromTrainer::Attention {
+        grid: config.grid_size(),
+        patch_size: config.patch_size,
+        probes: probes.iter().map(|p| p.to_vec()).collect(),
+        snapshot,
+    };
+    post(&message, None);
+    Ok(())
 }
 
 /// Saves the run so a reload (or a switch to the CPU) can resume it.

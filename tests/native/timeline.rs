@@ -1,0 +1,88 @@
+//! The attention timeline's snapshots: what the worker computes at an evaluation.
+
+use vitlab::analysis::inference::{self, Classification};
+use vitlab::analysis::timeline::{AttentionSnapshot, MAX_SNAPSHOTS, Timeline};
+use vitlab::data::IMAGE_PIXELS;
+use vitlab::model::VitConfig;
+
+use crate::{device, to_vec};
+
+fn probes() -> Vec<[u8; IMAGE_PIXELS]> {
+    (0..3)
+        .map(|p| std::array::from_fn(|i| ((i * (p + 3) * 37) % 256) as u8))
+        .collect()
+}
+
+#[test]
+fn a_snapshot_holds_each_probe_s_maps_as_one_classification_gives_them() {
+    let config = VitConfig::seed().with_depth(2).with_heads(4);
+    let model = config.init(&device());
+    let images = probes();
+    let packed = to_vec(inference::classify(&model, &images, &device()).packed);
+    let snapshot = AttentionSnapshot::of_packed(&packed, images.len(), &config, 300);
+    let patches = config.grid_size() * config.grid_size();
+    assert_eq!(snapshot.step, 300);
+    assert_eq!(snapshot.rollout.len(), 3);
+    assert!(snapshot.rollout.iter().all(|r| r.len() == patches));
+    assert!(
+        snapshot
+            .layers
+            .iter()
+            .all(|p| p.len() == 2 && p.iter().all(|m| m.len() == patches))
+    );
+    assert_eq!(snapshot.distance.len(), 2);
+    assert!(
+        snapshot
+            .distance
+            .iter()
+            .all(|l| l.len() == 4 && l.iter().all(|d| d.is_finite() && *d >= 0.0))
+    );
+    // Probe 2 alone, as the draw panel would classify it: the same maps, to the 4 decimals kept.
+    let alone = to_vec(inference::classify(&model, &images[2..], &device()).packed);
+    let alone = Classification::from_packed(&alone, &config);
+    for (kept, exact) in snapshot.rollout[2].iter().zip(alone.rollout()) {
+        assert!((kept - exact).abs() <= 6e-5, "{kept} against {exact}");
+    }
+    for (l, layer) in alone.attention.iter().enumerate() {
+        for (kept, exact) in snapshot.layers[2][l]
+            .iter()
+            .zip(layer.class_attention_mean())
+        {
+            assert!(
+                (kept - exact).abs() <= 6e-5,
+                "layer {l}: {kept} against {exact}"
+            );
+        }
+    }
+}
+
+fn snapshot(step: usize) -> AttentionSnapshot {
+    AttentionSnapshot {
+        step,
+        rollout: vec![vec![0.5; 16]],
+        layers: vec![vec![vec![0.5; 16]]],
+        distance: vec![vec![3.0]],
+    }
+}
+
+#[test]
+fn a_timeline_stays_short_keeps_its_newest_and_starts_again_for_another_model() {
+    let mut timeline = Timeline::default();
+    let probe = vec![vec![0u8; IMAGE_PIXELS]];
+    for step in 1..=200 {
+        timeline.push((4, 7), probe.clone(), snapshot(step * 100));
+    }
+    assert!(timeline.snapshots.len() <= MAX_SNAPSHOTS);
+    assert_eq!(timeline.snapshots.last().unwrap().step, 20_000);
+    assert!(timeline.snapshots.windows(2).all(|w| w[0].step < w[1].step));
+    // A resumed run evaluates a step again: the old snapshot of it and after goes.
+    timeline.push((4, 7), probe.clone(), snapshot(19_000));
+    assert_eq!(timeline.snapshots.last().unwrap().step, 19_000);
+    assert!(timeline.snapshots.iter().all(|s| s.step <= 19_000));
+    timeline.push((7, 4), probe, snapshot(100));
+    assert_eq!(
+        timeline.snapshots.len(),
+        1,
+        "another grid: a timeline of its own"
+    );
+}
