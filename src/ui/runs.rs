@@ -154,9 +154,9 @@ pub fn RunsPanel(
                                         <td>{percent(record.best_test)}</td>
                                         <td>{percent(record.last_test)}</td>
                                         <td class="buttons">
-                                            <button prop:disabled=!record.has_weights on:click=move |_| use_weights(id) aria-label=format!("use the weights of run {name}")>"Use weights"</button>
-                                            <button prop:disabled=record.timeline.snapshots.is_empty() on:click=move |_| replayed.set(Some(id)) aria-label=format!("replay the attention of run {name}")>"Replay attention"</button>
-                                            <button on:click=move |_| delete(id) aria-label=format!("delete run {name}")>"Delete"</button>
+                                            <button prop:disabled=!record.has_weights on:click=move |_| use_weights(id) aria-label=format!("Use weights of run {name}")>"Use weights"</button>
+                                            <button prop:disabled=record.timeline.snapshots.is_empty() on:click=move |_| replayed.set(Some(id)) aria-label=format!("Replay attention of run {name}")>"Replay attention"</button>
+                                            <button on:click=move |_| delete(id) aria-label=format!("Delete run {name}")>"Delete"</button>
                                         </td>
                                     </tr>
                                 }

@@ -458,7 +458,7 @@ test("runs are kept, compared, loaded and deleted across reloads; storage that r
   await runFor(5);
   await until(() => rows.count(), (n) => n === 2, { what: "a row for each run" });
   // The weights are kept at the stop.
-  const useWeights = (row) => row.getByRole("button", { name: /use the weights/ });
+  const useWeights = (row) => row.getByRole("button", { name: /^Use weights/ });
   await until(() => useWeights(rows.first()).isEnabled(), (enabled) => enabled, { what: "weights kept" });
   assert.match(await rows.first().textContent(), /seed 2/);
   // Ticked, their curves overlay: one line each.
@@ -481,7 +481,7 @@ test("runs are kept, compared, loaded and deleted across reloads; storage that r
     return sizes;
   });
   console.log(`runs storage for two runs: ${JSON.stringify(kept)} bytes`);
-  await rows.first().getByRole("button", { name: /delete/ }).click();
+  await rows.first().getByRole("button", { name: /^Delete/ }).click();
   await until(() => rows.count(), (n) => n === 1, { what: "one row after a delete" });
   await page.reload();
   await lab.byTestId("model-ready").waitFor({ timeout: 120_000 });
@@ -538,7 +538,7 @@ test("attention as it learns: the probes' maps at each evaluation, to scrub and 
   await page.reload();
   await lab.byTestId("model-ready").waitFor({ timeout: 120_000 });
   const row = lab.byTestId("run-row").first();
-  await row.getByRole("button", { name: /replay the attention/ }).click();
+  await row.getByRole("button", { name: /^Replay attention/ }).click();
   const replay = lab.byTestId("replay-timeline");
   await replay.waitFor();
   assert.equal(Number(await replay.getAttribute("max")) + 1, evaluations);
