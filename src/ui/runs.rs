@@ -284,20 +284,26 @@ impl RunKeeper {
 
     /// The run's weights, kept beside its record.
     pub fn keep_weights(self, bytes: Vec<u8>) {
-        let Some(mut record) = self.current.get_value() else {
+        let Some(id) = self.current.with_value(|c| c.as_ref().map(|c| c.id)) else {
             return;
         };
         spawn_local(async move {
             let kept = match RunLog::open().await {
-                Ok(log) => log.save_weights(record.id, &bytes).await,
+                Ok(log) => log.save_weights(id, &bytes).await,
                 Err(message) => Err(message),
             };
-            match kept {
-                Ok(()) => {
-                    record.has_weights = true;
-                    self.keep(record);
-                }
-                Err(message) => self.said(message),
+            if let Err(message) = kept {
+                return self.said(message);
+            }
+            // The record as it is now: messages may have moved it while the weights were saved.
+            let current = self.current.get_value().filter(|c| c.id == id);
+            let kept_record = current.or_else(|| {
+                self.records
+                    .with_untracked(|all| all.iter().find(|r| r.id == id).cloned())
+            });
+            if let Some(mut record) = kept_record {
+                record.has_weights = true;
+                self.keep(record);
             }
         });
     }
