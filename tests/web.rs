@@ -197,6 +197,19 @@ fn by_test_id(id: &str) -> web_sys::Element {
         .unwrap_or_else(|| panic!("no element with data-testid={id}"))
 }
 
+/// The probability bars' values, digit by digit.
+fn probabilities_shown() -> Vec<f32> {
+    (0..10)
+        .map(|d| {
+            by_test_id(&format!("probability-{d}"))
+                .get_attribute("data-value")
+                .unwrap()
+                .parse::<f32>()
+                .unwrap()
+        })
+        .collect()
+}
+
 #[wasm_bindgen_test]
 async fn the_lab_mounts_and_a_stroke_gets_a_prediction() {
     let engine =
@@ -241,15 +254,7 @@ async fn the_lab_mounts_and_a_stroke_gets_a_prediction() {
     }
     let digit: usize = prediction.parse().expect("a digit is shown");
     assert!(digit < 10);
-    let total: f32 = (0..10)
-        .map(|d| {
-            by_test_id(&format!("probability-{d}"))
-                .get_attribute("data-value")
-                .unwrap()
-                .parse::<f32>()
-                .unwrap()
-        })
-        .sum();
+    let total: f32 = probabilities_shown().iter().sum();
     assert!((total - 1.0).abs() < 1e-3, "probabilities sum to {total}");
 
     // Clear empties the prediction again.
@@ -269,15 +274,7 @@ async fn the_lab_mounts_and_a_stroke_gets_a_prediction() {
     let mut probabilities = Vec::new();
     for _ in 0..100 {
         sleep(50).await;
-        probabilities = (0..10)
-            .map(|d| {
-                by_test_id(&format!("probability-{d}"))
-                    .get_attribute("data-value")
-                    .unwrap()
-                    .parse::<f32>()
-                    .unwrap()
-            })
-            .collect();
+        probabilities = probabilities_shown();
         if probabilities.iter().any(|&p| p > 0.0) {
             break;
         }

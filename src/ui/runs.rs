@@ -57,38 +57,34 @@ pub fn RunsPanel(
             })
         })
     };
-    let loss_series = Signal::derive(move || {
-        compared()
-            .iter()
-            .enumerate()
-            .map(|(i, r)| Series {
-                label: format!("#{} loss", r.id % 10_000),
-                class: RUN_CLASSES[i % RUN_CLASSES.len()],
-                points: r
-                    .history
-                    .steps
+    // One line a compared run, in its own colour.
+    let series_of =
+        move |name: &'static str, dots: bool, points: fn(&RunRecord) -> Vec<(f64, f64)>| {
+            Signal::derive(move || {
+                compared()
                     .iter()
-                    .map(|p| (p.step as f64, p.smoothed_loss as f64))
-                    .collect(),
-                dots: false,
+                    .enumerate()
+                    .map(|(i, r)| Series {
+                        label: format!("#{} {name}", r.id % 10_000),
+                        class: RUN_CLASSES[i % RUN_CLASSES.len()],
+                        points: points(r),
+                        dots,
+                    })
+                    .collect()
             })
+        };
+    let loss_series = series_of("loss", false, |r| {
+        r.history
+            .steps
+            .iter()
+            .map(|p| (p.step as f64, p.smoothed_loss as f64))
             .collect()
     });
-    let accuracy_series = Signal::derive(move || {
-        compared()
+    let accuracy_series = series_of("test", true, |r| {
+        r.history
+            .evals
             .iter()
-            .enumerate()
-            .map(|(i, r)| Series {
-                label: format!("#{} test", r.id % 10_000),
-                class: RUN_CLASSES[i % RUN_CLASSES.len()],
-                points: r
-                    .history
-                    .evals
-                    .iter()
-                    .map(|p| (p.step as f64, p.accuracy as f64))
-                    .collect(),
-                dots: true,
-            })
+            .map(|p| (p.step as f64, p.accuracy as f64))
             .collect()
     });
     let use_weights = move |id: u64| {

@@ -1,23 +1,13 @@
 // End-to-end: the page on a phone (360 px, touch), in a dark room, and to a screen reader, by
 // axe-core's rules. Against the release build.
-import { after, before, test } from "node:test";
+import { test } from "node:test";
 import assert from "node:assert/strict";
 import { readFile } from "node:fs/promises";
 import { createRequire } from "node:module";
-import { fileURLToPath } from "node:url";
-import { LabPage, launch, numberIn, serve, until } from "./support.mjs";
+import { LabPage, numberIn, servedApp, until } from "./support.mjs";
 
-const dist = process.env.VITLAB_DIST ?? fileURLToPath(new URL("../../dist", import.meta.url));
 const axeSource = await readFile(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8");
-let server, browser;
-before(async () => {
-  server = await serve(dist);
-  browser = await launch();
-});
-after(async () => {
-  await browser?.close();
-  server?.close();
-});
+const app = servedApp();
 
 /** axe-core's serious and critical violations on the page as it is, one line each. */
 async function seriousViolations(page) {
@@ -41,9 +31,9 @@ async function touchStroke(page, testId, points) {
 
 for (const colorScheme of ["light", "dark"]) {
   test(`axe-core finds no serious or critical violations, ${colorScheme}, after drawing and training`, async () => {
-    const context = await browser.newContext({ colorScheme });
+    const context = await app.browser.newContext({ colorScheme });
     const lab = new LabPage(await context.newPage());
-    await lab.open(`${server.url}?backend=cpu&preset=seed&depth=1&dim=32&heads=4&mlp=64&batch=32`);
+    await lab.open(`${app.server.url}?backend=cpu&preset=seed&depth=1&dim=32&heads=4&mlp=64&batch=32`);
     await lab.stroke([[0.5, 0.15], [0.5, 0.85]]);
     await lab.settledPrediction();
     await lab.byTestId("train-button").click();
@@ -59,10 +49,10 @@ for (const colorScheme of ["light", "dark"]) {
 }
 
 test("on a 360-px phone with touch: the pad fills the width, nothing scrolls sideways, a finger draws and trains", async () => {
-  const context = await browser.newContext({ viewport: { width: 360, height: 740 }, hasTouch: true, isMobile: true, deviceScaleFactor: 2 });
+  const context = await app.browser.newContext({ viewport: { width: 360, height: 740 }, hasTouch: true, isMobile: true, deviceScaleFactor: 2 });
   const page = await context.newPage();
   const lab = new LabPage(page);
-  await lab.open(`${server.url}?backend=cpu&preset=seed&depth=1&dim=32&heads=4&mlp=64&batch=32`);
+  await lab.open(`${app.server.url}?backend=cpu&preset=seed&depth=1&dim=32&heads=4&mlp=64&batch=32`);
   const width = await page.evaluate(() => document.documentElement.scrollWidth);
   assert.ok(width <= 360, `the page is ${width} px wide`);
   const pad = await lab.byTestId("draw-canvas").boundingBox();
@@ -90,8 +80,8 @@ async function tabTo(page, selector, most = 300) {
 }
 
 test("by keyboard alone: a test digit into the model, another map, a run started and stopped", async () => {
-  const lab = new LabPage(await browser.newPage());
-  await lab.open(`${server.url}?backend=cpu&preset=seed&depth=1&dim=32&heads=4&mlp=64&batch=32`);
+  const lab = new LabPage(await app.browser.newPage());
+  await lab.open(`${app.server.url}?backend=cpu&preset=seed&depth=1&dim=32&heads=4&mlp=64&batch=32`);
   await tabTo(lab.page, '[data-testid="random-test-digit"]');
   await lab.page.keyboard.press("Enter");
   await lab.byTestId("shown-digit").waitFor();

@@ -1,27 +1,17 @@
 // End-to-end: the release build in Chromium draws digits and gets them right, on WebGPU
 // (SwiftShader here) and on the CPU backend.
-import { after, before, test } from "node:test";
+import { test } from "node:test";
 import assert from "node:assert/strict";
-import { fileURLToPath } from "node:url";
-import { GPU_FAULTS, LabPage, ONE, ZERO, gpuWorker, launch, prependToWorkers, serve, until } from "./support.mjs";
+import { GPU_FAULTS, LabPage, ONE, ZERO, gpuWorker, prependToWorkers, servedApp, until } from "./support.mjs";
 
-const dist = process.env.VITLAB_DIST ?? fileURLToPath(new URL("../../dist", import.meta.url));
-let server, browser;
-before(async () => {
-  server = await serve(dist);
-  browser = await launch();
-});
-after(async () => {
-  await browser?.close();
-  server?.close();
-});
+const app = servedApp();
 
 for (const backend of ["cpu", "webgpu"]) {
   test(`draws a 1 and a 0 on ${backend}`, async () => {
-    const lab = new LabPage(await browser.newPage());
+    const lab = new LabPage(await app.browser.newPage());
     const errors = [];
     lab.page.on("pageerror", (error) => errors.push(error.message));
-    await lab.open(`${server.url}?backend=${backend}`);
+    await lab.open(`${app.server.url}?backend=${backend}`);
     assert.match(await lab.backend(), backend === "cpu" ? /CPU/ : /WebGPU/);
 
     await lab.stroke(ONE);
@@ -57,8 +47,8 @@ for (const backend of ["cpu", "webgpu"]) {
 }
 
 test("a random test digit goes to the model as it is, and a drawing takes over again", async () => {
-  const lab = new LabPage(await browser.newPage());
-  await lab.open(`${server.url}?backend=cpu`);
+  const lab = new LabPage(await app.browser.newPage());
+  await lab.open(`${app.server.url}?backend=cpu`);
   const shown = lab.byTestId("shown-digit");
   let right = 0;
   let previous = null;
@@ -87,16 +77,16 @@ test("a random test digit goes to the model as it is, and a drawing takes over a
 });
 
 test("a missing weights file shows an error, not a broken page", async () => {
-  const lab = new LabPage(await browser.newPage());
-  await lab.page.goto(`${server.url}?backend=cpu&weights=pretrained/missing.safetensors`);
+  const lab = new LabPage(await app.browser.newPage());
+  await lab.page.goto(`${app.server.url}?backend=cpu&weights=pretrained/missing.safetensors`);
   await lab.byTestId("error").waitFor({ timeout: 60_000 });
   assert.match(await lab.byTestId("error").textContent(), /HTTP 404/);
   await lab.page.close();
 });
 
 test("the shipped seed-recipe model can replace the default and still reads digits", async () => {
-  const lab = new LabPage(await browser.newPage());
-  await lab.open(`${server.url}?backend=cpu`);
+  const lab = new LabPage(await app.browser.newPage());
+  await lab.open(`${app.server.url}?backend=cpu`);
   assert.match(await lab.byTestId("model-source").textContent(), /vit-lab/);
   await lab.byTestId("shipped-model").selectOption("pretrained/vit-seed.safetensors");
   await until(() => lab.byTestId("model-source").textContent(), (text) => /vit-seed/.test(text), {
@@ -114,12 +104,12 @@ test("the shipped seed-recipe model can replace the default and still reads digi
 
 // The GPU runs in a worker of its own: whatever it does, the page carries on on the CPU.
 test("a GPU device lost while drawing: the page says so and goes on on the CPU", async () => {
-  const context = await browser.newContext();
+  const context = await app.browser.newContext();
   await prependToWorkers(context, GPU_FAULTS);
   const lab = new LabPage(await context.newPage());
   const errors = [];
   lab.page.on("pageerror", (error) => errors.push(error.message));
-  await lab.open(`${server.url}?backend=webgpu`);
+  await lab.open(`${app.server.url}?backend=webgpu`);
   assert.match(await lab.backend(), /WebGPU/);
   await lab.stroke(ONE);
   assert.equal(await lab.settledPrediction(), "1");
@@ -139,12 +129,12 @@ test("a GPU device lost while drawing: the page says so and goes on on the CPU",
 });
 
 test("shaders the GPU rejects at start-up: the page starts on the CPU and says why", async () => {
-  const context = await browser.newContext();
+  const context = await app.browser.newContext();
   await prependToWorkers(context, "globalThis.__rejectShaders = true;", GPU_FAULTS);
   const lab = new LabPage(await context.newPage());
   const errors = [];
   lab.page.on("pageerror", (error) => errors.push(error.message));
-  await lab.open(`${server.url}?backend=webgpu`);
+  await lab.open(`${app.server.url}?backend=webgpu`);
   assert.match(await lab.backend(), /CPU/);
   assert.match(await lab.byTestId("backend-note").textContent(), /WebGPU failed/);
   await lab.stroke(ONE);
@@ -154,8 +144,8 @@ test("shaders the GPU rejects at start-up: the page starts on the CPU and says w
 });
 
 test("without ?backend= the page starts on the CPU at once, times WebGPU, and keeps the faster", async () => {
-  const lab = new LabPage(await browser.newPage());
-  await lab.open(server.url);
+  const lab = new LabPage(await app.browser.newPage());
+  await lab.open(app.server.url);
   assert.match(await lab.backend(), /CPU/, "ready on the CPU before WebGPU is tried");
   const timings = await until(() => lab.byTestId("backend-timings").textContent().catch(() => ""), (text) => /→/.test(text), {
     timeout: 300_000,

@@ -3,6 +3,8 @@
 import { createServer } from "node:http";
 import { readFile, stat } from "node:fs/promises";
 import { extname, join, normalize } from "node:path";
+import { after, before } from "node:test";
+import { fileURLToPath } from "node:url";
 import { chromium } from "playwright-core";
 
 const TYPES = {
@@ -239,4 +241,24 @@ export async function watchLongTasks(page) {
       for (const entry of list.getEntries()) window.__longTasks.push({ start: entry.startTime, duration: entry.duration });
     }).observe({ type: "longtask", buffered: true });
   });
+}
+
+/** The release build the tests run against: `VITLAB_DIST`, or the repository's `dist/`. */
+export const DIST = process.env.VITLAB_DIST ?? fileURLToPath(new URL("../../dist", import.meta.url));
+
+/**
+ * For a test file: the release build served and a browser launched before its tests, both
+ * closed after them. Read `server` and `browser` from it inside the tests.
+ */
+export function servedApp() {
+  const app = {};
+  before(async () => {
+    app.server = await serve(DIST);
+    app.browser = await launch();
+  });
+  after(async () => {
+    await app.browser?.close();
+    app.server?.close();
+  });
+  return app;
 }

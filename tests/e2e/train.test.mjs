@@ -1,29 +1,19 @@
 // End-to-end: training in the page (CPU backend, in the worker), against the release build.
-import { after, before, test } from "node:test";
+import { test } from "node:test";
 import assert from "node:assert/strict";
 import { mkdtemp, readFile, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
-import { LabPage, ONE, launch, numberIn, serve, until, watchLongTasks } from "./support.mjs";
+import { LabPage, ONE, numberIn, servedApp, until, watchLongTasks } from "./support.mjs";
 
-const dist = process.env.VITLAB_DIST ?? fileURLToPath(new URL("../../dist", import.meta.url));
-let server, browser;
-before(async () => {
-  server = await serve(dist);
-  browser = await launch();
-});
-after(async () => {
-  await browser?.close();
-  server?.close();
-});
+const app = servedApp();
 
 /** A new page, readied by `prepare(page)`, with the lab open at `query`. */
 async function openAt(query, prepare = async () => {}) {
-  const page = await browser.newPage();
+  const page = await app.browser.newPage();
   await prepare(page);
   const lab = new LabPage(page);
-  await lab.open(`${server.url}${query}`);
+  await lab.open(`${app.server.url}${query}`);
   return { page, lab };
 }
 
@@ -193,7 +183,7 @@ test("a diverging run stops with a message about the loss", async () => {
  * fetches the data, so the routes are the browser context's, which see workers' requests.
  */
 async function serveData(page, edit, answer) {
-  const base = new URL("mnist/", server.url).href;
+  const base = new URL("mnist/", app.server.url).href;
   const manifest = edit(await (await fetch(new URL("manifest.json", base))).json());
   await page.context().route(`${base}**`, async (route) => {
     const file = new URL(route.request().url()).pathname.split("/").pop();
@@ -408,7 +398,7 @@ test("an experiment as a link fills the form and the view, and trains the same o
   await lab.settledPrediction();
   assert.match(await page.locator(".attention-main .caption").textContent(), /layer 2, mean of heads/);
   // The page's own link holds the same experiment.
-  const shared = new URL(await lab.byTestId("share-link").getAttribute("href"), server.url).searchParams;
+  const shared = new URL(await lab.byTestId("share-link").getAttribute("href"), app.server.url).searchParams;
   for (const [key, value] of new URLSearchParams(link)) assert.equal(shared.get(key), value, key);
   assert.equal(shared.get("weights"), "pretrained/vit-lab.safetensors");
 
@@ -435,7 +425,7 @@ test("a link's bad values are named and ignored, and the form keeps its own", as
   assert.ok(message.length < 600, `a ${message.length}-character message`);
   assert.equal(await lab.byTestId("plan-depth").inputValue(), "6", "the seed preset's depth");
   // A map the model does not have is named once the model is in.
-  await lab.page.goto(`${server.url}?backend=cpu&map=head-7-1`);
+  await lab.page.goto(`${app.server.url}?backend=cpu&map=head-7-1`);
   await lab.byTestId("model-ready").waitFor({ timeout: 120_000 });
   await until(() => lab.byTestId("error").textContent(), (text) => /map=head-7-1: the model has 6 layers/.test(text), { what: "the map named" });
   await page.close();
