@@ -198,6 +198,7 @@ pub fn App() -> impl IntoView {
                 {move || engine.with(|e| e.is_some()).then(|| view! { <span data-testid="model-ready" class="ready">"model ready"</span> })}
             </div>
         </header>
+        <main>
         <ErrorBanner error=error />
         {move || (!status.get().is_empty()).then(|| view! { <p class="status" data-testid="status">{status.get()}</p> })}
         <p class="model-source">
@@ -227,6 +228,7 @@ pub fn App() -> impl IntoView {
             drawing=model_input
         />
         <RunsPanel records=records problem=runs_problem on_weights=on_weights />
+        </main>
         <footer>
             "MNIST by Yann LeCun and Corinna Cortes, CC BY-SA 3.0. Model: Dosovitskiy et al., ICLR 2021."
         </footer>
@@ -380,7 +382,7 @@ pub fn Lab(
     };
     let grid = config.grid_size();
     view! {
-        <main class="lab">
+        <div class="lab">
             <section class="card draw">
                 <h2>"Draw a digit"</h2>
                 <DrawPad on_image=from_pad shown=Signal::derive(move || digit.get().map(|d| d.image)) />
@@ -406,7 +408,7 @@ pub fn Lab(
                 <h2>"Inside the model"</h2>
                 <AnalysisView insight=insight result=result batch_distance=batch_distance grid=grid patch_size=config.patch_size />
             </section>
-        </main>
+        </div>
     }
     .into_any()
 }

@@ -121,7 +121,7 @@ pub fn RunsPanel(
             <div class="scroll-x" tabindex="0" role="region" aria-label="runs">
                 <table class="runs-table" data-testid="runs-table">
                     <thead>
-                        <tr><th>"compare"</th><th>"run"</th><th>"plan"</th><th>"device"</th><th>"steps"</th><th>"best test"</th><th>"last test"</th><th></th></tr>
+                        <tr><th>"compare"</th><th>"run"</th><th>"plan"</th><th>"device"</th><th>"steps"</th><th>"best test"</th><th>"last test"</th><th>"actions"</th></tr>
                     </thead>
                     <tbody>
                         <For each=move || records.get().into_iter().rev() key=|r| (r.id, r.step, r.has_weights, r.last_test.map(f32::to_bits)) let:record>
