@@ -185,7 +185,7 @@ pub fn AttentionView(
                 <table>
                     <thead>
                         <tr>
-                            <th></th>
+                            <th>"layer"</th>
                             <th>"mean"</th>
                             {(0..heads).map(|h| view! { <th>{format!("h{}", h + 1)}</th> }).collect_view()}
                         </tr>
