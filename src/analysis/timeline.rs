@@ -12,7 +12,7 @@ use crate::model::VitConfig;
 /// Test digits probed at each evaluation: the first ones of the test set.
 pub const PROBE_DIGITS: usize = 4;
 /// Snapshots a timeline keeps; past it every other old one goes, the newest kept.
-pub const MAX_SNAPSHOTS: usize = 64;
+pub const MAX_SNAPSHOTS: usize = 48;
 
 /// The probes' attention at one evaluation.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -24,6 +24,10 @@ pub struct AttentionSnapshot {
     pub layers: Vec<Vec<Vec<f32>>>,
     /// Per layer, per head: mean attention distance over the probes, in pixels.
     pub distance: Vec<Vec<f32>>,
+    /// The drawing probed after the test digits, if there was one: it changes from one
+    /// evaluation to the next, so each snapshot keeps its own.
+    #[serde(default)]
+    pub drawing: Option<Vec<u8>>,
 }
 
 /// Values kept to four decimals: a timeline is stored and sent as JSON, and a map drawn from
@@ -69,6 +73,7 @@ impl AttentionSnapshot {
                 .into_iter()
                 .map(kept)
                 .collect(),
+            drawing: None,
         }
     }
 }
@@ -79,21 +84,23 @@ pub struct Timeline {
     /// Patches per side, and their side in pixels, of the run's model.
     pub grid: usize,
     pub patch_size: usize,
-    /// The probe images (28×28 grey levels), in the snapshots' order.
+    /// The test digits probed (28×28 grey levels), in the snapshots' order; a snapshot's
+    /// drawing, if any, comes after them.
     pub probes: Vec<Vec<u8>>,
     pub snapshots: Vec<AttentionSnapshot>,
 }
 
 impl Timeline {
-    /// Adds a snapshot taken on `probes` by a model of `grid` patches a side, each
-    /// `patch_size` pixels; a timeline whose probes or model changed starts again from it.
+    /// Adds a snapshot taken on the test digits `probes` (and the snapshot's own drawing) by a
+    /// model of `grid` patches a side, each `patch_size` pixels; a timeline whose test digits
+    /// or model changed starts again from it.
     pub fn push(
         &mut self,
         (grid, patch_size): (usize, usize),
         probes: Vec<Vec<u8>>,
         snapshot: AttentionSnapshot,
     ) {
-        if self.grid != grid || self.patch_size != patch_size || self.probes.len() != probes.len() {
+        if self.grid != grid || self.patch_size != patch_size || self.probes != probes {
             self.snapshots.clear();
         }
         self.grid = grid;
@@ -102,9 +109,16 @@ impl Timeline {
         self.snapshots.retain(|s| s.step < snapshot.step);
         self.snapshots.push(snapshot);
         if self.snapshots.len() > MAX_SNAPSHOTS {
-            let newest = self.snapshots.pop().expect("not empty");
-            self.snapshots = self.snapshots.iter().cloned().step_by(2).collect();
-            self.snapshots.push(newest);
+            self.halve();
         }
+    }
+
+    /// Every other snapshot dropped, the newest kept.
+    pub fn halve(&mut self) {
+        let Some(newest) = self.snapshots.pop() else {
+            return;
+        };
+        self.snapshots = self.snapshots.iter().cloned().step_by(2).collect();
+        self.snapshots.push(newest);
     }
 }

@@ -227,7 +227,7 @@ pub fn App() -> impl IntoView {
             keeper=keeper
             drawing=model_input
         />
-        <RunsPanel records=records problem=runs_problem on_weights=on_weights />
+        <RunsPanel keeper=keeper on_weights=on_weights />
         </main>
         <footer>
             "MNIST by Yann LeCun and Corinna Cortes, CC BY-SA 3.0. Model: Dosovitskiy et al., ICLR 2021."

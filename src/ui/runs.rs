@@ -28,16 +28,16 @@ fn started(id: u64) -> String {
 
 #[component]
 pub fn RunsPanel(
-    /// The records, oldest first; the training panel adds and updates the run in progress.
-    records: RwSignal<Vec<RunRecord>>,
-    /// Why runs cannot be kept or read, when they cannot.
-    problem: RwSignal<Option<String>>,
+    /// The records (oldest first, the run in progress among them) and why they cannot be
+    /// kept, when they cannot.
+    keeper: RunKeeper,
     /// Takes a run's weights into the draw panel.
     on_weights: Callback<WeightsOffer>,
 ) -> impl IntoView {
+    let (records, problem) = (keeper.records, keeper.problem);
     let selected = RwSignal::new(BTreeSet::<u64>::new());
     let replayed = RwSignal::new(None::<u64>);
-    let replay_timeline = Signal::derive(move || {
+    let replay_timeline = Memo::new(move |_| {
         let id = replayed.get();
         records
             .with(|all| {
@@ -100,6 +100,7 @@ pub fn RunsPanel(
         })
     };
     let delete = move |id: u64| {
+        keeper.deleted(id);
         records.update(|all| all.retain(|r| r.id != id));
         selected.update(|chosen| {
             chosen.remove(&id);
@@ -192,6 +193,10 @@ impl Interest {
             FromTrainer::State {
                 state: RunState::Paused | RunState::Stopped | RunState::Finished,
             } => Self::Rested,
+            // Idle and Starting say nothing of a run's figures (a reset, a start under way).
+            FromTrainer::State {
+                state: RunState::Idle | RunState::Starting,
+            } => Self::None,
             FromTrainer::State { .. } | FromTrainer::Test(_) | FromTrainer::Attention { .. } => {
                 Self::Moved
             }
@@ -207,6 +212,11 @@ pub struct RunKeeper {
     records: RwSignal<Vec<RunRecord>>,
     problem: RwSignal<Option<String>>,
     current: StoredValue<Option<RunRecord>, LocalStorage>,
+    /// The worker has started the current record's run: until then the panel's view is not
+    /// the run's (a reset or a resume cleared it), and nothing is booked.
+    live: StoredValue<bool>,
+    /// The record the weights asked for at the last rest belong to.
+    weights_for: StoredValue<Option<u64>>,
 }
 
 impl RunKeeper {
@@ -215,6 +225,8 @@ impl RunKeeper {
             records,
             problem,
             current: StoredValue::new_local(None),
+            live: StoredValue::new(false),
+            weights_for: StoredValue::new(None),
         }
     }
 
@@ -238,10 +250,12 @@ impl RunKeeper {
     /// The next run to start gets a record of its own.
     pub fn forget_current(self) {
         self.current.set_value(None);
+        self.live.set_value(false);
     }
 
-    /// The saved run goes on in its own record, when it has one.
-    pub async fn resume_current(self) {
+    /// The saved run goes on in its own record, when it has one: the last record started,
+    /// if its plan is the saved run's (a newer run that never saved left its own behind).
+    pub async fn resume_current(self, saved_plan: Option<crate::train::TrainingPlan>) {
         let record = match RunLog::open().await {
             Ok(log) => match log.current().await {
                 Some(id) => log.record(id).await,
@@ -249,7 +263,18 @@ impl RunKeeper {
             },
             Err(_) => None,
         };
-        self.current.set_value(record);
+        self.live.set_value(false);
+        self.current
+            .set_value(record.filter(|r| saved_plan.as_ref() == Some(&r.plan)));
+    }
+
+    /// A record deleted from the table: the run in progress, if it was that one, goes on
+    /// without a record.
+    pub fn deleted(self, id: u64) {
+        if self.current.with_value(|c| c.as_ref().map(|c| c.id)) == Some(id) {
+            self.current.set_value(None);
+            self.live.set_value(false);
+        }
     }
 
     /// Books a message already applied to `view`; whether to ask for the weights to keep.
@@ -258,6 +283,7 @@ impl RunKeeper {
         match interest {
             Interest::None => return false,
             Interest::Started(plan) => {
+                self.live.set_value(true);
                 if self.current.with_value(Option::is_none) {
                     let id = js_sys::Date::now() as u64;
                     self.current.set_value(Some(RunRecord::new(id, plan)));
@@ -268,19 +294,24 @@ impl RunKeeper {
                     });
                 }
             }
+            Interest::Moved | Interest::Rested if !self.live.get_value() => return false,
             Interest::Moved | Interest::Rested => {}
         }
         let Some(mut record) = self.current.get_value() else {
             return false;
         };
+        let id = record.id;
         record.update(view);
         self.keep(record);
+        if rested {
+            self.weights_for.set_value(Some(id));
+        }
         rested
     }
 
     /// The run's weights, kept beside its record.
     pub fn keep_weights(self, bytes: Vec<u8>) {
-        let Some(id) = self.current.with_value(|c| c.as_ref().map(|c| c.id)) else {
+        let Some(id) = self.weights_for.try_update_value(Option::take).flatten() else {
             return;
         };
         spawn_local(async move {

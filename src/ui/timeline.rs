@@ -35,6 +35,8 @@ pub fn AttentionTimeline(
         let interval = gloo_timers::callback::Interval::new(PLAY_EVERY_MS, move || {
             let next = picked.get_untracked().unwrap_or(0) + 1;
             if next >= count() {
+                // At the newest: follow new evaluations again.
+                picked.set(None);
                 playing.set_value(None);
             } else {
                 picked.set(Some(next));
@@ -53,30 +55,42 @@ pub fn AttentionTimeline(
             return view! { <p class="caption" data-testid=format!("{testid}-empty")>"The timeline fills at each evaluation: the probe digits' attention as the model learns."</p> }.into_any();
         }
         let (grid, probes) = timeline.with(|t| (t.grid, t.probes.clone()));
+        // One row a probe: its image, its rollout, then each layer's class-token map.
+        let row = move |p: usize, pixels: Vec<f32>, caption: &'static str| {
+            let rollout = Signal::derive(move || {
+                snapshot()
+                    .and_then(|s| s.rollout.get(p).cloned())
+                    .unwrap_or_default()
+            });
+            let layers = move || {
+                snapshot()
+                    .and_then(|s| s.layers.get(p).cloned())
+                    .unwrap_or_default()
+                    .into_iter()
+                    .enumerate()
+                    .map(|(l, map)| view! { <HeatCanvas values=Signal::stored(map) grid=grid size=36 title=format!("layer {}", l + 1) /> })
+                    .collect_view()
+            };
+            view! {
+                <div class="timeline-probe">
+                    <HeatCanvas values=Signal::stored(pixels) grid=28 size=36 palette=Palette::Grey title=caption.to_string() />
+                    <HeatCanvas values=rollout grid=grid size=36 title="rollout".to_string() />
+                    <span class="timeline-layers">{layers}</span>
+                </div>
+            }
+        };
+        let tests = probes.len();
         let rows = probes
             .into_iter()
             .enumerate()
-            .map(|(p, image)| {
-                let pixels: Vec<f32> = image.iter().map(|&v| v as f32).collect();
-                let rollout = Signal::derive(move || snapshot().and_then(|s| s.rollout.get(p).cloned()).unwrap_or_default());
-                let layers = move || {
-                    snapshot()
-                        .and_then(|s| s.layers.get(p).cloned())
-                        .unwrap_or_default()
-                        .into_iter()
-                        .enumerate()
-                        .map(|(l, map)| view! { <HeatCanvas values=Signal::stored(map) grid=grid size=36 title=format!("layer {}", l + 1) /> })
-                        .collect_view()
-                };
-                view! {
-                    <div class="timeline-probe">
-                        <HeatCanvas values=Signal::stored(pixels) grid=28 size=36 palette=Palette::Grey title="probe".to_string() />
-                        <HeatCanvas values=rollout grid=grid size=36 title="rollout".to_string() />
-                        <span class="timeline-layers">{layers}</span>
-                    </div>
-                }
-            })
+            .map(|(p, image)| row(p, image.iter().map(|&v| v as f32).collect(), "probe"))
             .collect_view();
+        // The drawing probed at the evaluation shown, as it was then.
+        let drawing_row = move || {
+            snapshot()
+                .and_then(|s| s.drawing)
+                .map(|image| row(tests, image.iter().map(|&v| v as f32).collect(), "drawing"))
+        };
         view! {
             <div class="timeline">
                 <div class="timeline-controls">
@@ -99,7 +113,7 @@ pub fn AttentionTimeline(
                     </label>
                 </div>
                 <p class="hint">"Each row: a probe digit, its attention rollout, then the class token's attention in each layer (mean of heads)."</p>
-                <div class="timeline-probes">{rows}</div>
+                <div class="timeline-probes">{rows} {drawing_row}</div>
                 <DistanceChart drawing=distance batch=Signal::stored(None) max=max_distance.get_untracked() testid=format!("{testid}-distance") />
             </div>
         }

@@ -70,7 +70,20 @@ impl RunLog {
 
     /// Writes `record`; a new one joins the index, and past [`MAX_RUNS`] the oldest go.
     pub async fn save(&self, record: &RunRecord) -> Result<(), String> {
-        let json = serde_json::to_vec(record).map_err(|e| e.to_string())?;
+        let mut json = serde_json::to_vec(record).map_err(|e| e.to_string())?;
+        // Never larger than it may be read back: a big model's timeline is thinned to fit.
+        let mut fitted = record.clone();
+        while json.len() > MAX_RECORD_BYTES && !fitted.timeline.snapshots.is_empty() {
+            if fitted.timeline.snapshots.len() == 1 {
+                fitted.timeline.snapshots.clear();
+            } else {
+                fitted.timeline.halve();
+            }
+            json = serde_json::to_vec(&fitted).map_err(|e| e.to_string())?;
+        }
+        if json.len() > MAX_RECORD_BYTES {
+            return Err(format!("its record takes {} bytes", json.len()));
+        }
         self.cache.put(&record_key(record.id), &json).await?;
         let mut ids = self.ids().await;
         if !ids.contains(&record.id) {

@@ -62,6 +62,7 @@ fn snapshot(step: usize) -> AttentionSnapshot {
         rollout: vec![vec![0.5; 16]],
         layers: vec![vec![vec![0.5; 16]]],
         distance: vec![vec![3.0]],
+        drawing: None,
     }
 }
 
@@ -79,6 +80,17 @@ fn a_timeline_stays_short_keeps_its_newest_and_starts_again_for_another_model() 
     timeline.push((4, 7), probe.clone(), snapshot(19_000));
     assert_eq!(timeline.snapshots.last().unwrap().step, 19_000);
     assert!(timeline.snapshots.iter().all(|s| s.step <= 19_000));
+    // A drawing probed at one evaluation and not the next keeps the timeline whole, each
+    // snapshot with its own drawing.
+    let before = timeline.snapshots.len();
+    let drawn = AttentionSnapshot {
+        drawing: Some(vec![255; IMAGE_PIXELS]),
+        ..snapshot(19_100)
+    };
+    timeline.push((4, 7), probe.clone(), drawn);
+    timeline.push((4, 7), probe.clone(), snapshot(19_200));
+    assert_eq!(timeline.snapshots.len(), before + 2);
+    assert!(timeline.snapshots[before].drawing.is_some());
     timeline.push((7, 4), probe, snapshot(100));
     assert_eq!(
         timeline.snapshots.len(),

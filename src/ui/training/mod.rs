@@ -214,7 +214,13 @@ pub fn TrainingPanel(
         worker.set_value(None);
         run.update(RunView::clear);
         spawn_local(async move {
-            keeper.resume_current().await;
+            let saved_plan = run.with_untracked(|view| {
+                view.saved
+                    .as_ref()
+                    .and_then(|saved| saved.as_ref().ok())
+                    .map(|saved| saved.plan.clone())
+            });
+            keeper.resume_current(saved_plan).await;
             let timeline = keeper.timeline();
             run.update(|view| view.timeline = timeline);
             send(ToTrainer::ResumeSaved { backend });
@@ -241,6 +247,7 @@ pub fn TrainingPanel(
             // No worker to tell: just forget what this browser saved.
             spawn_local(saved_run::forget_run());
         }
+        keeper.forget_current();
         run.update(RunView::reset);
     };
     let refused = move |why: String| run.update(|view| view.notice(why, true));

@@ -196,11 +196,13 @@ async fn probe_attention(run: &Run) -> Result<(), String> {
     let config = &session.plan.config;
     let pending = inference::classify(&session.inference_model(), &probes, &session.device());
     let packed = read_floats(pending.packed, "the probes' attention").await?;
-    let snapshot = AttentionSnapshot::of_packed(&packed, probes.len(), config, session.step());
+    let mut snapshot = AttentionSnapshot::of_packed(&packed, probes.len(), config, session.step());
+    snapshot.drawing = run.drawing.map(|d| d.to_vec());
+    let tests = probes.len() - usize::from(run.drawing.is_some());
     let message = FromTrainer::Attention {
         grid: config.grid_size(),
         patch_size: config.patch_size,
-        probes: probes.iter().map(|p| p.to_vec()).collect(),
+        probes: probes[..tests].iter().map(|p| p.to_vec()).collect(),
         snapshot,
     };
     post(&message, None);
