@@ -97,7 +97,7 @@ impl Experiment {
         map: MapChoice,
         weights: Option<&str>,
     ) -> String {
-        let preset = [Preset::Seed, Preset::Lab]
+        let preset = Preset::ALL
             .into_iter()
             .find(|&preset| same_recipe(&TrainingPlan::in_page(preset), plan))
             .unwrap_or(Preset::Seed);

@@ -215,7 +215,7 @@ pub fn App() -> impl IntoView {
         // same weights move to another backend.
         {move || {
             host.generation.get();
-            engine.get_untracked().map(|_| view! { <Lab engine=engine on_failure=on_failure batch_distance=batch_distance test_digits=test_digits digit=shown_digit map=map input=model_input /> })
+            engine.get_untracked().map(|_| view! { <Lab engine=engine on_failure=on_failure on_problem=Callback::new(move |message| error.set(Some(message))) batch_distance=batch_distance test_digits=test_digits digit=shown_digit map=map input=model_input /> })
         }}
         <TrainingPanel
             on_weights=on_weights
@@ -286,6 +286,8 @@ pub fn Lab(
     engine: EngineSignal,
     /// Told when a classification fails, e.g. because the GPU was lost.
     on_failure: Callback<String>,
+    /// Told of any other problem, to show it (the model in use stays where it is).
+    on_problem: Callback<String>,
     /// Mean attention distance over a batch of test digits, when known.
     #[prop(into)]
     batch_distance: Signal<Option<Vec<Vec<f32>>>>,
@@ -376,7 +378,7 @@ pub fn Lab(
         spawn_local(async move {
             match test_digits.random().await {
                 Ok(shown) => digit.set(Some(shown)),
-                Err(message) => on_failure.run(format!("No test digit: {message}")),
+                Err(message) => on_problem.run(format!("No test digit: {message}")),
             }
         })
     };

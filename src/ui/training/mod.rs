@@ -83,7 +83,7 @@ pub fn TrainingPanel(
     // `None` once a field is edited: the plan is then custom.
     let preset = RwSignal::new(match initial_plan {
         None => Some(Preset::Seed),
-        Some(plan) => [Preset::Seed, Preset::Lab]
+        Some(plan) => Preset::ALL
             .into_iter()
             .find(|&preset| TrainingPlan::in_page(preset) == plan),
     });
@@ -133,11 +133,19 @@ pub fn TrainingPanel(
         Effect::KeepWeights { bytes } => keeper.keep_weights(bytes),
     };
 
+    // To the worker if there is one; `send_with` below starts one first.
+    let tell = move |message: &ToTrainer, bytes: Option<Vec<u8>>| {
+        worker.with_value(|w| {
+            if let Some(w) = w {
+                w.send(message, bytes)
+            }
+        });
+    };
     let tell_drawing = move || {
         let message = ToTrainer::Drawing {
             image: drawing.get_untracked(),
         };
-        worker.with_value(|w| w.as_ref().map(|w| w.send(&message, None)));
+        tell(&message, None);
     };
     let on_message = move |message: FromTrainer, bytes: Option<Vec<u8>>| {
         let interest = Interest::of(&message);
@@ -150,7 +158,7 @@ pub fn TrainingPanel(
             let keep = ToTrainer::ExportWeights {
                 purpose: WeightsPurpose::Keep,
             };
-            worker.with_value(|w| w.as_ref().map(|w| w.send(&keep, None)));
+            tell(&keep, None);
         }
         follow(effect);
     };
@@ -174,11 +182,7 @@ pub fn TrainingPanel(
                 }
             }
         }
-        worker.with_value(|w| {
-            if let Some(w) = w {
-                w.send(&message, bytes)
-            }
-        });
+        tell(&message, bytes);
     };
     let send = move |message: ToTrainer| send_with(message, None);
     // The drawing goes to a running worker half a second after it last changed, not at every

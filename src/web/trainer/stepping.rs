@@ -189,6 +189,7 @@ pub(super) async fn evaluate(session: &mut Session) -> Result<Option<TestReport>
 async fn probe_attention(run: &Run) -> Result<(), String> {
     let session = &run.session;
     let mut probes = images_of(session.test_set(), PROBE_DIGITS);
+    let tests = probes.len();
     probes.extend(run.drawing);
     if probes.is_empty() {
         return Ok(());
@@ -198,7 +199,6 @@ async fn probe_attention(run: &Run) -> Result<(), String> {
     let packed = read_floats(pending.packed, "the probes' attention").await?;
     let mut snapshot = AttentionSnapshot::of_packed(&packed, probes.len(), config, session.step());
     snapshot.drawing = run.drawing.map(|d| d.to_vec());
-    let tests = probes.len() - usize::from(run.drawing.is_some());
     let message = FromTrainer::Attention {
         grid: config.grid_size(),
         patch_size: config.patch_size,
