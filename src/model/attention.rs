@@ -37,7 +37,7 @@ impl MultiHeadAttention {
     /// - attention: `[batch, heads, tokens, tokens]`, each row summing to 1
     pub fn forward(&self, tokens: Tensor<3>) -> (Tensor<3>, Tensor<4>) {
         let (mixed, attention) = self.attend(tokens); // [B, N, D], [B, H, N, N]
-        let output = dropout(&self.dropout, self.proj.forward(mixed)); // [B, N, D]
+        let output = dropout(&self.dropout, fused::linear(&self.proj, &mixed)); // [B, N, D]
         (output, attention)
     }
 
@@ -49,7 +49,7 @@ impl MultiHeadAttention {
     /// - mixed: `[batch, tokens, dim]`
     /// - attention: `[batch, heads, tokens, tokens]`
     pub fn attend(&self, tokens: Tensor<3>) -> (Tensor<3>, Tensor<4>) {
-        let qkv = self.qkv.forward(tokens); // [B, N, 3·D]
+        let qkv = fused::linear(&self.qkv, &tokens); // [B, N, 3·D]
         if let Some(fused) = fused::attention(&qkv, self.heads, &self.dropout) {
             return fused;
         }

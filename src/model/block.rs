@@ -41,14 +41,19 @@ impl EncoderBlock {
     pub fn forward(&self, tokens: Tensor<3>) -> (Tensor<3>, Tensor<4>) {
         let normed = layer_norm(&self.norm1, &tokens); // [B, N, D]
         let (mixed, attention) = self.attn.attend(normed); // [B, N, D], [B, H, N, N]
-        let tokens = fused::linear_residual(&self.attn.proj, &mixed, &tokens)
-            .unwrap_or_else(|| tokens + dropout(&self.attn.dropout, self.attn.proj.forward(mixed))); // [B, N, D]
+        let tokens =
+            fused::linear_residual(&self.attn.proj, &mixed, &tokens).unwrap_or_else(|| {
+                tokens + dropout(&self.attn.dropout, fused::linear(&self.attn.proj, &mixed))
+            }); // [B, N, D]
         let normed = layer_norm(&self.norm2, &tokens); // [B, N, D]
-        let hidden = fused::linear_gelu(&self.mlp_in, &normed)
-            .unwrap_or_else(|| self.activation.forward(self.mlp_in.forward(normed))); // [B, N, MLP]
+        let hidden = fused::linear_gelu(&self.mlp_in, &normed).unwrap_or_else(|| {
+            self.activation
+                .forward(fused::linear(&self.mlp_in, &normed))
+        }); // [B, N, MLP]
         let hidden = dropout(&self.dropout, hidden); // [B, N, MLP]
-        let tokens = fused::linear_residual(&self.mlp_out, &hidden, &tokens)
-            .unwrap_or_else(|| tokens + dropout(&self.dropout, self.mlp_out.forward(hidden))); // [B, N, D]
+        let tokens = fused::linear_residual(&self.mlp_out, &hidden, &tokens).unwrap_or_else(|| {
+            tokens + dropout(&self.dropout, fused::linear(&self.mlp_out, &hidden))
+        }); // [B, N, D]
         (tokens, attention)
     }
 }

@@ -8,10 +8,6 @@ mod block;
 mod config;
 mod cost;
 mod dropout;
-#[cfg(feature = "gpu")]
-mod fused;
-#[cfg(not(feature = "gpu"))]
-#[path = "fused/absent.rs"]
 mod fused;
 mod patch_embed;
 mod vit;
@@ -21,5 +17,6 @@ pub use block::{EncoderBlock, layer_norm};
 pub use config::{ConfigError, Preset, VitConfig};
 pub use cost::{Budget, CostError, ModelCost};
 pub use dropout::{bernoulli_mask, dropout, kernel_dropout, seed_randomness};
+pub use fused::CpuKernels;
 pub use patch_embed::PatchEmbedding;
 pub use vit::{VisionTransformer, VitOutput};

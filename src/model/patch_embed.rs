@@ -3,7 +3,7 @@ use burn::nn::{Dropout, DropoutConfig, Linear, LinearConfig};
 use burn::tensor::{Device, Distribution, Tensor};
 
 use super::VitConfig;
-use super::dropout;
+use super::{dropout, fused};
 
 /// Eq. 1: flattened patches times E, a class token in front, plus learned 1-D positions.
 #[derive(Module, Debug)]
@@ -47,7 +47,7 @@ impl PatchEmbedding {
             .reshape([batch, channels, rows, p, cols, p]) // [B, C, rows, P, cols, P]
             .permute([0, 2, 4, 1, 3, 5]) // [B, rows, cols, C, P, P], as the seed's unfold
             .reshape([batch, rows * cols, channels * p * p]); // [B, N, P²·C]
-        let tokens = self.proj.forward(patches); // [B, N, D]
+        let tokens = fused::linear(&self.proj, &patches); // [B, N, D]
         let [_, _, dim] = tokens.dims();
         let cls = self.cls_token.val().expand([batch, 1, dim]); // [B, 1, D]
         let tokens = Tensor::cat(vec![cls, tokens], 1); // [B, N + 1, D]

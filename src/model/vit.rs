@@ -2,7 +2,7 @@ use burn::module::Module;
 use burn::nn::{LayerNorm, LayerNormConfig, Linear, LinearConfig};
 use burn::tensor::{Device, Tensor};
 
-use super::{EncoderBlock, PatchEmbedding, VitConfig, layer_norm};
+use super::{EncoderBlock, PatchEmbedding, VitConfig, fused, layer_norm};
 
 /// The whole model: patch embedding, L encoder blocks, LayerNorm, linear head.
 #[derive(Module, Debug)]
@@ -60,7 +60,7 @@ impl VisionTransformer {
         let [batch, _, dim] = tokens.dims();
         let class_token = tokens.narrow(1, 0, 1).reshape([batch, dim]); // [B, D]
         let normed = layer_norm(&self.norm, &class_token); // [B, D]
-        let logits = self.head.forward(normed); // [B, classes]
+        let logits = fused::linear(&self.head, &normed); // [B, classes]
         VitOutput { logits, attention }
     }
 }

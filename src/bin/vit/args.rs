@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
-use vitlab::model::Preset;
+use vitlab::model::{CpuKernels, Preset};
 
 #[derive(Parser)]
 #[command(
@@ -66,9 +66,28 @@ pub enum Command {
         /// Model preset: `seed` or `lab`.
         #[arg(long, default_value = "seed")]
         preset: Preset,
+        /// The CPU's code for the encoder: `fused` (the model's own kernels) or `composed`
+        /// (Burn's ops, as before them; for comparison).
+        #[arg(long, value_enum, default_value_t = KernelChoice::Fused)]
+        cpu_kernels: KernelChoice,
         #[command(flatten)]
         common: Common,
     },
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum KernelChoice {
+    Fused,
+    Composed,
+}
+
+impl KernelChoice {
+    pub fn kernels(self) -> CpuKernels {
+        match self {
+            Self::Fused => CpuKernels::Fused,
+            Self::Composed => CpuKernels::Composed,
+        }
+    }
 }
 
 #[derive(Args)]

@@ -5,7 +5,7 @@ use std::time::Instant;
 use vitlab::launch_count::Launches;
 #[cfg(feature = "gpu")]
 use vitlab::launch_count::count_launches;
-use vitlab::model::{Budget, Preset, VitConfig, seed_randomness};
+use vitlab::model::{Budget, CpuKernels, Preset, VitConfig, seed_randomness};
 use vitlab::native;
 use vitlab::train::{OptimizerSettings, Trainer};
 
@@ -24,15 +24,28 @@ fn percentile(sorted: &[f64], q: f64) -> f64 {
     sorted[((sorted.len() - 1) as f64 * q).round() as usize]
 }
 
+/// How much a benchmark measures.
+pub struct Work {
+    pub steps: usize,
+    pub batch_size: usize,
+    pub inferences: usize,
+}
+
 pub fn bench(
-    steps: usize,
-    batch_size: usize,
-    inferences: usize,
+    work: Work,
     preset: Preset,
+    kernels: CpuKernels,
     common: Common,
 ) -> Result<(), String> {
     const WARMUP: usize = 5;
+    let Work {
+        steps,
+        batch_size,
+        inferences,
+    } = work;
     let batch = batch_size;
+    // Training and inference below run on this thread, which the choice is made for.
+    kernels.choose();
     let (data_dir, device) = setup(&common)?;
     let threads = common.threads.unwrap_or_else(rayon::current_num_threads);
     let manifest = native::read_manifest(&data_dir).map_err(|e| e.to_string())?;
@@ -90,9 +103,14 @@ pub fn bench(
     latencies.sort_by(f64::total_cmp);
     let launches = count_gpu_launches(&common, &set, &mut trainer, &model, &batches[0])?;
     let summary = serde_json::json!({
-        "implementation": match common.device {
-            DeviceChoice::Cpu => "vitlab (Burn, flex CPU backend)",
-            DeviceChoice::Gpu => "vitlab (Burn, wgpu)",
+        "implementation": match (common.device, kernels) {
+            (DeviceChoice::Cpu, CpuKernels::Fused) => "vitlab (Burn, flex CPU backend)",
+            (DeviceChoice::Cpu, CpuKernels::Composed) => "vitlab (Burn, flex CPU backend, Burn's ops)",
+            (DeviceChoice::Gpu, _) => "vitlab (Burn, wgpu)",
+        },
+        "cpu_kernels": match kernels {
+            CpuKernels::Fused => "fused",
+            CpuKernels::Composed => "composed",
         },
         "preset": preset.name(),
         "threads": threads,

@@ -95,8 +95,18 @@ fn run(command: Command) -> Result<(), String> {
             batch_size,
             inferences,
             preset,
+            cpu_kernels,
             common,
-        } => bench::bench(steps, batch_size, inferences, preset, common),
+        } => bench::bench(
+            bench::Work {
+                steps,
+                batch_size,
+                inferences,
+            },
+            preset,
+            cpu_kernels.kernels(),
+            common,
+        ),
     }
 }
 

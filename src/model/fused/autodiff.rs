@@ -1,6 +1,6 @@
-//! [`VitKernels`] while recording gradients: LayerNorm and attention record a backward step
-//! that runs their backward kernels; the rest are never called on gradients (the model
-//! composes Burn's ops there, see `mod.rs`) and record nothing.
+//! [`VitKernels`] while recording gradients: LayerNorm, attention and the bias with GELU record
+//! a backward step that runs their backward kernels; the bias with the residual is never
+//! called on gradients (the model composes Burn's ops there, see `mod.rs`) and records nothing.
 
 use burn::backend::autodiff::checkpoint::base::Checkpointer;
 use burn::backend::autodiff::checkpoint::strategy::CheckpointStrategy;
@@ -81,6 +81,69 @@ impl<B: VitKernels> Backward<B, 1> for AttentionBackward {
             self.seed,
         );
         grads.register::<B>(qkv_node.id, d_qkv);
+    }
+}
+
+/// The backward step of [`VitKernels::fused_bias_gelu`]: the input and the bias.
+#[derive(Debug)]
+struct BiasGeluBackward;
+
+impl<B: VitKernels> Backward<B, 2> for BiasGeluBackward {
+    /// The input and the bias.
+    type State = (NodeId, NodeId);
+
+    fn backward(
+        self,
+        ops: Ops<Self::State, 2>,
+        grads: &mut Gradients,
+        checkpointer: &mut Checkpointer,
+    ) {
+        let [input_node, bias_node] = ops.parents;
+        let d_output = grads.consume::<B>(&ops.node);
+        let input = checkpointer.retrieve_node_output(ops.state.0);
+        let bias = checkpointer.retrieve_node_output(ops.state.1);
+        let (d_input, d_bias) = B::fused_bias_gelu_backward(input, bias, d_output);
+        for (node, gradient) in [(input_node, d_input), (bias_node, d_bias)] {
+            if let Some(node) = node {
+                grads.register::<B>(node.id, gradient);
+            }
+        }
+    }
+}
+
+/// The backward step of [`VitKernels::fused_linear`]: input, weight and (with `N = 3`) bias.
+/// Each gradient is computed only for a parent that wants it (the images going into the patch
+/// embedding do not).
+#[derive(Debug)]
+struct LinearBackward;
+
+impl<B: VitKernels, const N: usize> Backward<B, N> for LinearBackward {
+    /// The input (kept only if the weight wants its gradient) and the weight (only if the
+    /// input does).
+    type State = (Option<NodeId>, Option<NodeId>);
+
+    fn backward(
+        self,
+        ops: Ops<Self::State, N>,
+        grads: &mut Gradients,
+        checkpointer: &mut Checkpointer,
+    ) {
+        let d_output = grads.consume::<B>(&ops.node);
+        let (input, weight) = ops.state;
+        let parents = &ops.parents;
+        if let (Some(node), Some(weight)) = (&parents[0], weight) {
+            let weight = checkpointer.retrieve_node_output(weight);
+            let d_input = B::fused_linear_input_backward(weight, d_output.clone());
+            grads.register::<B>(node.id, d_input);
+        }
+        if let (Some(node), Some(input)) = (&parents[1], input) {
+            let input = checkpointer.retrieve_node_output(input);
+            let d_weight = B::fused_linear_weight_backward(input, d_output.clone());
+            grads.register::<B>(node.id, d_weight);
+        }
+        if let Some(Some(node)) = parents.get(2) {
+            grads.register::<B>(node.id, B::fused_linear_bias_backward(d_output));
+        }
     }
 }
 
@@ -189,12 +252,118 @@ impl<B: VitKernels, C: CheckpointStrategy> VitKernels for Autodiff<B, C> {
         ))
     }
 
-    /// Recorded as a constant: the model calls it only outside training.
     fn fused_bias_gelu(input: FloatTensor<Self>, bias: FloatTensor<Self>) -> FloatTensor<Self> {
-        Self::from_inner(B::fused_bias_gelu(
+        let prepared = BiasGeluBackward
+            .prepare::<C>([input.node(), bias.node()])
+            .compute_bound()
+            .stateful();
+        match prepared {
+            OpsKind::Tracked(mut prep) => {
+                let state = (prep.checkpoint(&input), prep.checkpoint(&bias));
+                let output = B::fused_bias_gelu(input.into_primitive(), bias.into_primitive());
+                prep.finish(state, output)
+            }
+            OpsKind::UnTracked(prep) => prep.finish(B::fused_bias_gelu(
+                input.into_primitive(),
+                bias.into_primitive(),
+            )),
+        }
+    }
+
+    /// Not differentiated again (no second-order gradients).
+    fn fused_bias_gelu_backward(
+        input: FloatTensor<Self>,
+        bias: FloatTensor<Self>,
+        d_output: FloatTensor<Self>,
+    ) -> (FloatTensor<Self>, FloatTensor<Self>) {
+        let (d_input, d_bias) = B::fused_bias_gelu_backward(
             input.into_primitive(),
             bias.into_primitive(),
+            d_output.into_primitive(),
+        );
+        (Self::from_inner(d_input), Self::from_inner(d_bias))
+    }
+
+    fn fused_linear(
+        input: FloatTensor<Self>,
+        weight: FloatTensor<Self>,
+        bias: FloatTensor<Self>,
+    ) -> FloatTensor<Self> {
+        // The input is needed only for the weight's gradient, and the weight for the input's.
+        let (keep_input, keep_weight) = (weight.is_tracked(), input.is_tracked());
+        match LinearBackward
+            .prepare::<C>([input.node(), weight.node(), bias.node()])
+            .compute_bound()
+            .stateful()
+        {
+            OpsKind::Tracked(mut prep) => {
+                let state = (
+                    keep_input.then(|| prep.checkpoint(&input)),
+                    keep_weight.then(|| prep.checkpoint(&weight)),
+                );
+                let output = B::fused_linear(
+                    input.into_primitive(),
+                    weight.into_primitive(),
+                    bias.into_primitive(),
+                );
+                prep.finish(state, output)
+            }
+            OpsKind::UnTracked(prep) => prep.finish(B::fused_linear(
+                input.into_primitive(),
+                weight.into_primitive(),
+                bias.into_primitive(),
+            )),
+        }
+    }
+
+    fn fused_product(input: FloatTensor<Self>, weight: FloatTensor<Self>) -> FloatTensor<Self> {
+        // The input is needed only for the weight's gradient, and the weight for the input's.
+        let (keep_input, keep_weight) = (weight.is_tracked(), input.is_tracked());
+        match LinearBackward
+            .prepare::<C>([input.node(), weight.node()])
+            .compute_bound()
+            .stateful()
+        {
+            OpsKind::Tracked(mut prep) => {
+                let state = (
+                    keep_input.then(|| prep.checkpoint(&input)),
+                    keep_weight.then(|| prep.checkpoint(&weight)),
+                );
+                let output = B::fused_product(input.into_primitive(), weight.into_primitive());
+                prep.finish(state, output)
+            }
+            OpsKind::UnTracked(prep) => prep.finish(B::fused_product(
+                input.into_primitive(),
+                weight.into_primitive(),
+            )),
+        }
+    }
+
+    /// Not differentiated again (no second-order gradients).
+    fn fused_linear_input_backward(
+        weight: FloatTensor<Self>,
+        d_output: FloatTensor<Self>,
+    ) -> FloatTensor<Self> {
+        Self::from_inner(B::fused_linear_input_backward(
+            weight.into_primitive(),
+            d_output.into_primitive(),
         ))
+    }
+
+    /// Not differentiated again (no second-order gradients).
+    fn fused_linear_weight_backward(
+        input: FloatTensor<Self>,
+        d_output: FloatTensor<Self>,
+    ) -> FloatTensor<Self> {
+        Self::from_inner(B::fused_linear_weight_backward(
+            input.into_primitive(),
+            d_output.into_primitive(),
+        ))
+    }
+
+    /// Not differentiated again (no second-order gradients).
+    fn fused_linear_bias_backward(d_output: FloatTensor<Self>) -> FloatTensor<Self> {
+        Self::from_inner(B::fused_linear_bias_backward(d_output.into_primitive()))
     }
 
     /// Recorded as a constant: the model calls it only outside training.

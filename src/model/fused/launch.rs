@@ -1,6 +1,7 @@
 //! [`VitKernels`] on CubeCL: output buffers, contiguous inputs, one launch each.
 
 use burn::backend::cubecl::dtype_to_storage_type;
+use burn::backend::ops::{ActivationOps, FloatTensorOps, ModuleOps};
 use burn::tensor::Shape;
 use burn_cubecl::kernel::into_contiguous;
 use burn_cubecl::ops::numeric::empty_device_dtype;
@@ -199,6 +200,49 @@ impl VitKernels for CubeBackend {
             dtype,
         );
         output
+    }
+
+    /// Composed of Burn's ops: the model records gradients through this kernel only on the
+    /// CPU (`mod.rs`), so a GPU reaches this only if that changes.
+    fn fused_bias_gelu_backward(
+        input: CubeTensor,
+        bias: CubeTensor,
+        d_output: CubeTensor,
+    ) -> (CubeTensor, CubeTensor) {
+        let shape = input.meta.shape().clone();
+        let width = bias.meta.shape().num_elements();
+        let rows = shape.num_elements() / width.max(1);
+        let table = Shape::new([rows, width]);
+        let bias = Self::float_expand(
+            Self::float_reshape(bias, Shape::new([1, width])),
+            table.clone(),
+        );
+        let pre_activation = Self::float_add(Self::float_reshape(input, table.clone()), bias);
+        let d_input = Self::gelu_backward(pre_activation, Self::float_reshape(d_output, table));
+        let d_bias =
+            Self::float_reshape(Self::float_sum_dim(d_input.clone(), 0), Shape::new([width]));
+        (Self::float_reshape(d_input, shape), d_bias)
+    }
+
+    /// Burn's own linear and its gradients: the model calls these on the CPU only (`mod.rs`).
+    fn fused_linear(input: CubeTensor, weight: CubeTensor, bias: CubeTensor) -> CubeTensor {
+        Self::linear(input, weight, Some(bias))
+    }
+
+    fn fused_product(input: CubeTensor, weight: CubeTensor) -> CubeTensor {
+        Self::linear(input, weight, None)
+    }
+
+    fn fused_linear_input_backward(weight: CubeTensor, d_output: CubeTensor) -> CubeTensor {
+        Self::linear_x_backward(weight, d_output)
+    }
+
+    fn fused_linear_weight_backward(input: CubeTensor, d_output: CubeTensor) -> CubeTensor {
+        Self::linear_weight_backward(input, d_output)
+    }
+
+    fn fused_linear_bias_backward(d_output: CubeTensor) -> CubeTensor {
+        Self::linear_bias_backward(d_output)
     }
 
     fn fused_bias_residual(

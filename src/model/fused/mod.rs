@@ -1,30 +1,56 @@
-//! Fused kernels for the forward pass on a GPU (burn-wgpu: WebGPU in the browser, Vulkan,
-//! Metal or DirectX natively). On such a device a model this small is bound by the number of
-//! kernel dispatches, not by arithmetic: Burn's own ops spend about 45 dispatches on an
-//! encoder block (LayerNorm alone is 8, softmax 5, GELU 5, and the QKV split and head merge
-//! are copies), these spend about 10.
+//! Fused kernels for the encoder block's LayerNorm, attention, bias with GELU and bias with
+//! the residual, on both devices.
+//!
+//! On a GPU (burn-wgpu: WebGPU in the browser, Vulkan, Metal or DirectX natively) a model this
+//! small is bound by the number of kernel dispatches, not by arithmetic: Burn's own ops spend
+//! about 45 dispatches on an encoder block (LayerNorm alone is 8, softmax 5, GELU 5, and the
+//! QKV split and head merge are copies), these spend about 10 (`kernels.rs`, `launch.rs`).
+//!
+//! On the CPU (flex) the cost is passes over memory and calls per element: while recording
+//! gradients Burn composes LayerNorm and softmax of a dozen ops each, every one a pass, an
+//! allocation and a node of the graph, and evaluates `exp` and `erf` one element at a time.
+//! The kernels here (`cpu.rs`, `cpu_kernels.rs`) are one pass each, forward and backward, with
+//! vectorised `exp` and `erf` (`fast_math.rs`).
 //!
 //! Each function returns `None` where its kernel does not run, and the caller composes Burn's
-//! ops instead: on the CPU, whose fused Burn ops are already one pass each, and, for the
-//! kernels without a backward pass (a bias with GELU or with the residual), while recording
-//! gradients. LayerNorm and attention have their own backward kernels (`autodiff.rs`), so
-//! training on a GPU uses them too. Same formulas, same results to float rounding (the
-//! browser tests hold both paths to each other and to PyTorch's logits).
+//! ops instead: on a GPU, for the kernels without a GPU backward pass (a bias with GELU or with
+//! the residual) while recording gradients; on the CPU, for the residual's while recording
+//! gradients (nothing to gain), for tensors other than `f32`, and where [`CpuKernels::Composed`]
+//! is asked for (the benchmark's "before", and the tests that hold the two paths to each other).
+//! Same formulas, same results to float rounding (tests hold both paths to each other and to
+//! PyTorch's logits).
 
+#[cfg(feature = "train")]
 mod autodiff;
+mod cpu;
+mod cpu_kernels;
+mod cpu_linear;
+mod fast_math;
+#[cfg(feature = "gpu")]
 mod kernels;
+#[cfg(feature = "gpu")]
 mod launch;
+
+use std::cell::Cell;
 
 use burn::backend::{Backend, Dispatch, backend_extension, tensor::FloatTensor};
 use burn::nn::{Dropout, LayerNorm, Linear};
-use burn::tensor::{Device, Tensor};
+use burn::tensor::{DType, Device, Tensor};
 
 use super::kernel_dropout;
 
 /// `nn.LayerNorm`'s default, which the seed's model and Burn's `LayerNormConfig` share.
 const LAYER_NORM_EPSILON: f32 = 1e-5;
 
-#[backend_extension(Cube, Autodiff, Fusion: cfg(feature = "fusion"))]
+// The page's own binary (no `train` feature) only classifies: the gradients' kernels are
+// implemented but never called there.
+#[cfg_attr(not(feature = "train"), allow(dead_code))]
+#[backend_extension(
+    Cube: cfg(feature = "gpu"),
+    Flex,
+    Autodiff: cfg(feature = "train"),
+    Fusion: cfg(feature = "fusion")
+)]
 pub trait VitKernels: Backend {
     #[fusion(dtype = input, shape = input)]
     fn fused_layer_norm(
@@ -65,6 +91,44 @@ pub trait VitKernels: Backend {
 
     #[fusion(dtype = input, shape = input)]
     fn fused_bias_gelu(input: FloatTensor<Self>, bias: FloatTensor<Self>) -> FloatTensor<Self>;
+
+    /// The gradients of [`VitKernels::fused_bias_gelu`] for its input and bias.
+    #[fusion(meta = bias_gelu_gradients)]
+    fn fused_bias_gelu_backward(
+        input: FloatTensor<Self>,
+        bias: FloatTensor<Self>,
+        d_output: FloatTensor<Self>,
+    ) -> (FloatTensor<Self>, FloatTensor<Self>);
+
+    /// `input · weight + bias` over the last axis, as Burn's `linear`.
+    #[fusion(meta = linear_output)]
+    fn fused_linear(
+        input: FloatTensor<Self>,
+        weight: FloatTensor<Self>,
+        bias: FloatTensor<Self>,
+    ) -> FloatTensor<Self>;
+
+    /// `input · weight` over the last axis: [`VitKernels::fused_linear`] without a bias.
+    #[fusion(meta = product_output)]
+    fn fused_product(input: FloatTensor<Self>, weight: FloatTensor<Self>) -> FloatTensor<Self>;
+
+    /// The gradient of [`VitKernels::fused_linear`] for its input: `d_output · weightᵀ`.
+    #[fusion(meta = linear_input_gradient)]
+    fn fused_linear_input_backward(
+        weight: FloatTensor<Self>,
+        d_output: FloatTensor<Self>,
+    ) -> FloatTensor<Self>;
+
+    /// The gradient of [`VitKernels::fused_linear`] for its weight: `inputᵀ · d_output`.
+    #[fusion(meta = linear_weight_gradient)]
+    fn fused_linear_weight_backward(
+        input: FloatTensor<Self>,
+        d_output: FloatTensor<Self>,
+    ) -> FloatTensor<Self>;
+
+    /// The gradient of [`VitKernels::fused_linear`] for its bias: `d_output` summed over rows.
+    #[fusion(meta = linear_bias_gradient)]
+    fn fused_linear_bias_backward(d_output: FloatTensor<Self>) -> FloatTensor<Self>;
 
     #[fusion(dtype = input, shape = input)]
     fn fused_bias_residual(
@@ -109,16 +173,140 @@ fn layer_norm_gradients(
     (input.clone(), gamma.clone(), gamma.clone())
 }
 
-/// Whether `device` is a GPU: the kernels with a backward pass (LayerNorm, attention) run
-/// there in training too.
-fn on_gpu(device: &Device) -> bool {
-    device.clone().inner() != Device::flex()
+/// The shapes [`VitKernels::fused_bias_gelu_backward`] returns: the input's, the bias's.
+#[cfg(feature = "fusion")]
+fn bias_gelu_gradients(
+    input: &burn::backend::fusion::custom::TensorSpec,
+    bias: &burn::backend::fusion::custom::TensorSpec,
+    _d_output: &burn::backend::fusion::custom::TensorSpec,
+) -> (
+    burn::backend::fusion::custom::TensorSpec,
+    burn::backend::fusion::custom::TensorSpec,
+) {
+    (input.clone(), bias.clone())
 }
 
-/// Whether the kernels without a backward pass run on `device`: a GPU, not recording
-/// gradients.
-fn inference_on_gpu(device: &Device) -> bool {
-    on_gpu(device) && !device.is_autodiff()
+/// `spec`'s shape with its last axis `last`.
+#[cfg(feature = "fusion")]
+fn with_last(
+    spec: &burn::backend::fusion::custom::TensorSpec,
+    last: usize,
+) -> burn::backend::fusion::custom::TensorSpec {
+    let mut dims = spec.shape.to_vec();
+    if let Some(axis) = dims.last_mut() {
+        *axis = last;
+    }
+    burn::backend::fusion::custom::TensorSpec::new(dims.into(), spec.dtype)
+}
+
+/// The shape [`VitKernels::fused_linear`] returns: the input's with the weight's outputs.
+#[cfg(feature = "fusion")]
+fn linear_output(
+    input: &burn::backend::fusion::custom::TensorSpec,
+    weight: &burn::backend::fusion::custom::TensorSpec,
+    _bias: &burn::backend::fusion::custom::TensorSpec,
+) -> burn::backend::fusion::custom::TensorSpec {
+    with_last(input, weight.shape[1])
+}
+
+/// The shape [`VitKernels::fused_product`] returns, as [`linear_output`].
+#[cfg(feature = "fusion")]
+fn product_output(
+    input: &burn::backend::fusion::custom::TensorSpec,
+    weight: &burn::backend::fusion::custom::TensorSpec,
+) -> burn::backend::fusion::custom::TensorSpec {
+    with_last(input, weight.shape[1])
+}
+
+/// The shape [`VitKernels::fused_linear_input_backward`] returns: `d_output`'s with the
+/// weight's inputs.
+#[cfg(feature = "fusion")]
+fn linear_input_gradient(
+    weight: &burn::backend::fusion::custom::TensorSpec,
+    d_output: &burn::backend::fusion::custom::TensorSpec,
+) -> burn::backend::fusion::custom::TensorSpec {
+    with_last(d_output, weight.shape[0])
+}
+
+/// The shape [`VitKernels::fused_linear_weight_backward`] returns: `[inputs, outputs]`.
+#[cfg(feature = "fusion")]
+fn linear_weight_gradient(
+    input: &burn::backend::fusion::custom::TensorSpec,
+    d_output: &burn::backend::fusion::custom::TensorSpec,
+) -> burn::backend::fusion::custom::TensorSpec {
+    let last =
+        |spec: &burn::backend::fusion::custom::TensorSpec| spec.shape[spec.shape.num_dims() - 1];
+    burn::backend::fusion::custom::TensorSpec::new(
+        [last(input), last(d_output)].into(),
+        input.dtype,
+    )
+}
+
+/// The shape [`VitKernels::fused_linear_bias_backward`] returns: `[outputs]`.
+#[cfg(feature = "fusion")]
+fn linear_bias_gradient(
+    d_output: &burn::backend::fusion::custom::TensorSpec,
+) -> burn::backend::fusion::custom::TensorSpec {
+    let outputs = d_output.shape[d_output.shape.num_dims() - 1];
+    burn::backend::fusion::custom::TensorSpec::new([outputs].into(), d_output.dtype)
+}
+
+/// Which code runs the encoder block on the CPU: these kernels, or Burn's ops composed as on
+/// any backend.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CpuKernels {
+    Fused,
+    Composed,
+}
+
+thread_local! {
+    /// Per thread, as the model's forward pass runs on the thread that calls it: tests that
+    /// compare the two paths run side by side.
+    static CPU_KERNELS: Cell<CpuKernels> = const { Cell::new(CpuKernels::Fused) };
+}
+
+impl CpuKernels {
+    /// Chooses the CPU's code for the forward and backward passes this thread runs from now
+    /// on ([`CpuKernels::Fused`] unless told).
+    pub fn choose(self) {
+        CPU_KERNELS.set(self);
+    }
+
+    pub fn chosen() -> Self {
+        CPU_KERNELS.get()
+    }
+}
+
+/// Where the fused kernels run on a tensor: which device, and whether they have every pass
+/// that is asked for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Place {
+    Gpu,
+    GpuRecording,
+    Cpu,
+    CpuRecording,
+    /// Burn's ops: a CPU told [`CpuKernels::Composed`], or a dtype other than `f32`.
+    Composed,
+}
+
+fn place<const D: usize>(tensor: &Tensor<D>) -> Place {
+    let device = tensor.device();
+    let recording = device.is_autodiff();
+    if device.clone().inner() != Device::flex() {
+        return if recording {
+            Place::GpuRecording
+        } else {
+            Place::Gpu
+        };
+    }
+    if CpuKernels::chosen() == CpuKernels::Composed || tensor.dtype() != DType::F32 {
+        return Place::Composed;
+    }
+    if recording {
+        Place::CpuRecording
+    } else {
+        Place::Cpu
+    }
 }
 
 /// `norm(input)` in one kernel (its gradient in two).
@@ -126,7 +314,7 @@ fn inference_on_gpu(device: &Device) -> bool {
 /// # Shapes
 /// - input, output: `[..., dim]`
 pub fn layer_norm<const D: usize>(norm: &LayerNorm, input: &Tensor<D>) -> Option<Tensor<D>> {
-    if !on_gpu(&input.device()) {
+    if place(input) == Place::Composed {
         return None;
     }
     let beta = norm.beta.as_ref()?.val();
@@ -152,11 +340,15 @@ pub fn attention(
     dropout: &Dropout,
 ) -> Option<(Tensor<3>, Tensor<4>)> {
     let device = qkv.device();
-    if !on_gpu(&device) {
-        return None;
-    }
     let [_, _, width] = qkv.dims();
-    let scale = ((width / 3 / heads) as f32).powf(-0.5);
+    let head_dim = width / 3 / heads.max(1);
+    let wider_than_the_cpu_takes = head_dim > cpu_kernels::MAX_HEAD_DIM;
+    match place(qkv) {
+        Place::Composed => return None,
+        Place::Cpu | Place::CpuRecording if wider_than_the_cpu_takes => return None,
+        _ => {}
+    }
+    let scale = (head_dim as f32).powf(-0.5);
     let (keep, seed) = kernel_dropout(dropout, &device).unwrap_or((1.0, 0));
     let (mixed, attention) =
         Dispatch::fused_attention(qkv.clone().into_dispatch(), heads, scale, keep, seed);
@@ -166,17 +358,50 @@ pub fn attention(
     ))
 }
 
-/// `gelu(linear(input))`: Burn's matmul, then the bias and GELU in one kernel. Inference only.
+/// `linear(input)`: one `gemm` into the bias's rows on the CPU (`cpu_linear.rs` says why),
+/// Burn's `Linear` elsewhere.
+///
+/// # Shapes
+/// - input: `[..., in]`
+/// - output: `[..., out]`
+pub fn linear<const D: usize>(linear: &Linear, input: &Tensor<D>) -> Tensor<D> {
+    if !matches!(place(input), Place::Cpu | Place::CpuRecording) {
+        return linear.forward(input.clone());
+    }
+    let (input, weight) = (
+        input.clone().into_dispatch(),
+        linear.weight.val().into_dispatch(),
+    );
+    Tensor::from_dispatch(match &linear.bias {
+        Some(bias) => Dispatch::fused_linear(input, weight, bias.val().into_dispatch()),
+        None => Dispatch::fused_product(input, weight),
+    })
+}
+
+/// `input · weight`, without the layer's bias (which the caller's kernel adds): [`linear`]'s
+/// kernel on the CPU, Burn's matmul elsewhere.
+fn product(layer: &Linear, input: &Tensor<3>) -> Tensor<3> {
+    if matches!(place(input), Place::Cpu | Place::CpuRecording) {
+        return Tensor::from_dispatch(Dispatch::fused_product(
+            input.clone().into_dispatch(),
+            layer.weight.val().into_dispatch(),
+        ));
+    }
+    input.clone().matmul(layer.weight.val().unsqueeze::<3>())
+}
+
+/// `gelu(linear(input))`: Burn's matmul, then the bias and GELU in one kernel (its gradient
+/// in one more on the CPU; a GPU composes Burn's ops while recording gradients).
 ///
 /// # Shapes
 /// - input: `[batch, tokens, in]`
 /// - output: `[batch, tokens, out]`
 pub fn linear_gelu(linear: &Linear, input: &Tensor<3>) -> Option<Tensor<3>> {
-    if !inference_on_gpu(&input.device()) {
+    if matches!(place(input), Place::GpuRecording | Place::Composed) {
         return None;
     }
     let bias = linear.bias.as_ref()?.val();
-    let product = input.clone().matmul(linear.weight.val().unsqueeze::<3>()); // [B, N, out]
+    let product = product(linear, input); // [B, N, out]
     Some(Tensor::from_dispatch(Dispatch::fused_bias_gelu(
         product.into_dispatch(),
         bias.into_dispatch(),
@@ -184,7 +409,7 @@ pub fn linear_gelu(linear: &Linear, input: &Tensor<3>) -> Option<Tensor<3>> {
 }
 
 /// `residual + linear(input)`: Burn's matmul, then the bias and the residual in one kernel.
-/// Inference only.
+/// Inference only: recording gradients, Burn's two additions cost about what this would.
 ///
 /// # Shapes
 /// - input: `[batch, tokens, in]`
@@ -194,11 +419,11 @@ pub fn linear_residual(
     input: &Tensor<3>,
     residual: &Tensor<3>,
 ) -> Option<Tensor<3>> {
-    if !inference_on_gpu(&input.device()) {
+    if !matches!(place(input), Place::Gpu | Place::Cpu) {
         return None;
     }
     let bias = linear.bias.as_ref()?.val();
-    let product = input.clone().matmul(linear.weight.val().unsqueeze::<3>()); // [B, N, out]
+    let product = product(linear, input); // [B, N, out]
     Some(Tensor::from_dispatch(Dispatch::fused_bias_residual(
         product.into_dispatch(),
         bias.into_dispatch(),
