@@ -17,6 +17,6 @@ pub use block::{EncoderBlock, layer_norm};
 pub use config::{ConfigError, Preset, VitConfig};
 pub use cost::{Budget, CostError, ModelCost};
 pub use dropout::{bernoulli_mask, dropout, kernel_dropout, seed_randomness};
-pub use fused::CpuKernels;
+pub use fused::{CpuKernels, fast_math};
 pub use patch_embed::PatchEmbedding;
 pub use vit::{VisionTransformer, VitOutput};

@@ -6,6 +6,7 @@ mod data;
 mod fuzz;
 mod hostile;
 mod insight;
+mod kernels;
 mod model;
 mod one_loop;
 mod parity;

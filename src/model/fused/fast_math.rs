@@ -4,8 +4,8 @@
 //! profile they were 12.8 % and 8.2 % of a training step (the softmax and the exact GELU).
 //!
 //! Accuracy, against `f64` references over the ranges the model meets (`tests/native/kernels.rs`):
-//! [`exp`] within 2 ulp (relative 2.4e-7), [`erf`] within 1.5e-7 absolute, below the 1e-6 the
-//! PyTorch parity of the logits can afford by orders of magnitude.
+//! [`exp`] within 2 ulp (relative 2.4e-7), [`erf`] within 6e-7 absolute (1.5e-7 in exact
+//! arithmetic, the rest `f32` rounding near 0), far inside the 1e-4 of the PyTorch parity test.
 
 /// Adding then subtracting 1.5 · 2²³ rounds an `f32` of magnitude below 2²² to the nearest
 /// integer (ties to even) without a rounding instruction SSE2 lacks, and leaves that integer
@@ -37,7 +37,7 @@ pub fn exp(x: f32) -> f32 {
 }
 
 /// `erf(x)` and `exp(-x²)` together: the GELU's backward pass needs both, and the first is
-/// made from the second. Abramowitz and Stegun 7.1.26, absolute error below 1.5e-7.
+/// made from the second. Abramowitz and Stegun 7.1.26: absolute error 1.5e-7, 6e-7 in `f32`.
 #[inline(always)]
 pub fn erf_and_gaussian(x: f32) -> (f32, f32) {
     const P: f32 = 0.327_591_1;

@@ -25,7 +25,7 @@ mod autodiff;
 mod cpu;
 mod cpu_kernels;
 mod cpu_linear;
-mod fast_math;
+pub mod fast_math;
 #[cfg(feature = "gpu")]
 mod kernels;
 #[cfg(feature = "gpu")]
