@@ -2,9 +2,10 @@
 //!
 //! Burn's [`Dropout`] draws every mask element as an `f64` Bernoulli sample from a ChaCha
 //! generator behind a lock; on the `flex` CPU backend that was ~28 % of a training step of the
-//! seed preset (`perf record` of `vit bench`). On `flex` the mask here comes from SplitMix64
-//! in independent blocks (in parallel natively), already scaled by `1 / keep`, so one
-//! multiplication applies it. Other devices (WebGPU, Vulkan) draw on the device, as Burn does.
+//! seed preset (`perf record` of `vit bench`). On `flex` the mask here is a hash of each
+//! element's index and the stream (the fused kernels' [`keeps`], which vectorises), filled in
+//! blocks (in parallel natively), already scaled by `1 / keep`, so one multiplication applies
+//! it. Other devices (WebGPU, Vulkan) draw on the device, as Burn does.
 //! Whether dropout applies at all is decided exactly as in [`Dropout::forward`]: the layer's
 //! `training` flag, an autodiff device, and a non-zero probability.
 
@@ -13,7 +14,7 @@ use std::cell::Cell;
 use burn::nn::Dropout;
 use burn::tensor::{Device, Tensor, TensorData};
 
-use crate::rng::{SplitMix64, mix as hash};
+use crate::rng::mix as hash;
 
 /// Mask elements drawn from one generator state; blocks are independent so they can be
 /// filled in any order, on any number of threads, with the same result.
@@ -65,20 +66,11 @@ pub fn kernel_dropout(layer: &Dropout, device: &Device) -> Option<(f32, u32)> {
 
 /// `len` values, each `1 / keep` with probability `keep` and 0 otherwise.
 pub fn bernoulli_mask(len: usize, keep: f64, stream: u64) -> Vec<f32> {
-    // Four 16-bit draws per 64-bit number: a draw below `threshold` keeps the element, which
-    // gives `keep` to within 2⁻¹⁷ — far below the noise of any one mask — at half the cost
-    // of 32-bit draws.
-    let threshold = (keep * 65_536.0).round().min(65_535.0) as u16;
-    let scale = (1.0 / keep) as f32;
+    let seed = hash(stream, 0x2545_f491) as u32;
+    let keep = keep as f32;
+    let scale = 1.0 / keep;
     let fill = move |(index, block): (usize, &mut [f32])| {
-        let mut rng = SplitMix64::new(hash(stream, index as u64));
-        for quad in block.chunks_mut(4) {
-            let bits = rng.next_u64();
-            for (lane, value) in quad.iter_mut().enumerate() {
-                let draw = (bits >> (16 * lane)) as u16;
-                *value = if draw < threshold { scale } else { 0.0 };
-            }
-        }
+        fill_mask(block, index * BLOCK, seed, keep, scale);
     };
     let mut mask = vec![0.0f32; len];
     #[cfg(not(target_arch = "wasm32"))]
@@ -89,4 +81,29 @@ pub fn bernoulli_mask(len: usize, keep: f64, stream: u64) -> Vec<f32> {
     #[cfg(target_arch = "wasm32")]
     mask.chunks_mut(BLOCK).enumerate().for_each(fill);
     mask
+}
+
+#[multiversion::multiversion(targets("x86_64+avx2"))]
+fn fill_mask(block: &mut [f32], first: usize, seed: u32, keep: f32, scale: f32) {
+    for (offset, value) in block.iter_mut().enumerate() {
+        *value = if keeps(seed, first + offset, keep) {
+            scale
+        } else {
+            0.0
+        };
+    }
+}
+
+/// Whether dropout keeps element `index` of a mask drawn from `seed`: the finaliser of
+/// MurmurHash3 of the two, below `keep` as a fraction of 2²⁴. The GPU's attention kernel draws
+/// its mask by the same rule (`fused/kernels.rs`), the CPU's too (`fused/cpu_kernels.rs`).
+#[inline(always)]
+pub(crate) fn keeps(seed: u32, index: usize, keep: f32) -> bool {
+    let mut x = (index as u32) ^ seed;
+    x ^= x >> 16;
+    x = x.wrapping_mul(0x85eb_ca6b);
+    x ^= x >> 13;
+    x = x.wrapping_mul(0xc2b2_ae35);
+    x ^= x >> 16;
+    (x >> 8) as f32 * (1.0 / 16_777_216.0) < keep
 }

@@ -16,6 +16,7 @@
 
 use multiversion::multiversion;
 
+use super::super::dropout::keeps;
 use super::fast_math::{dot, exp, gelu, gelu_derivative, sum};
 
 /// Rows per block of the row-wise kernels: 1,088 rows (a seed batch of 64) make 5 blocks, so
@@ -268,7 +269,7 @@ pub struct AttentionShape {
     /// `1/√head_dim`, applied to the scores.
     pub scale: f32,
     /// Dropout on the probabilities: kept with probability `keep` (1: no dropout), the mask
-    /// drawn from `seed` as [`keeps`] decides.
+    /// drawn from `seed` as `dropout::keeps` decides.
     pub keep: f32,
     pub seed: u32,
 }
@@ -316,27 +317,63 @@ impl AttentionShape {
     }
 }
 
-/// Whether dropout keeps element `index` of a mask drawn from `seed`: the same hash as the GPU
-/// kernel's (`kernels::keeps`, the finaliser of MurmurHash3), below `keep` as a fraction of 2³².
-#[inline(always)]
-pub fn keeps(seed: u32, index: usize, keep: f32) -> bool {
-    let mut x = (index as u32) ^ seed;
-    x ^= x >> 16;
-    x = x.wrapping_mul(0x85eb_ca6b);
-    x ^= x >> 13;
-    x = x.wrapping_mul(0xc2b2_ae35);
-    x ^= x >> 16;
-    (x >> 8) as f32 * (1.0 / 16_777_216.0) < keep
-}
-
 /// `head_dim` values as an array of `E ≥ head_dim` lanes, zero beyond: zeros change no dot
 /// product and no weighted sum, and fixed-size arrays compile to whole vector operations
 /// (a head of 8 is one AVX register) where slices of a run-time length compile to loops.
 #[inline(always)]
 fn lanes<const E: usize>(values: &[f32]) -> [f32; E] {
+    if let Ok(whole) = <&[f32; E]>::try_from(values) {
+        return *whole;
+    }
     let mut lanes = [0.0f32; E];
     lanes[..values.len()].copy_from_slice(values);
     lanes
+}
+
+/// A head's `into.len()` values from the lanes that hold them. A copy of a run-time length is
+/// a call to `memmove` (as is a loop copying element by element, which the compiler turns into
+/// one), which for a head's few values costs more than the copy itself (`perf`: 6.8 % of a
+/// step, nearly all of it from these kernels); a whole array is two vector moves.
+#[inline(always)]
+fn put_lanes<const E: usize>(into: &mut [f32], from: &[f32; E]) {
+    match <&mut [f32; E]>::try_from(&mut *into) {
+        Ok(whole) => *whole = *from,
+        Err(_) => into.copy_from_slice(&from[..into.len()]),
+    }
+}
+
+/// The largest of `values`, eight lanes at a time (`f32::max` one at a time is a compare, a
+/// NaN test and a blend per element).
+#[inline(always)]
+fn maximum(values: &[f32]) -> f32 {
+    let mut lanes = [f32::NEG_INFINITY; 8];
+    let mut chunks = values.chunks_exact(8);
+    for chunk in &mut chunks {
+        for (lane, value) in lanes.iter_mut().zip(chunk) {
+            *lane = if *value > *lane { *value } else { *lane };
+        }
+    }
+    let rest = chunks.remainder().iter().fold(f32::NEG_INFINITY, |m, v| m.max(*v));
+    lanes.iter().fold(rest, |m, v| m.max(*v))
+}
+
+/// `row = Σᵢ scales[i] · from[i]` for rows of `from` padded to whole vectors of 8 (`from` is
+/// `[scales.len(), row.len()]`), a vector of `row` at a time held in registers across `i`.
+#[inline(always)]
+fn weighted_rows(row: &mut [f32], scales: &[f32], from: &[f32]) {
+    let width = row.len();
+    for (chunk, out) in row.chunks_exact_mut(8).enumerate() {
+        let mut sum = [0.0f32; 8];
+        for (i, scale) in scales.iter().enumerate() {
+            let Ok(from) = <&[f32; 8]>::try_from(&from[i * width + chunk * 8..][..8]) else {
+                continue;
+            };
+            for (sum, from) in sum.iter_mut().zip(from) {
+                *sum += scale * from;
+            }
+        }
+        put_lanes(out, &sum);
+    }
 }
 
 /// `into += scale · from` on whole arrays. Read into a local array first: written in place,
@@ -349,19 +386,6 @@ fn add_scaled_lanes<const E: usize>(into: &mut [f32; E], scale: f32, from: &[f32
         *sum += scale * from;
     }
     *into = sum;
-}
-
-/// `row += scale · from` on rows padded to whole vectors of 8, a vector at a time as
-/// [`add_scaled_lanes`].
-#[inline(always)]
-fn add_scaled_padded(row: &mut [f32], scale: f32, from: &[f32]) {
-    for (row, from) in row.chunks_exact_mut(8).zip(from.chunks_exact(8)) {
-        let (Ok(row), Ok(from)) = (<&mut [f32; 8]>::try_from(row), <&[f32; 8]>::try_from(from))
-        else {
-            continue;
-        };
-        add_scaled_lanes(row, scale, from);
-    }
 }
 
 /// One head's vectors of one image, gathered from the QKV projection's output.
@@ -484,11 +508,8 @@ fn attention_heads<const E: usize>(
                 }
             }
             for (query, q) in queries.iter().enumerate() {
-                row.fill(0.0);
-                for (i, q) in q.iter().enumerate().take(head_dim) {
-                    add_scaled_padded(row, *q, &keys[i * padded..][..padded]);
-                }
-                let max = row[..n].iter().fold(f32::NEG_INFINITY, |m, s| m.max(*s));
+                weighted_rows(row, &q[..head_dim], keys);
+                let max = maximum(&row[..n]);
                 for score in row.iter_mut() {
                     *score = exp((*score - max) * scale);
                 }
@@ -505,8 +526,7 @@ fn attention_heads<const E: usize>(
                 for ((weight, factor), value) in row.iter().zip(factors.iter()).zip(values.iter()) {
                     add_scaled_lanes(&mut out, weight * factor, value);
                 }
-                mixed[query * dim + head * head_dim..][..head_dim]
-                    .copy_from_slice(&out[..head_dim]);
+                put_lanes(&mut mixed[query * dim + head * head_dim..][..head_dim], &out);
             }
         }
     }
@@ -633,10 +653,7 @@ fn attention_backward_heads<const E: usize>(
                 let row_index = head * n + query;
                 let p = &probabilities[row_index * n..][..n];
                 let d_out: [f32; E] = lanes(&d_mixed[query * dim + head * head_dim..][..head_dim]);
-                d_scores.fill(0.0);
-                for (i, d) in d_out.iter().enumerate().take(head_dim) {
-                    add_scaled_padded(d_scores, *d, &values[i * padded..][..padded]);
-                }
+                weighted_rows(d_scores, &d_out[..head_dim], values);
                 let mask_index = ((first_image + image) * heads * n + row_index) * n;
                 shape.dropout_factors(mask_index, &mut factors[..n]);
                 for (d, factor) in d_scores.iter_mut().zip(factors.iter()).take(n) {
@@ -657,11 +674,11 @@ fn attention_backward_heads<const E: usize>(
                     add_scaled_lanes(d_key, *d_score, q);
                     add_scaled_lanes(d_value, p * factor, &d_out);
                 }
-                d_qkv[at(query, 0)..][..head_dim].copy_from_slice(&d_q[..head_dim]);
+                put_lanes(&mut d_qkv[at(query, 0)..][..head_dim], &d_q);
             }
             for (token, (d_key, d_value)) in d_keys.iter().zip(&d_values).enumerate() {
-                d_qkv[at(token, 1)..][..head_dim].copy_from_slice(&d_key[..head_dim]);
-                d_qkv[at(token, 2)..][..head_dim].copy_from_slice(&d_value[..head_dim]);
+                put_lanes(&mut d_qkv[at(token, 1)..][..head_dim], d_key);
+                put_lanes(&mut d_qkv[at(token, 2)..][..head_dim], d_value);
             }
         }
     }
