@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Side-by-side CPU benchmark of the seed preset: vitlab (Burn) and the seed's PyTorch code,
-# on the same MNIST chunk, with 1 and 2 threads, and with 2 threads while a busy loop holds
+# Side-by-side CPU benchmark of the seed preset: vitlab (its own CPU kernels, and Burn's ops
+# as before them: `vit bench --cpu-kernels composed`) and the seed's PyTorch code, on the same
+# MNIST chunk, with 1 and 2 threads, and with 2 threads while a busy loop holds
 # one core (how each degrades when its threads compete with other work). Installs PyTorch
 # from PyPI into .venv-bench the first time (not part of the tests). Run on a quiet machine:
 # other work skews both. `--steps N` and `--inferences N` go to both sides, so that they
@@ -29,6 +30,7 @@ run_pair() {
   local setting=$1 threads=$2
   echo "setting $setting"
   ./target/release/vit bench --threads "$threads" "${same_work[@]}" | tail -1
+  ./target/release/vit bench --threads "$threads" --cpu-kernels composed "${same_work[@]}" | tail -1
   .venv-bench/bin/python tools/bench_torch.py --threads "$threads" "${same_work[@]}" | tail -1
 }
 

@@ -582,6 +582,50 @@ async fn webgpu_fused_gradients_equal_those_of_burn_on_the_cpu() {
     }
 }
 
+/// The model's own CPU kernels (SIMD128 here) against Burn's ops in the same build: the same
+/// gradients for every parameter of the seed model on a batch of 64. (Times taken here would
+/// mislead: V8 runs a wasm function's first calls in its baseline compiler, Liftoff, and a
+/// test ends before the kernels are recompiled; `bench-train.mjs` measures the worker.)
+#[wasm_bindgen_test]
+async fn the_cpu_kernels_give_burn_s_gradients_in_the_browser() {
+    use vitlab::model::CpuKernels;
+    use vitlab::train::parameter_gradients;
+    let config = vitlab::model::VitConfig::seed().with_dropout(0.0);
+    let device = burn::tensor::Device::flex().autodiff();
+    vitlab::model::seed_randomness(&device, 7);
+    let model = config.init(&device);
+    let digits = real_digits(64);
+    let indices: Vec<usize> = (0..64).collect();
+    let batch = digits.batch(&indices, &device);
+    let mut per_path = Vec::new();
+    for kernels in [CpuKernels::Fused, CpuKernels::Composed] {
+        kernels.choose();
+        let mut gradients = Vec::new();
+        for gradient in parameter_gradients(&model, &batch) {
+            gradients.push(
+                vitlab::web::read_floats(gradient, "a gradient")
+                    .await
+                    .unwrap(),
+            );
+        }
+        per_path.push(gradients);
+    }
+    CpuKernels::Fused.choose();
+    let (fused, composed) = (&per_path[0], &per_path[1]);
+    assert_eq!(fused.len(), composed.len());
+    for (index, (fused, composed)) in fused.iter().zip(composed).enumerate() {
+        let scale = composed.iter().fold(1e-6f32, |m, v| m.max(v.abs()));
+        let worst = fused
+            .iter()
+            .zip(composed)
+            .fold(0.0f32, |m, (a, b)| m.max((a - b).abs()));
+        assert!(
+            worst <= 1e-4 * scale,
+            "parameter {index}: {worst} against {scale}"
+        );
+    }
+}
+
 #[wasm_bindgen_test]
 async fn training_steps_lower_the_loss_on_the_cpu() {
     training_lowers_the_loss(Backend::Cpu, 15, 0.0).await;

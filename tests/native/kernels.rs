@@ -199,7 +199,15 @@ fn fused_training_with_dropout_is_the_same_on_one_thread_or_two() {
     let config = VitConfig::seed().with_depth(2);
     let start = weights::to_safetensors(&config.init(&device()), &config);
     let one = trained_on(1, 3, &start);
-    assert_eq!(one, trained_on(2, 3, &start), "two threads trained other weights");
-    assert_eq!(one, trained_on(1, 3, &start), "the same run trained other weights");
+    assert_eq!(
+        one,
+        trained_on(2, 3, &start),
+        "two threads trained other weights"
+    );
+    assert_eq!(
+        one,
+        trained_on(1, 3, &start),
+        "the same run trained other weights"
+    );
     assert_ne!(one, trained_on(1, 2, &start), "a step changed nothing");
 }

@@ -19,9 +19,10 @@ use multiversion::multiversion;
 use super::super::dropout::keeps;
 use super::fast_math::{dot, exp, gelu, gelu_derivative, sum};
 
-/// Rows per block of the row-wise kernels: 1,088 rows (a seed batch of 64) make 5 blocks, so
-/// two threads share them; batch 1's 17 rows stay on the calling thread.
-const ROWS_PER_BLOCK: usize = 256;
+/// Rows per block of the row-wise kernels: 1,088 rows (a seed batch of 64) make 17 blocks, so
+/// two threads share them evenly (9 and 8; with 256 rows a block, 3 and 2); batch 1's 17 rows
+/// stay on the calling thread.
+const ROWS_PER_BLOCK: usize = 64;
 
 /// Images per block of the attention kernels.
 const IMAGES_PER_BLOCK: usize = 4;
@@ -353,7 +354,10 @@ fn maximum(values: &[f32]) -> f32 {
             *lane = if *value > *lane { *value } else { *lane };
         }
     }
-    let rest = chunks.remainder().iter().fold(f32::NEG_INFINITY, |m, v| m.max(*v));
+    let rest = chunks
+        .remainder()
+        .iter()
+        .fold(f32::NEG_INFINITY, |m, v| m.max(*v));
     lanes.iter().fold(rest, |m, v| m.max(*v))
 }
 
@@ -390,13 +394,18 @@ fn add_scaled_lanes<const E: usize>(into: &mut [f32; E], scale: f32, from: &[f32
 
 /// One head's vectors of one image, gathered from the QKV projection's output.
 struct HeadScratch<const E: usize> {
-    /// `[tokens]` rows of one of q, k, v.
+    /// `[tokens]` rows of q, k, v.
     rows: Vec<[f32; E]>,
     rows_2: Vec<[f32; E]>,
+    rows_3: Vec<[f32; E]>,
     /// One of k, v transposed, `[E, padded tokens]`, zero in the padding.
     transposed: Vec<f32>,
-    /// A row of scores (or their gradient) and its dropout factors, `[padded tokens]`.
+    /// A row of scores (or their gradient), of probabilities and its dropout factors,
+    /// `[padded tokens]`, zero (factors: one) in the padding: every loop over a row runs
+    /// whole vectors (a loop of a run-time length `take(n)` ran one lane at a time: 9 % of the
+    /// backward kernel in `perf annotate`).
     row: Vec<f32>,
+    row_2: Vec<f32>,
     factors: Vec<f32>,
 }
 
@@ -406,9 +415,43 @@ impl<const E: usize> HeadScratch<E> {
         Self {
             rows: vec![[0.0; E]; shape.tokens],
             rows_2: vec![[0.0; E]; shape.tokens],
+            rows_3: vec![[0.0; E]; shape.tokens],
             transposed: vec![0.0; E * padded],
             row: vec![0.0; padded],
+            row_2: vec![0.0; padded],
             factors: vec![1.0; padded],
+        }
+    }
+}
+
+/// `transposed = rowsᵀ`, `[E, padded tokens]` from `[tokens, E]`: a column at a time, so the
+/// lane index is fixed in the inner loop (element by element with an index per element, the
+/// bounds checks made the backward kernel's costliest loop: 11 % in `perf annotate`).
+#[inline(always)]
+fn transpose<const E: usize>(rows: &[[f32; E]], transposed: &mut [f32]) {
+    let padded = transposed.len() / E;
+    for (lane, column) in transposed.chunks_exact_mut(padded).enumerate() {
+        for (slot, row) in column.iter_mut().zip(rows) {
+            *slot = row[lane];
+        }
+    }
+}
+
+/// `row = from` followed by zeros, in whole vectors where `from` allows.
+#[inline(always)]
+fn fill_padded(row: &mut [f32], from: &[f32]) {
+    for (into, from) in row.chunks_exact_mut(8).zip(from.chunks(8)) {
+        match (
+            <&mut [f32; 8]>::try_from(&mut *into),
+            <&[f32; 8]>::try_from(from),
+        ) {
+            (Ok(into), Ok(from)) => *into = *from,
+            _ => {
+                into.fill(0.0);
+                for (into, from) in into.iter_mut().zip(from) {
+                    *into = *from;
+                }
+            }
         }
     }
 }
@@ -482,7 +525,7 @@ fn attention_heads<const E: usize>(
         scale,
         ..
     } = shape;
-    let (dim, padded) = (shape.dim(), shape.padded_tokens());
+    let dim = shape.dim();
     let width = 3 * dim;
     let mut scratch = HeadScratch::<E>::new(&shape);
     let images = qkv
@@ -494,19 +537,19 @@ fn attention_heads<const E: usize>(
             let HeadScratch {
                 rows: queries,
                 rows_2: values,
+                rows_3: key_rows,
                 transposed: keys,
                 row,
                 factors,
+                ..
             } = &mut scratch;
             let at = |token: usize, part: usize| token * width + part * dim + head * head_dim;
             for token in 0..n {
                 queries[token] = lanes(&qkv[at(token, 0)..][..head_dim]);
                 values[token] = lanes(&qkv[at(token, 2)..][..head_dim]);
-                let key = &qkv[at(token, 1)..][..head_dim];
-                for (i, value) in key.iter().enumerate() {
-                    keys[i * padded + token] = *value;
-                }
+                key_rows[token] = lanes(&qkv[at(token, 1)..][..head_dim]);
             }
+            transpose(key_rows, keys);
             for (query, q) in queries.iter().enumerate() {
                 weighted_rows(row, &q[..head_dim], keys);
                 let max = maximum(&row[..n]);
@@ -526,7 +569,10 @@ fn attention_heads<const E: usize>(
                 for ((weight, factor), value) in row.iter().zip(factors.iter()).zip(values.iter()) {
                     add_scaled_lanes(&mut out, weight * factor, value);
                 }
-                put_lanes(&mut mixed[query * dim + head * head_dim..][..head_dim], &out);
+                put_lanes(
+                    &mut mixed[query * dim + head * head_dim..][..head_dim],
+                    &out,
+                );
             }
         }
     }
@@ -618,7 +664,7 @@ fn attention_backward_heads<const E: usize>(
         scale,
         ..
     } = shape;
-    let (dim, padded) = (shape.dim(), shape.padded_tokens());
+    let dim = shape.dim();
     let width = 3 * dim;
     let mut scratch = HeadScratch::<E>::new(&shape);
     // The head's key and value gradients, written out once every query has added to them.
@@ -634,33 +680,33 @@ fn attention_backward_heads<const E: usize>(
             let HeadScratch {
                 rows: queries,
                 rows_2: keys,
+                rows_3: value_rows,
                 transposed: values,
                 row: d_scores,
+                row_2: p,
                 factors,
             } = &mut scratch;
             let at = |token: usize, part: usize| token * width + part * dim + head * head_dim;
             for token in 0..n {
                 queries[token] = lanes(&qkv[at(token, 0)..][..head_dim]);
                 keys[token] = lanes(&qkv[at(token, 1)..][..head_dim]);
-                let value = &qkv[at(token, 2)..][..head_dim];
-                for (i, v) in value.iter().enumerate() {
-                    values[i * padded + token] = *v;
-                }
+                value_rows[token] = lanes(&qkv[at(token, 2)..][..head_dim]);
             }
+            transpose(value_rows, values);
             d_keys.fill([0.0; E]);
             d_values.fill([0.0; E]);
             for (query, q) in queries.iter().enumerate() {
                 let row_index = head * n + query;
-                let p = &probabilities[row_index * n..][..n];
+                fill_padded(p, &probabilities[row_index * n..][..n]);
                 let d_out: [f32; E] = lanes(&d_mixed[query * dim + head * head_dim..][..head_dim]);
                 weighted_rows(d_scores, &d_out[..head_dim], values);
                 let mask_index = ((first_image + image) * heads * n + row_index) * n;
                 shape.dropout_factors(mask_index, &mut factors[..n]);
-                for (d, factor) in d_scores.iter_mut().zip(factors.iter()).take(n) {
+                for (d, factor) in d_scores.iter_mut().zip(factors.iter()) {
                     *d *= factor;
                 }
-                let weighted = dot(p, &d_scores[..n]);
-                for (d, p) in d_scores.iter_mut().zip(p) {
+                let weighted = dot(p, d_scores);
+                for (d, p) in d_scores.iter_mut().zip(p.iter()) {
                     *d = p * (*d - weighted) * scale;
                 }
                 let mut d_q = [0.0f32; E];
