@@ -31,6 +31,12 @@ thread_local! {
 /// CPU dropout masks.
 pub fn seed_randomness(device: &Device, seed: u64) {
     device.seed(seed);
+    seed_masks(seed);
+}
+
+/// Seeds the CPU dropout masks this thread draws from now on (part of [`seed_randomness`]; a
+/// step's halves, each on its own thread, seed their own).
+pub fn seed_masks(seed: u64) {
     NEXT_MASK_STREAM.set(hash(seed, 0xd1b5_4a32_d192_ed03));
 }
 

@@ -15,6 +15,8 @@ mod report;
 mod schedule;
 #[cfg(feature = "train")]
 mod session;
+#[cfg(all(feature = "train", not(target_arch = "wasm32")))]
+mod shards;
 mod state;
 #[cfg(feature = "train")]
 mod trainer;
@@ -34,8 +36,10 @@ pub use report::{
 pub use schedule::LrSchedule;
 #[cfg(feature = "train")]
 pub use session::{JOIN_IMAGES, JOIN_STEPS, PendingStep, Session, TrainingError};
-pub use state::{SavedRunError, SessionState, Smoothing};
 #[cfg(feature = "train")]
+#[cfg(all(feature = "train", not(target_arch = "wasm32")))]
+pub use shards::{HalvesOutput, in_halves, split_here};
+pub use state::{SavedRunError, SessionState, Smoothing};
 pub use trainer::{StepOutput, Trainer, cross_entropy, parameter_gradients};
 
 /// Optimiser settings.

@@ -40,6 +40,19 @@ pub struct StepOutput {
     pub correct: Tensor<1, Int>,
 }
 
+/// The loss, correct predictions and gradients of `model` on the whole of `batch`.
+fn whole_batch(
+    model: &VisionTransformer,
+    batch: &Batch,
+    smoothing: f32,
+) -> (Tensor<1>, Tensor<1, Int>, GradientsParams) {
+    let logits = model.forward(batch.images.clone()); // [B, C]
+    let correct = count_correct(logits.clone().detach(), batch.labels.clone());
+    let loss = cross_entropy(logits, batch.labels.clone(), smoothing); // [1]
+    let gradients = GradientsParams::from_grads(loss.backward(), model);
+    (loss, correct, gradients)
+}
+
 /// A model on an autodiff device and its optimiser state.
 pub struct Trainer {
     /// Taken out only for the duration of an optimiser step.
@@ -88,11 +101,19 @@ impl Trainer {
             .model
             .take()
             .expect("the model is back after every step");
-        seed_randomness(&self.device, step_seed(self.seed, self.step));
-        let logits = model.forward(batch.images.clone()); // [B, C]
-        let correct = count_correct(logits.clone().detach(), batch.labels.clone());
-        let loss = cross_entropy(logits, batch.labels.clone(), self.settings.label_smoothing);
-        let gradients = GradientsParams::from_grads(loss.backward(), &model);
+        let stream = step_seed(self.seed, self.step);
+        seed_randomness(&self.device, stream);
+        let smoothing = self.settings.label_smoothing;
+        #[cfg(not(target_arch = "wasm32"))]
+        let (loss, correct, gradients) =
+            if super::shards::split_here(batch.images.dims()[0], &self.device) {
+                let halves = super::shards::in_halves(&model, batch, smoothing, stream);
+                (halves.loss, halves.correct, halves.gradients)
+            } else {
+                whole_batch(&model, batch, smoothing)
+            };
+        #[cfg(target_arch = "wasm32")]
+        let (loss, correct, gradients) = whole_batch(&model, batch, smoothing);
         self.model = Some(self.optimizer.step(lr, model, gradients));
         self.step += 1;
         StepOutput {

@@ -283,3 +283,67 @@ fn parameters(model: &vitlab::model::VisionTransformer) -> Vec<Vec<f32>> {
     model.visit(&mut collect);
     collect.0
 }
+
+/// A step of the CPU splits its batch into halves that run side by side (`train/shards.rs`):
+/// their summed gradients and losses must be the whole batch's.
+#[test]
+fn a_batch_in_halves_has_the_whole_batch_s_loss_and_gradients() {
+    use burn::module::{Module, ModuleVisitor, Param};
+    use burn::tensor::Tensor;
+    use vitlab::train::{in_halves, parameter_gradients, split_here};
+
+    struct InOrder<'a> {
+        gradients: &'a burn::optim::GradientsParams,
+        found: Vec<Vec<f32>>,
+    }
+    impl ModuleVisitor for InOrder<'_> {
+        fn visit_float<const D: usize>(&mut self, param: &Param<Tensor<D>>) {
+            let gradient = self
+                .gradients
+                .get::<D>(param.id)
+                .expect("every parameter's gradient");
+            self.found.push(to_vec(gradient.flatten::<1>(0, D - 1)));
+        }
+    }
+
+    let training = device().autodiff();
+    seed_randomness(&training, 4);
+    let model = small_config().with_dropout(0.0).init(&training);
+    let set = first_train_images(37);
+    let indices: Vec<usize> = (0..37).collect();
+    let batch = set.batch(&indices, &training);
+    assert!(split_here(37, &training) && !split_here(31, &training));
+    let halves = in_halves(&model, &batch, 0.0, 9);
+    let mut in_order = InOrder {
+        gradients: &halves.gradients,
+        found: Vec::new(),
+    };
+    model.visit(&mut in_order);
+    let whole: Vec<Vec<f32>> = parameter_gradients(&model, &batch)
+        .into_iter()
+        .map(to_vec)
+        .collect();
+    assert_eq!(in_order.found.len(), whole.len());
+    for (index, (halves, whole)) in in_order.found.iter().zip(&whole).enumerate() {
+        let scale = whole.iter().fold(1e-6f32, |m, v| m.max(v.abs()));
+        let worst = halves
+            .iter()
+            .zip(whole)
+            .fold(0.0f32, |m, (a, b)| m.max((a - b).abs()));
+        assert!(
+            worst <= 1e-5 * scale,
+            "parameter {index}: {worst} against {scale}"
+        );
+    }
+    let logits = model.forward(batch.images.clone());
+    let loss = cross_entropy(logits, batch.labels.clone(), 0.0).into_scalar::<f32>();
+    let halves_loss = halves.loss.into_scalar::<f32>();
+    assert!(
+        (halves_loss - loss).abs() <= 1e-6 * loss.abs(),
+        "{halves_loss} against {loss}"
+    );
+    assert_eq!(halves.correct.into_scalar::<i64>() as usize, {
+        let logits = model.forward(batch.images.clone());
+        vitlab::train::count_correct(logits, batch.labels.clone()).into_scalar::<i64>() as usize
+    });
+}
