@@ -35,11 +35,13 @@ pub struct HalvesOutput {
     pub gradients: GradientsParams,
 }
 
-/// Whether a step of `batch` images on `device` runs as two halves.
+/// Whether a step of `batch` images on `device` runs as two halves: on the CPU with its own
+/// kernels (with [`CpuKernels::Composed`], the benchmark's "before", the batch runs whole).
 pub fn split_here(batch: usize, device: &Device) -> bool {
     cfg!(not(target_arch = "wasm32"))
         && batch >= 2 * MIN_HALF
         && device.clone().inner() == Device::flex()
+        && CpuKernels::chosen() == CpuKernels::Fused
 }
 
 /// The loss, correct predictions and gradients of `model` on `batch`, each half on a thread of

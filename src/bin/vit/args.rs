@@ -66,8 +66,9 @@ pub enum Command {
         /// Model preset: `seed` or `lab`.
         #[arg(long, default_value = "seed")]
         preset: Preset,
-        /// The CPU's code for the encoder: `fused` (the model's own kernels) or `composed`
-        /// (Burn's ops, as before them; for comparison).
+        /// The CPU's code for a step: `fused` (the model's own kernels, the batch in two halves
+        /// side by side) or `composed` (Burn's ops and the batch whole, as before them; for
+        /// comparison).
         #[arg(long, value_enum, default_value_t = KernelChoice::Fused)]
         cpu_kernels: KernelChoice,
         #[command(flatten)]
