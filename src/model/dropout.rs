@@ -34,10 +34,26 @@ pub fn seed_randomness(device: &Device, seed: u64) {
     seed_masks(seed);
 }
 
-/// Seeds the CPU dropout masks this thread draws from now on (part of [`seed_randomness`]; a
-/// step's halves, each on its own thread, seed their own).
-pub fn seed_masks(seed: u64) {
+/// Seeds the CPU dropout masks this thread draws from now on (part of [`seed_randomness`]).
+fn seed_masks(seed: u64) {
     NEXT_MASK_STREAM.set(hash(seed, 0xd1b5_4a32_d192_ed03));
+}
+
+/// Runs `work` with this thread's CPU dropout masks drawn from `seed`, then puts back the
+/// stream the thread had. For work that may run on a thread in the middle of other work: a
+/// rayon thread waiting for a job it handed out runs others meanwhile (a step's other half,
+/// another run's), each to its end, so each one restoring what it found keeps every
+/// interrupted one's stream its own.
+pub fn with_mask_stream<T>(seed: u64, work: impl FnOnce() -> T) -> T {
+    struct Restore(u64);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            NEXT_MASK_STREAM.set(self.0);
+        }
+    }
+    let _restore = Restore(NEXT_MASK_STREAM.get());
+    seed_masks(seed);
+    work()
 }
 
 /// `layer` applied to `input`: identity in inference, a fresh mask per call in training.

@@ -16,7 +16,7 @@ pub use attention::{MultiHeadAttention, attention_softmax};
 pub use block::{EncoderBlock, layer_norm};
 pub use config::{ConfigError, Preset, VitConfig};
 pub use cost::{Budget, CostError, ModelCost};
-pub use dropout::{bernoulli_mask, dropout, kernel_dropout, seed_masks, seed_randomness};
+pub use dropout::{bernoulli_mask, dropout, kernel_dropout, seed_randomness, with_mask_stream};
 pub use fused::{CpuKernels, fast_math};
 pub use patch_embed::PatchEmbedding;
 pub use vit::{VisionTransformer, VitOutput};

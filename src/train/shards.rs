@@ -20,7 +20,7 @@ use burn::tensor::{Device, Int, Tensor};
 use super::count_correct;
 use super::trainer::cross_entropy;
 use crate::data::Batch;
-use crate::model::{CpuKernels, VisionTransformer, seed_masks};
+use crate::model::{CpuKernels, VisionTransformer, with_mask_stream};
 use crate::rng::mix;
 
 /// The smallest half worth its own pass: below twice this a batch runs whole.
@@ -56,20 +56,23 @@ pub fn in_halves(
     let first = images / 2;
     let kernels = CpuKernels::chosen();
     let half = |index: u64, start: usize, len: usize| {
+        // Set for the half's own run and put back after: the half may run on another thread
+        // than the step, or on one that interrupts other work for it.
         move || {
-            // Per thread: the half may run on another thread than the step.
-            kernels.choose();
-            seed_masks(mix(stream, index));
-            let model = model.clone().map(&mut FreshLeaves);
-            let half_images = batch.images.clone().narrow(0, start, len); // [B/2, 1, 28, 28]
-            let labels = batch.labels.clone().narrow(0, start, len); // [B/2]
-            let logits = model.forward(half_images); // [B/2, C]
-            let correct = count_correct(logits.clone().detach(), labels.clone());
-            // The half's share of the batch mean.
-            let share = len as f64 / images as f64;
-            let loss = cross_entropy(logits, labels, smoothing) * share; // [1]
-            let gradients = GradientsParams::from_grads(loss.backward(), &model);
-            (loss.detach(), correct, gradients)
+            kernels.while_running(|| {
+                with_mask_stream(mix(stream, index), || {
+                    let model = model.clone().map(&mut FreshLeaves);
+                    let half_images = batch.images.clone().narrow(0, start, len); // [B/2, 1, 28, 28]
+                    let labels = batch.labels.clone().narrow(0, start, len); // [B/2]
+                    let logits = model.forward(half_images); // [B/2, C]
+                    let correct = count_correct(logits.clone().detach(), labels.clone());
+                    // The half's share of the batch mean.
+                    let share = len as f64 / images as f64;
+                    let loss = cross_entropy(logits, labels, smoothing) * share; // [1]
+                    let gradients = GradientsParams::from_grads(loss.backward(), &model);
+                    (loss.detach(), correct, gradients)
+                })
+            })
         }
     };
     let (a, b) = rayon::join(half(0, 0, first), half(1, first, images - first));

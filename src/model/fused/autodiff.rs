@@ -5,7 +5,7 @@
 use burn::backend::autodiff::checkpoint::base::Checkpointer;
 use burn::backend::autodiff::checkpoint::strategy::CheckpointStrategy;
 use burn::backend::autodiff::grads::Gradients;
-use burn::backend::autodiff::ops::{Backward, Ops, OpsKind};
+use burn::backend::autodiff::ops::{Backward, NodeGuard, Ops, OpsKind};
 use burn::backend::autodiff::{Autodiff, NodeId};
 use burn::backend::{AutodiffBackend, tensor::FloatTensor};
 
@@ -143,6 +143,37 @@ impl<B: VitKernels, const N: usize> Backward<B, N> for LinearBackward {
         }
         if let Some(Some(node)) = parents.get(2) {
             grads.register::<B>(node.id, B::fused_linear_bias_backward(d_output));
+        }
+    }
+}
+
+/// Runs `forward` on a linear layer's input and weight, recording [`LinearBackward`] for the
+/// parents `nodes` (2 without a bias, 3 with): the input is kept only for the weight's gradient,
+/// the weight only for the input's.
+fn record_linear<B: VitKernels, C: CheckpointStrategy, const N: usize>(
+    input: FloatTensor<Autodiff<B, C>>,
+    weight: FloatTensor<Autodiff<B, C>>,
+    nodes: [NodeGuard; N],
+    forward: impl FnOnce(FloatTensor<B>, FloatTensor<B>) -> FloatTensor<B>,
+) -> FloatTensor<Autodiff<B, C>> {
+    let (keep_input, keep_weight) = (weight.is_tracked(), input.is_tracked());
+    match LinearBackward
+        .prepare::<C>(nodes)
+        .compute_bound()
+        .stateful()
+    {
+        OpsKind::Tracked(mut prep) => {
+            let state = (
+                keep_input.then(|| prep.checkpoint(&input)),
+                keep_weight.then(|| prep.checkpoint(&weight)),
+            );
+            prep.finish(
+                state,
+                forward(input.into_primitive(), weight.into_primitive()),
+            )
+        }
+        OpsKind::UnTracked(prep) => {
+            prep.finish(forward(input.into_primitive(), weight.into_primitive()))
         }
     }
 }
@@ -289,54 +320,15 @@ impl<B: VitKernels, C: CheckpointStrategy> VitKernels for Autodiff<B, C> {
         weight: FloatTensor<Self>,
         bias: FloatTensor<Self>,
     ) -> FloatTensor<Self> {
-        // The input is needed only for the weight's gradient, and the weight for the input's.
-        let (keep_input, keep_weight) = (weight.is_tracked(), input.is_tracked());
-        match LinearBackward
-            .prepare::<C>([input.node(), weight.node(), bias.node()])
-            .compute_bound()
-            .stateful()
-        {
-            OpsKind::Tracked(mut prep) => {
-                let state = (
-                    keep_input.then(|| prep.checkpoint(&input)),
-                    keep_weight.then(|| prep.checkpoint(&weight)),
-                );
-                let output = B::fused_linear(
-                    input.into_primitive(),
-                    weight.into_primitive(),
-                    bias.into_primitive(),
-                );
-                prep.finish(state, output)
-            }
-            OpsKind::UnTracked(prep) => prep.finish(B::fused_linear(
-                input.into_primitive(),
-                weight.into_primitive(),
-                bias.into_primitive(),
-            )),
-        }
+        let nodes = [input.node(), weight.node(), bias.node()];
+        record_linear::<B, C, 3>(input, weight, nodes, |input, weight| {
+            B::fused_linear(input, weight, bias.into_primitive())
+        })
     }
 
     fn fused_product(input: FloatTensor<Self>, weight: FloatTensor<Self>) -> FloatTensor<Self> {
-        // The input is needed only for the weight's gradient, and the weight for the input's.
-        let (keep_input, keep_weight) = (weight.is_tracked(), input.is_tracked());
-        match LinearBackward
-            .prepare::<C>([input.node(), weight.node()])
-            .compute_bound()
-            .stateful()
-        {
-            OpsKind::Tracked(mut prep) => {
-                let state = (
-                    keep_input.then(|| prep.checkpoint(&input)),
-                    keep_weight.then(|| prep.checkpoint(&weight)),
-                );
-                let output = B::fused_product(input.into_primitive(), weight.into_primitive());
-                prep.finish(state, output)
-            }
-            OpsKind::UnTracked(prep) => prep.finish(B::fused_product(
-                input.into_primitive(),
-                weight.into_primitive(),
-            )),
-        }
+        let nodes = [input.node(), weight.node()];
+        record_linear::<B, C, 2>(input, weight, nodes, B::fused_product)
     }
 
     /// Not differentiated again (no second-order gradients).

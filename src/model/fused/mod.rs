@@ -275,6 +275,20 @@ impl CpuKernels {
     pub fn chosen() -> Self {
         CPU_KERNELS.get()
     }
+
+    /// Runs `work` with this choice on this thread, then puts back the thread's own (as
+    /// `with_mask_stream` does, for the same reason).
+    pub fn while_running<T>(self, work: impl FnOnce() -> T) -> T {
+        struct Restore(CpuKernels);
+        impl Drop for Restore {
+            fn drop(&mut self) {
+                CPU_KERNELS.set(self.0);
+            }
+        }
+        let _restore = Restore(CPU_KERNELS.get());
+        self.choose();
+        work()
+    }
 }
 
 /// Where the fused kernels run on a tensor: which device, and whether they have every pass
