@@ -36,10 +36,10 @@ pub use report::{
 pub use schedule::LrSchedule;
 #[cfg(feature = "train")]
 pub use session::{JOIN_IMAGES, JOIN_STEPS, PendingStep, Session, TrainingError};
-#[cfg(feature = "train")]
 #[cfg(all(feature = "train", not(target_arch = "wasm32")))]
 pub use shards::{HalvesOutput, in_halves, split_here};
 pub use state::{SavedRunError, SessionState, Smoothing};
+#[cfg(feature = "train")]
 pub use trainer::{StepOutput, Trainer, cross_entropy, parameter_gradients};
 
 /// Optimiser settings.
