@@ -14,6 +14,7 @@ use std::cell::Cell;
 use burn::nn::Dropout;
 use burn::tensor::{Device, Tensor, TensorData};
 
+use super::thread_setting::while_set;
 use crate::rng::mix as hash;
 
 /// Mask elements drawn from one generator state; blocks are independent so they can be
@@ -31,29 +32,18 @@ thread_local! {
 /// CPU dropout masks.
 pub fn seed_randomness(device: &Device, seed: u64) {
     device.seed(seed);
-    seed_masks(seed);
+    NEXT_MASK_STREAM.set(mask_stream(seed));
 }
 
-/// Seeds the CPU dropout masks this thread draws from now on (part of [`seed_randomness`]).
-fn seed_masks(seed: u64) {
-    NEXT_MASK_STREAM.set(hash(seed, 0xd1b5_4a32_d192_ed03));
+/// The first stream of the masks a run seeded with `seed` draws.
+fn mask_stream(seed: u64) -> u64 {
+    hash(seed, 0xd1b5_4a32_d192_ed03)
 }
 
 /// Runs `work` with this thread's CPU dropout masks drawn from `seed`, then puts back the
-/// stream the thread had. For work that may run on a thread in the middle of other work: a
-/// rayon thread waiting for a job it handed out runs others meanwhile (a step's other half,
-/// another run's), each to its end, so each one restoring what it found keeps every
-/// interrupted one's stream its own.
+/// stream the thread had (`thread_setting.rs` says why).
 pub fn with_mask_stream<T>(seed: u64, work: impl FnOnce() -> T) -> T {
-    struct Restore(u64);
-    impl Drop for Restore {
-        fn drop(&mut self) {
-            NEXT_MASK_STREAM.set(self.0);
-        }
-    }
-    let _restore = Restore(NEXT_MASK_STREAM.get());
-    seed_masks(seed);
-    work()
+    while_set(&NEXT_MASK_STREAM, mask_stream(seed), work)
 }
 
 /// `layer` applied to `input`: identity in inference, a fresh mask per call in training.

@@ -10,6 +10,7 @@ mod cost;
 mod dropout;
 mod fused;
 mod patch_embed;
+mod thread_setting;
 mod vit;
 
 pub use attention::{MultiHeadAttention, attention_softmax};

@@ -37,10 +37,10 @@ pub use schedule::LrSchedule;
 #[cfg(feature = "train")]
 pub use session::{JOIN_IMAGES, JOIN_STEPS, PendingStep, Session, TrainingError};
 #[cfg(all(feature = "train", not(target_arch = "wasm32")))]
-pub use shards::{HalvesOutput, in_halves, split_here};
+pub use shards::{in_halves, split_here};
 pub use state::{SavedRunError, SessionState, Smoothing};
 #[cfg(feature = "train")]
-pub use trainer::{StepOutput, Trainer, cross_entropy, parameter_gradients};
+pub use trainer::{BatchGradients, StepOutput, Trainer, cross_entropy, parameter_gradients};
 
 /// Optimiser settings.
 #[derive(Debug, Clone, Copy, PartialEq)]

@@ -15,25 +15,15 @@
 
 use burn::module::{Module, ModuleMapper, ModuleVisitor, Param};
 use burn::optim::GradientsParams;
-use burn::tensor::{Device, Int, Tensor};
+use burn::tensor::{Device, Tensor};
 
-use super::count_correct;
-use super::trainer::cross_entropy;
+use super::trainer::{BatchGradients, batch_gradients};
 use crate::data::Batch;
 use crate::model::{CpuKernels, VisionTransformer, with_mask_stream};
 use crate::rng::mix;
 
 /// The smallest half worth its own pass: below twice this a batch runs whole.
 const MIN_HALF: usize = 16;
-
-/// What the halves of a step add up to.
-pub struct HalvesOutput {
-    /// `[1]`, the batch's mean loss.
-    pub loss: Tensor<1>,
-    /// `[1]`
-    pub correct: Tensor<1, Int>,
-    pub gradients: GradientsParams,
-}
 
 /// Whether a step of `batch` images on `device` runs as two halves: on the CPU with its own
 /// kernels (with [`CpuKernels::Composed`], the benchmark's "before", the batch runs whole).
@@ -51,7 +41,7 @@ pub fn in_halves(
     batch: &Batch,
     smoothing: f32,
     stream: u64,
-) -> HalvesOutput {
+) -> BatchGradients {
     let [images, ..] = batch.images.dims();
     let first = images / 2;
     let kernels = CpuKernels::chosen();
@@ -64,26 +54,21 @@ pub fn in_halves(
                     let model = model.clone().map(&mut FreshLeaves);
                     let half_images = batch.images.clone().narrow(0, start, len); // [B/2, 1, 28, 28]
                     let labels = batch.labels.clone().narrow(0, start, len); // [B/2]
-                    let logits = model.forward(half_images); // [B/2, C]
-                    let correct = count_correct(logits.clone().detach(), labels.clone());
-                    // The half's share of the batch mean.
                     let share = len as f64 / images as f64;
-                    let loss = cross_entropy(logits, labels, smoothing) * share; // [1]
-                    let gradients = GradientsParams::from_grads(loss.backward(), &model);
-                    (loss.detach(), correct, gradients)
+                    batch_gradients(&model, half_images, labels, smoothing, share)
                 })
             })
         }
     };
     let (a, b) = rayon::join(half(0, 0, first), half(1, first, images - first));
     let mut sum = SumOfHalves {
-        halves: [a.2, b.2],
+        halves: [a.gradients, b.gradients],
         total: GradientsParams::new(),
     };
     model.visit(&mut sum);
-    HalvesOutput {
-        loss: a.0 + b.0,
-        correct: a.1 + b.1,
+    BatchGradients {
+        loss: a.loss + b.loss,
+        correct: a.correct + b.correct,
         gradients: sum.total,
     }
 }

@@ -40,17 +40,38 @@ pub struct StepOutput {
     pub correct: Tensor<1, Int>,
 }
 
-/// The loss, correct predictions and gradients of `model` on the whole of `batch`.
-fn whole_batch(
+/// What the forward and backward passes of a step give.
+pub struct BatchGradients {
+    /// `[1]`, the batch's mean loss (or a part's share of it), detached.
+    pub loss: Tensor<1>,
+    /// `[1]`, correct predictions (before the update).
+    pub correct: Tensor<1, Int>,
+    pub gradients: GradientsParams,
+}
+
+/// The loss, correct predictions and gradients of `model` on `images` and their `labels`, the
+/// loss counted as `share` of the batch's mean (1 for a whole batch; a part of one, its share
+/// of the images, so that the parts' gradients add up to the batch's).
+///
+/// # Shapes
+/// - images: `[batch, channels, height, width]`
+/// - labels: `[batch]`
+pub(super) fn batch_gradients(
     model: &VisionTransformer,
-    batch: &Batch,
+    images: Tensor<4>,
+    labels: Tensor<1, Int>,
     smoothing: f32,
-) -> (Tensor<1>, Tensor<1, Int>, GradientsParams) {
-    let logits = model.forward(batch.images.clone()); // [B, C]
-    let correct = count_correct(logits.clone().detach(), batch.labels.clone());
-    let loss = cross_entropy(logits, batch.labels.clone(), smoothing); // [1]
+    share: f64,
+) -> BatchGradients {
+    let logits = model.forward(images); // [B, C]
+    let correct = count_correct(logits.clone().detach(), labels.clone());
+    let loss = cross_entropy(logits, labels, smoothing) * share; // [1]
     let gradients = GradientsParams::from_grads(loss.backward(), model);
-    (loss, correct, gradients)
+    BatchGradients {
+        loss: loss.detach(),
+        correct,
+        gradients,
+    }
 }
 
 /// A model on an autodiff device and its optimiser state.
@@ -104,22 +125,29 @@ impl Trainer {
         let stream = step_seed(self.seed, self.step);
         seed_randomness(&self.device, stream);
         let smoothing = self.settings.label_smoothing;
+        let whole = |model: &VisionTransformer| {
+            let (images, labels) = (batch.images.clone(), batch.labels.clone());
+            batch_gradients(model, images, labels, smoothing, 1.0)
+        };
         #[cfg(not(target_arch = "wasm32"))]
-        let (loss, correct, gradients) =
-            if super::shards::split_here(batch.images.dims()[0], &self.device) {
-                let halves = super::shards::in_halves(&model, batch, smoothing, stream);
-                (halves.loss, halves.correct, halves.gradients)
-            } else {
-                whole_batch(&model, batch, smoothing)
-            };
+        let BatchGradients {
+            loss,
+            correct,
+            gradients,
+        } = if super::shards::split_here(batch.images.dims()[0], &self.device) {
+            super::shards::in_halves(&model, batch, smoothing, stream)
+        } else {
+            whole(&model)
+        };
         #[cfg(target_arch = "wasm32")]
-        let (loss, correct, gradients) = whole_batch(&model, batch, smoothing);
+        let BatchGradients {
+            loss,
+            correct,
+            gradients,
+        } = whole(&model);
         self.model = Some(self.optimizer.step(lr, model, gradients));
         self.step += 1;
-        StepOutput {
-            loss: loss.detach(),
-            correct,
-        }
+        StepOutput { loss, correct }
     }
 
     /// Continues with saved AdamW moments (by parameter position, as

@@ -424,6 +424,28 @@ impl<const E: usize> HeadScratch<E> {
     }
 }
 
+/// One head's q, k and v rows of one image (`qkv`: `[tokens, 3 · dim]`), each as lanes.
+#[inline(always)]
+fn gather_head<const E: usize>(
+    qkv: &[f32],
+    shape: &AttentionShape,
+    head: usize,
+    [queries, keys, values]: [&mut [[f32; E]]; 3],
+) {
+    let (dim, head_dim) = (shape.dim(), shape.head_dim);
+    let rows = qkv.chunks_exact(3 * dim);
+    let lanes_of = rows.zip(
+        queries
+            .iter_mut()
+            .zip(keys.iter_mut())
+            .zip(values.iter_mut()),
+    );
+    for (row, ((q, k), v)) in lanes_of {
+        let head_of = |part: usize| &row[part * dim + head * head_dim..][..head_dim];
+        (*q, *k, *v) = (lanes(head_of(0)), lanes(head_of(1)), lanes(head_of(2)));
+    }
+}
+
 /// `transposed = rowsᵀ`, `[E, padded tokens]` from `[tokens, E]`: a column at a time, so the
 /// lane index is fixed in the inner loop (element by element with an index per element, the
 /// bounds checks made the backward kernel's costliest loop: 11 % in `perf annotate`).
@@ -526,7 +548,6 @@ fn attention_heads<const E: usize>(
         ..
     } = shape;
     let dim = shape.dim();
-    let width = 3 * dim;
     let mut scratch = HeadScratch::<E>::new(&shape);
     let images = qkv
         .chunks_exact(shape.qkv_len())
@@ -536,19 +557,14 @@ fn attention_heads<const E: usize>(
         for head in 0..heads {
             let HeadScratch {
                 rows: queries,
-                rows_2: values,
-                rows_3: key_rows,
+                rows_2: key_rows,
+                rows_3: values,
                 transposed: keys,
                 row,
                 factors,
                 ..
             } = &mut scratch;
-            let at = |token: usize, part: usize| token * width + part * dim + head * head_dim;
-            for token in 0..n {
-                queries[token] = lanes(&qkv[at(token, 0)..][..head_dim]);
-                values[token] = lanes(&qkv[at(token, 2)..][..head_dim]);
-                key_rows[token] = lanes(&qkv[at(token, 1)..][..head_dim]);
-            }
+            gather_head(qkv, &shape, head, [queries, key_rows, values]);
             transpose(key_rows, keys);
             for (query, q) in queries.iter().enumerate() {
                 weighted_rows(row, &q[..head_dim], keys);
@@ -687,11 +703,7 @@ fn attention_backward_heads<const E: usize>(
                 factors,
             } = &mut scratch;
             let at = |token: usize, part: usize| token * width + part * dim + head * head_dim;
-            for token in 0..n {
-                queries[token] = lanes(&qkv[at(token, 0)..][..head_dim]);
-                keys[token] = lanes(&qkv[at(token, 1)..][..head_dim]);
-                value_rows[token] = lanes(&qkv[at(token, 2)..][..head_dim]);
-            }
+            gather_head(qkv, &shape, head, [queries, keys, value_rows]);
             transpose(value_rows, values);
             d_keys.fill([0.0; E]);
             d_values.fill([0.0; E]);

@@ -1,5 +1,5 @@
 //! Fused kernels for the encoder block's LayerNorm, attention, bias with GELU and bias with
-//! the residual, on both devices.
+//! the residual on both devices, and for the linear layers on the CPU.
 //!
 //! On a GPU (burn-wgpu: WebGPU in the browser, Vulkan, Metal or DirectX natively) a model this
 //! small is bound by the number of kernel dispatches, not by arithmetic: Burn's own ops spend
@@ -10,7 +10,8 @@
 //! gradients Burn composes LayerNorm and softmax of a dozen ops each, every one a pass, an
 //! allocation and a node of the graph, and evaluates `exp` and `erf` one element at a time.
 //! The kernels here (`cpu.rs`, `cpu_kernels.rs`) are one pass each, forward and backward, with
-//! vectorised `exp` and `erf` (`fast_math.rs`).
+//! vectorised `exp` and `erf` (`fast_math.rs`); the linear layers are one `gemm` each
+//! (`cpu_linear.rs`).
 //!
 //! Each function returns `None` where its kernel does not run, and the caller composes Burn's
 //! ops instead: on a GPU, for the kernels without a GPU backward pass (a bias with GELU or with
@@ -38,6 +39,7 @@ use burn::nn::{Dropout, LayerNorm, Linear};
 use burn::tensor::{DType, Device, Tensor};
 
 use super::kernel_dropout;
+use super::thread_setting::while_set;
 
 /// `nn.LayerNorm`'s default, which the seed's model and Burn's `LayerNormConfig` share.
 const LAYER_NORM_EPSILON: f32 = 1e-5;
@@ -276,18 +278,10 @@ impl CpuKernels {
         CPU_KERNELS.get()
     }
 
-    /// Runs `work` with this choice on this thread, then puts back the thread's own (as
-    /// `with_mask_stream` does, for the same reason).
+    /// Runs `work` with this choice on this thread, then puts back the thread's own
+    /// (`thread_setting.rs` says why).
     pub fn while_running<T>(self, work: impl FnOnce() -> T) -> T {
-        struct Restore(CpuKernels);
-        impl Drop for Restore {
-            fn drop(&mut self) {
-                CPU_KERNELS.set(self.0);
-            }
-        }
-        let _restore = Restore(CPU_KERNELS.get());
-        self.choose();
-        work()
+        while_set(&CPU_KERNELS, self, work)
     }
 }
 
@@ -301,6 +295,13 @@ enum Place {
     CpuRecording,
     /// Burn's ops: a CPU told [`CpuKernels::Composed`], or a dtype other than `f32`.
     Composed,
+}
+
+impl Place {
+    /// The CPU's own kernels, recording gradients or not.
+    fn on_cpu(self) -> bool {
+        matches!(self, Self::Cpu | Self::CpuRecording)
+    }
 }
 
 fn place<const D: usize>(tensor: &Tensor<D>) -> Place {
@@ -359,7 +360,7 @@ pub fn attention(
     let wider_than_the_cpu_takes = head_dim > cpu_kernels::MAX_HEAD_DIM;
     match place(qkv) {
         Place::Composed => return None,
-        Place::Cpu | Place::CpuRecording if wider_than_the_cpu_takes => return None,
+        place if place.on_cpu() && wider_than_the_cpu_takes => return None,
         _ => {}
     }
     let scale = (head_dim as f32).powf(-0.5);
@@ -379,7 +380,7 @@ pub fn attention(
 /// - input: `[..., in]`
 /// - output: `[..., out]`
 pub fn linear<const D: usize>(linear: &Linear, input: &Tensor<D>) -> Tensor<D> {
-    if !matches!(place(input), Place::Cpu | Place::CpuRecording) {
+    if !place(input).on_cpu() {
         return linear.forward(input.clone());
     }
     let (input, weight) = (
@@ -395,7 +396,7 @@ pub fn linear<const D: usize>(linear: &Linear, input: &Tensor<D>) -> Tensor<D> {
 /// `input · weight`, without the layer's bias (which the caller's kernel adds): [`linear`]'s
 /// kernel on the CPU, Burn's matmul elsewhere.
 fn product(layer: &Linear, input: &Tensor<3>) -> Tensor<3> {
-    if matches!(place(input), Place::Cpu | Place::CpuRecording) {
+    if place(input).on_cpu() {
         return Tensor::from_dispatch(Dispatch::fused_product(
             input.clone().into_dispatch(),
             layer.weight.val().into_dispatch(),
