@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use burn::tensor::{Device, Int, Tensor};
 
 use crate::data::{self, ChunkEntry, ChunkError, Manifest, MnistSet, Split};
-use crate::model::VisionTransformer;
+use crate::model::Classifier;
 use crate::train::{Evaluation, classify_in_batches};
 
 /// What went wrong with a file of the data, named by its path.
@@ -19,6 +19,10 @@ pub enum NativeError {
     },
     #[error("{}: {source}", path.display())]
     Data { path: PathBuf, source: ChunkError },
+    #[error(
+        "a validation split of {val} images leaves none of the {train} training images to train on"
+    )]
+    ValidationTooLarge { val: usize, train: usize },
     #[error("the CPU thread pool: {0}")]
     Threads(#[from] rayon::ThreadPoolBuildError),
 }
@@ -52,6 +56,22 @@ pub fn load_split(dir: &Path, split: Split) -> Result<MnistSet, NativeError> {
         set.extend(&load_chunk(dir, entry)?);
     }
     Ok(set)
+}
+
+/// The images a run trains on and the images it selects by: the training split without its
+/// last `val` images, and those images. `val` 0 holds nothing out.
+pub fn load_train_and_validation(
+    dir: &Path,
+    val: usize,
+) -> Result<(MnistSet, MnistSet), NativeError> {
+    let train = load_split(dir, Split::Train)?;
+    let Some(kept) = train.len().checked_sub(val).filter(|&kept| kept > 0) else {
+        return Err(NativeError::ValidationTooLarge {
+            val,
+            train: train.len(),
+        });
+    };
+    Ok((train.slice(0..kept), train.slice(kept..train.len())))
 }
 
 pub fn load_chunk(dir: &Path, entry: &ChunkEntry) -> Result<MnistSet, NativeError> {
@@ -131,7 +151,7 @@ pub fn quit_on_closed_pipe() {
 
 /// Accuracy and confusion matrix of `model` on `set`, in batches.
 pub fn evaluate(
-    model: &VisionTransformer,
+    model: &Classifier,
     set: &MnistSet,
     batch_size: usize,
     classes: usize,

@@ -5,6 +5,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::analysis::timeline::Timeline;
+use crate::model::ModelConfig;
 use crate::protocol::Backend;
 use crate::run_view::RunView;
 use crate::train::{History, TrainingPlan};
@@ -70,14 +71,18 @@ impl RunRecord {
 
     /// The plan in one line, as the table shows it.
     pub fn summary(&self) -> String {
-        let c = &self.plan.config;
+        let model = match &self.plan.config {
+            ModelConfig::Vit(c) => format!(
+                "depth {}, dim {}, {} heads, patch {}, MLP {}",
+                c.depth, c.dim, c.heads, c.patch_size, c.mlp_dim
+            ),
+            ModelConfig::Cnn { cnn } => format!(
+                "CNN {:?}, kernel {}, hidden {}",
+                cnn.widths, cnn.kernel_size, cnn.hidden
+            ),
+        };
         format!(
-            "depth {}, dim {}, {} heads, patch {}, MLP {} · lr {:.0e}, batch {}, {} epochs{} · seed {}",
-            c.depth,
-            c.dim,
-            c.heads,
-            c.patch_size,
-            c.mlp_dim,
+            "{model} · lr {:.0e}, batch {}, {} epochs{} · seed {}",
             self.plan.lr,
             self.plan.batch_size,
             self.plan.epochs,

@@ -4,7 +4,7 @@
 //! applied. Pure: the page hands in the query's pairs.
 
 use crate::analysis::MapChoice;
-use crate::model::Preset;
+use crate::model::{Preset, VitConfig};
 use crate::protocol::Backend;
 use crate::train::TrainingPlan;
 use crate::weights::cut;
@@ -101,21 +101,25 @@ impl Experiment {
             .into_iter()
             .find(|&preset| same_recipe(&TrainingPlan::in_page(preset), plan))
             .unwrap_or(Preset::Seed);
-        let c = &plan.config;
-        let mut pairs = vec![
-            ("preset", preset.name().to_string()),
-            ("depth", c.depth.to_string()),
-            ("dim", c.dim.to_string()),
-            ("heads", c.heads.to_string()),
-            ("patch", c.patch_size.to_string()),
-            ("mlp", c.mlp_dim.to_string()),
+        let mut pairs = vec![("preset", preset.name().to_string())];
+        // The page's links describe ViTs (the page trains no other model).
+        if let Some(c) = plan.config.vit() {
+            pairs.extend([
+                ("depth", c.depth.to_string()),
+                ("dim", c.dim.to_string()),
+                ("heads", c.heads.to_string()),
+                ("patch", c.patch_size.to_string()),
+                ("mlp", c.mlp_dim.to_string()),
+            ]);
+        }
+        pairs.extend([
             ("lr", plan.lr.to_string()),
             ("batch", plan.batch_size.to_string()),
             ("epochs", plan.epochs.to_string()),
             ("augment", u8::from(plan.augment).to_string()),
             ("seed", plan.seed.to_string()),
             ("map", map.to_param()),
-        ];
+        ]);
         if let Some(backend) = backend {
             pairs.push(("backend", backend.param().to_string()));
         }
@@ -146,13 +150,18 @@ fn set_part(plan: &mut TrainingPlan, key: &str, text: &str) -> Result<(), &'stat
             .filter(|&n| n > 0)
             .ok_or("not a whole number above 0")
     };
-    let c = &mut plan.config;
+    let vit =
+        |plan: &mut TrainingPlan, set: fn(&mut VitConfig, usize)| -> Result<(), &'static str> {
+            let c = plan.config.vit_mut().ok_or("not a size of this model")?;
+            set(c, whole()?);
+            Ok(())
+        };
     match key {
-        "depth" => c.depth = whole()?,
-        "dim" => c.dim = whole()?,
-        "heads" => c.heads = whole()?,
-        "patch" => c.patch_size = whole()?,
-        "mlp" => c.mlp_dim = whole()?,
+        "depth" => vit(plan, |c, n| c.depth = n)?,
+        "dim" => vit(plan, |c, n| c.dim = n)?,
+        "heads" => vit(plan, |c, n| c.heads = n)?,
+        "patch" => vit(plan, |c, n| c.patch_size = n)?,
+        "mlp" => vit(plan, |c, n| c.mlp_dim = n)?,
         "batch" => plan.batch_size = whole()?,
         "epochs" => plan.epochs = whole()?,
         "lr" => {

@@ -507,7 +507,8 @@ async fn training_lowers_the_loss(backend: Backend, steps: usize, dropout: f64) 
             .with_dim(32)
             .with_heads(4)
             .with_mlp_dim(64)
-            .with_dropout(dropout),
+            .with_dropout(dropout)
+            .into(),
         batch_size: 32,
         lr: 5e-3,
         ..TrainingPlan::seed()

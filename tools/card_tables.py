@@ -7,7 +7,7 @@ import sys
 summary = json.loads(sys.stdin.read().strip().splitlines()[-1])
 classes = range(len(summary["per_class_accuracy"]))
 header = "| digit | " + " | ".join(str(c) for c in classes) + " |"
-print(f"test accuracy {100 * summary['test_accuracy']:.2f} % "
+print(f"{summary.get('split', 'test')} accuracy {100 * summary['accuracy']:.2f} % "
       f"({summary['correct']:,} / {summary['examples']:,})")
 print()
 print(header)

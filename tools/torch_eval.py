@@ -1,5 +1,6 @@
-"""Evaluates a vitlab weights file with the seed's PyTorch code: proof that our files load
-into PyTorch with `load_state_dict(strict=True)` and compute the same predictions.
+"""Evaluates a vitlab weights file with the seed's PyTorch code (tools/seed_cnn.py for a CNN):
+proof that our files load into PyTorch with `load_state_dict(strict=True)` and compute the
+same predictions.
 
     python tools/torch_eval.py --weights FILE --idx ../shared/data/mnist
 
@@ -18,7 +19,22 @@ from safetensors import safe_open
 from safetensors.torch import load_file
 
 from make_parity_fixture import read_idx_images, read_idx_labels
+import seed_cnn
 from seed_vit import ViT, normalize
+
+
+def vit_from_config(config):
+    return ViT(
+        image_size=config.get("image_size", 28),
+        patch_size=config.get("patch_size", 7),
+        channels=config.get("channels", 1),
+        dim=config.get("dim", 64),
+        depth=config.get("depth", 6),
+        heads=config.get("heads", 8),
+        mlp_dim=config.get("mlp_dim", 128),
+        num_classes=config.get("num_classes", 10),
+        dropout=config.get("dropout", 0.1),
+    )
 
 
 def main():
@@ -30,17 +46,10 @@ def main():
     with safe_open(args.weights, "pt") as f:
         metadata = f.metadata() or {}
     config = json.loads(metadata.get("vitlab.config", "{}"))
-    model = ViT(
-        image_size=config.get("image_size", 28),
-        patch_size=config.get("patch_size", 7),
-        channels=config.get("channels", 1),
-        dim=config.get("dim", 64),
-        depth=config.get("depth", 6),
-        heads=config.get("heads", 8),
-        mlp_dim=config.get("mlp_dim", 128),
-        num_classes=config.get("num_classes", 10),
-        dropout=config.get("dropout", 0.1),
-    )
+    if "cnn" in config:
+        model = seed_cnn.from_config(config["cnn"])
+    else:
+        model = vit_from_config(config)
     model.load_state_dict(load_file(args.weights), strict=True)
     model.eval()
     images = read_idx_images(args.idx / "t10k-images-idx3-ubyte.gz", 10000)

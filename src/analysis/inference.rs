@@ -129,8 +129,8 @@ pub struct WeightInsight {
 }
 
 impl WeightInsight {
-    pub fn from_weights(file: &WeightsFile, components: usize) -> Self {
-        let config = &file.config;
+    /// From a ViT's weights file (`config` is its ViT config).
+    pub fn from_weights(file: &WeightsFile, config: &VitConfig, components: usize) -> Self {
         let tensor = |name: &str| {
             &file
                 .tensors

@@ -46,6 +46,12 @@ pub enum ConfigError {
     Dropout(f64),
     #[error("{0} must be at least 1")]
     Zero(&'static str),
+    #[error("convolution {0} has no output channels")]
+    ZeroWidth(usize),
+    #[error("{layers} convolution blocks pool a {image}-pixel image away (at most {max})", max = super::cnn::MAX_CONV_LAYERS)]
+    PooledAway { layers: usize, image: usize },
+    #[error("a kernel of {0} pixels has no centre (it must be odd)")]
+    EvenKernel(usize),
 }
 
 /// The named starting points, each a model and a recipe, as the page and the CLI offer them.

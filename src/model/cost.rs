@@ -6,7 +6,7 @@
 //! Every count is checked 64-bit arithmetic: a config whose counts overflow is refused too,
 //! on 32-bit (the browser) as on 64-bit.
 
-use super::VitConfig;
+use super::{CnnConfig, VitConfig};
 
 /// What one image costs a model of some config. Counts are in elements or multiply-adds of
 /// `f32` unless named bytes.
@@ -44,6 +44,8 @@ pub struct Budget {
     /// For a whole batch: images × [`ModelCost::training_bytes`] (evaluation batches are held
     /// to it too: they keep less, but a layer's attention alone is most of it at many tokens).
     pub max_training_bytes: u64,
+    /// Whether a run here can be given a teacher to distil from (the page has no way to).
+    pub teachers: bool,
 }
 
 impl Budget {
@@ -59,6 +61,7 @@ impl Budget {
         max_attention_bytes: 16 << 20,
         max_analysis_ops: 2_000_000_000,
         max_training_bytes: 1 << 30,
+        teachers: false,
     };
 
     /// The command line: ten times the page's work per image and 8 GiB of activations per
@@ -71,6 +74,7 @@ impl Budget {
         max_attention_bytes: 256 << 20,
         max_analysis_ops: 50_000_000_000,
         max_training_bytes: 8 << 30,
+        teachers: true,
     };
 }
 
@@ -187,7 +191,15 @@ impl VitConfig {
         budget: &Budget,
         batch: Option<usize>,
     ) -> Result<ModelCost, CostError> {
-        let cost = self.cost()?;
+        self.cost()?.check(budget, batch)
+    }
+}
+
+impl ModelCost {
+    /// This cost, or the first limit of `budget` it passes; `batch`, where given, is the
+    /// training batch it must also fit.
+    pub fn check(self, budget: &Budget, batch: Option<usize>) -> Result<ModelCost, CostError> {
+        let cost = self;
         let training = match batch {
             Some(batch) => u64::try_from(batch)
                 .ok()
@@ -228,5 +240,61 @@ impl VitConfig {
             }),
             None => Ok(cost),
         }
+    }
+}
+
+impl CnnConfig {
+    /// What this CNN costs, counted in checked arithmetic without building it. It has no
+    /// tokens and no attention maps; its analysis (receptive fields) is free.
+    pub fn cost(&self) -> Result<ModelCost, CostError> {
+        self.count().ok_or(CostError::Overflow)
+    }
+
+    fn count(&self) -> Option<ModelCost> {
+        let wide = |n: usize| u64::try_from(n).ok();
+        let kernel_area = product(&[wide(self.kernel_size)?, wide(self.kernel_size)?])?;
+        let (mut params, mut macs, mut activations) = (0u64, 0u64, 0u64);
+        let mut input = wide(self.channels)?;
+        let mut side = wide(self.image_size)?;
+        for &width in &self.widths {
+            let width = wide(width)?;
+            let weights = product(&[input, kernel_area, width])?;
+            params = sum(&[Some(params), Some(weights), Some(width)])?;
+            let area = product(&[side, side])?;
+            macs = sum(&[Some(macs), product(&[area, weights])])?;
+            side /= 2;
+            // The convolution's output, then the pooled map and its ReLU.
+            activations = sum(&[
+                Some(activations),
+                product(&[area, width]),
+                product(&[2, side, side, width]),
+            ])?;
+            input = width;
+        }
+        let flat = product(&[input, side, side])?;
+        let (hidden, classes) = (wide(self.hidden)?, wide(self.num_classes)?);
+        let dense = sum(&[product(&[flat, hidden]), product(&[hidden, classes])])?;
+        Some(ModelCost {
+            params: sum(&[Some(params), Some(dense), Some(hidden), Some(classes)])?,
+            tokens: 0,
+            forward_macs: sum(&[Some(macs), Some(dense)])?,
+            training_bytes: sum(&[
+                Some(activations),
+                product(&[wide(self.image_size)?, wide(self.image_size)?]),
+                product(&[3, hidden]),
+            ])?
+            .checked_mul(4)?,
+            attention_bytes: 0,
+            analysis_ops: 0,
+        })
+    }
+
+    /// Refuses a model that `budget` cannot afford (see [`ModelCost::check`]).
+    pub fn check_budget(
+        &self,
+        budget: &Budget,
+        batch: Option<usize>,
+    ) -> Result<ModelCost, CostError> {
+        self.cost()?.check(budget, batch)
     }
 }

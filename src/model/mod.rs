@@ -1,10 +1,13 @@
-//! The Vision Transformer of Dosovitskiy et al. (ICLR 2021), eq. 1–4, in plain Burn.
+//! The Vision Transformer of Dosovitskiy et al. (ICLR 2021), eq. 1–4, in plain Burn, and the
+//! small CNN it is measured against ([`ConvNet`]); [`Classifier`] is either.
 //!
 //! Field names follow the seed's PyTorch modules (`patch_embed`, `layers`, `norm1`, `attn`,
 //! `qkv`, `proj`, `norm2`, `norm`, `head`) so that [`crate::weights`] maps them by path.
 
 mod attention;
 mod block;
+mod classifier;
+mod cnn;
 mod config;
 mod cost;
 mod dropout;
@@ -15,6 +18,8 @@ mod vit;
 
 pub use attention::{MultiHeadAttention, attention_softmax};
 pub use block::{EncoderBlock, layer_norm};
+pub use classifier::{Architecture, Classifier, ModelConfig};
+pub use cnn::{CnnConfig, ConvNet, MAX_CONV_LAYERS};
 pub use config::{ConfigError, Preset, VitConfig};
 pub use cost::{Budget, CostError, ModelCost};
 pub use dropout::{bernoulli_mask, dropout, kernel_dropout, seed_randomness, with_mask_stream};

@@ -1,14 +1,14 @@
 use burn::tensor::{Device, Int, Tensor};
 
 use crate::data::{IMAGE_PIXELS, MnistSet, images_tensor};
-use crate::model::VisionTransformer;
+use crate::model::Classifier;
 
 /// Items `indices` of `set` classified by `model`, `batch_size` at a time: each batch's
 /// indices and predictions, still on the device for the caller to read back (synchronously
 /// natively, awaited in the browser). The one evaluation loop of `vit eval`, `vit train` and
 /// the training worker.
 pub fn classify_in_batches<'a>(
-    model: &'a VisionTransformer,
+    model: &'a Classifier,
     set: &'a MnistSet,
     indices: &'a [usize],
     batch_size: usize,

@@ -7,6 +7,7 @@ mod adamw;
 mod adamw_kernel;
 #[cfg(feature = "train")]
 mod checkpoint;
+mod distill;
 mod evaluate;
 #[cfg(feature = "train")]
 mod optimizer;
@@ -25,6 +26,7 @@ mod trainer;
 pub use adamw::FusedAdamW;
 #[cfg(feature = "train")]
 pub use checkpoint::{ADAM_TIMES_KEY, Checkpoint, CheckpointError, SESSION_KEY, SavedMoments};
+pub use distill::{Distillation, DistillationError, DistillationKind};
 pub use evaluate::{Evaluation, classify_in_batches, count_correct, predictions};
 #[cfg(feature = "train")]
 pub use optimizer::{AdamW, Moments};
@@ -40,7 +42,9 @@ pub use session::{JOIN_IMAGES, JOIN_STEPS, PendingStep, Session, TrainingError};
 pub use shards::{in_halves, split_here};
 pub use state::{SavedRunError, SessionState, Smoothing};
 #[cfg(feature = "train")]
-pub use trainer::{BatchGradients, StepOutput, Trainer, cross_entropy, parameter_gradients};
+pub use trainer::{
+    BatchGradients, Objective, StepOutput, Teacher, Trainer, cross_entropy, parameter_gradients,
+};
 
 /// Optimiser settings.
 #[derive(Debug, Clone, Copy, PartialEq)]

@@ -3,8 +3,8 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{LrSchedule, OptimizerSettings};
-use crate::model::{Budget, ConfigError, CostError, Preset, VitConfig};
+use super::{Distillation, DistillationError, LrSchedule, OptimizerSettings};
+use crate::model::{Budget, ConfigError, CostError, ModelConfig, Preset, VitConfig};
 
 /// Why a plan cannot run.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -27,12 +27,20 @@ pub enum PlanError {
     LabelSmoothing,
     #[error("weight decay must be 0 or more")]
     WeightDecay,
+    #[error(transparent)]
+    Distillation(#[from] DistillationError),
+    #[error("a teacher was given to a run whose plan does not distil")]
+    NoDistillation,
+    #[error(
+        "this run learns from a teacher, which {0} cannot give it; continue it with `vit train --teacher FILE --resume-from`"
+    )]
+    NoTeacherHere(&'static str),
 }
 
 /// Everything a person chooses before pressing Train.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TrainingPlan {
-    pub config: VitConfig,
+    pub config: ModelConfig,
     pub epochs: usize,
     pub batch_size: usize,
     /// Peak learning rate.
@@ -48,13 +56,16 @@ pub struct TrainingPlan {
     pub eval_images: usize,
     /// Evaluate every this many steps (and after every epoch); 0 = only after epochs.
     pub eval_every: usize,
+    /// Learn from a teacher's predictions too (the teacher comes with the run, not the plan).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub distillation: Option<Distillation>,
 }
 
 impl TrainingPlan {
     /// The seed's model and recipe: Adam 1e-3, batch 64, constant rate, no augmentation.
     pub fn seed() -> Self {
         Self {
-            config: VitConfig::seed(),
+            config: VitConfig::seed().into(),
             epochs: 10,
             batch_size: 64,
             lr: 1e-3,
@@ -65,6 +76,7 @@ impl TrainingPlan {
             seed: 42,
             eval_images: 2000,
             eval_every: 200,
+            distillation: None,
         }
     }
 
@@ -72,7 +84,7 @@ impl TrainingPlan {
     /// stages are in `pretrained/README.md`).
     pub fn lab() -> Self {
         Self {
-            config: VitConfig::lab(),
+            config: VitConfig::lab().into(),
             epochs: 16,
             batch_size: 128,
             lr: 2e-3,
@@ -83,6 +95,7 @@ impl TrainingPlan {
             seed: 7,
             eval_images: 2000,
             eval_every: 100,
+            distillation: None,
         }
     }
 
@@ -140,6 +153,12 @@ impl TrainingPlan {
         }
         if self.weight_decay < 0.0 || !self.weight_decay.is_finite() {
             return Err(PlanError::WeightDecay);
+        }
+        if let Some(distillation) = &self.distillation {
+            distillation.validate()?;
+            if !budget.teachers {
+                return Err(PlanError::NoTeacherHere(budget.owner));
+            }
         }
         self.config.check_budget(budget, Some(self.batch_size))?;
         Ok(())

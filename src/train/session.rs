@@ -9,11 +9,11 @@ use burn::tensor::{Device, Int, Tensor};
 use super::optimizer::Moments;
 use super::plan::PlanError;
 use super::{
-    CellDigits, History, LrSchedule, SessionState, Smoothing, StepPoint, StepReport, TestReport,
-    Trainer, TrainingPlan, test_report,
+    CellDigits, History, LrSchedule, SessionState, Smoothing, StepPoint, StepReport, Teacher,
+    TestReport, Trainer, TrainingPlan, test_report,
 };
 use crate::data::{Augmentation, MnistSet};
-use crate::model::{Budget, VisionTransformer, seed_randomness};
+use crate::model::{Budget, Classifier, seed_randomness};
 use crate::rng::SplitMix64;
 
 /// Why training stopped on its own.
@@ -101,7 +101,7 @@ impl Session {
     pub fn from_model(
         plan: TrainingPlan,
         train_items: usize,
-        model: VisionTransformer,
+        model: Classifier,
         device: &Device,
     ) -> Result<Self, PlanError> {
         plan.validate_within(&Budget::CLI)?;
@@ -128,7 +128,7 @@ impl Session {
     /// empty to start them afresh).
     pub(crate) fn resume_with(
         state: SessionState,
-        model: VisionTransformer,
+        model: Classifier,
         moments: Vec<Option<Moments>>,
         device: &Device,
     ) -> Result<Self, PlanError> {
@@ -197,10 +197,24 @@ impl Session {
     /// Whether a step can be taken: images are loaded, every image the saved pass kept a
     /// place for is back, and no chunk due to join now is still on its way.
     pub fn can_step(&self) -> bool {
-        !self.train.is_empty()
+        self.has_its_teacher()
+            && !self.train.is_empty()
             && self.train.len() >= self.rejoining
             && !self.is_finished()
             && !self.waiting_for_a_chunk()
+    }
+
+    /// Whether the plan's teacher, if it has one, is here (see [`Session::set_teacher`]).
+    pub fn has_its_teacher(&self) -> bool {
+        self.plan.distillation.is_none() || self.trainer.teacher().is_some()
+    }
+
+    /// The model the plan's distillation learns from; refused for a plan without one.
+    pub fn set_teacher(&mut self, model: Classifier) -> Result<(), PlanError> {
+        let distillation = self.plan.distillation.ok_or(PlanError::NoDistillation)?;
+        let teacher = Teacher::new(model, distillation, self.trainer.device());
+        self.trainer.set_teacher(teacher);
+        Ok(())
     }
 
     /// A chunk that arrived while the run trains (the page's way): it joins the pass at its
@@ -374,7 +388,7 @@ impl Session {
     }
 
     /// The model for inference as it is now: no autodiff, no dropout.
-    pub fn inference_model(&self) -> VisionTransformer {
+    pub fn inference_model(&self) -> Classifier {
         self.trainer.inference_model()
     }
 
@@ -403,7 +417,7 @@ impl Session {
     /// The digits of one cell of the last evaluation's confusion matrix; none before an
     /// evaluation, or for a digit that is not a class.
     pub fn cell_digits(&self, label: u8, predicted: u8) -> Option<CellDigits> {
-        let classes = self.plan.config.num_classes;
+        let classes = self.plan.config.num_classes();
         if usize::from(label) >= classes || usize::from(predicted) >= classes {
             return None;
         }

@@ -1,6 +1,7 @@
 //! A training step's forward and backward passes over halves of the batch, side by side on
-//! the CPU's threads, their gradients added: the ViT has nothing that mixes images (LayerNorm
-//! is per token), so the sum of the halves' gradients is the batch's, to float rounding.
+//! the CPU's threads, their gradients added: neither model has anything that mixes images
+//! (the ViT's LayerNorm is per token, the CNN has no batch norm), so the sum of the halves'
+//! gradients is the batch's, to float rounding.
 //!
 //! Why: split op by op, a step of the seed preset is a few hundred parallel regions of a
 //! fraction of a millisecond each, and waking the other thread for each costs about what it
@@ -17,9 +18,9 @@ use burn::module::{Module, ModuleMapper, ModuleVisitor, Param};
 use burn::optim::GradientsParams;
 use burn::tensor::{Device, Tensor};
 
-use super::trainer::{BatchGradients, batch_gradients};
+use super::trainer::{BatchGradients, Objective, batch_gradients};
 use crate::data::Batch;
-use crate::model::{CpuKernels, VisionTransformer, with_mask_stream};
+use crate::model::{Classifier, CpuKernels, with_mask_stream};
 use crate::rng::mix;
 
 /// The smallest half worth its own pass: below twice this a batch runs whole.
@@ -37,9 +38,9 @@ pub fn split_here(batch: usize, device: &Device) -> bool {
 /// The loss, correct predictions and gradients of `model` on `batch`, each half on a thread of
 /// its own where one is free; half `h` draws its dropout masks from `mix(stream, h)`.
 pub fn in_halves(
-    model: &VisionTransformer,
+    model: &Classifier,
     batch: &Batch,
-    smoothing: f32,
+    objective: Objective<'_>,
     stream: u64,
 ) -> BatchGradients {
     let [images, ..] = batch.images.dims();
@@ -55,7 +56,7 @@ pub fn in_halves(
                     let half_images = batch.images.clone().narrow(0, start, len); // [B/2, 1, 28, 28]
                     let labels = batch.labels.clone().narrow(0, start, len); // [B/2]
                     let share = len as f64 / images as f64;
-                    batch_gradients(&model, half_images, labels, smoothing, share)
+                    batch_gradients(&model, half_images, labels, objective, share)
                 })
             })
         }

@@ -7,9 +7,9 @@ use burn::tensor::activation::log_softmax;
 use burn::tensor::{Device, Int, Tensor};
 
 use super::optimizer::{AdamW, Moments};
-use super::{OptimizerSettings, count_correct};
+use super::{Distillation, OptimizerSettings, count_correct};
 use crate::data::Batch;
-use crate::model::{VisionTransformer, VitConfig, seed_randomness};
+use crate::model::{Classifier, ModelConfig, seed_randomness};
 use crate::rng::step_seed;
 
 /// Cross-entropy against targets smoothed towards uniform: with smoothing `s` over `C`
@@ -49,6 +49,43 @@ pub struct BatchGradients {
     pub gradients: GradientsParams,
 }
 
+/// What a step minimises: cross-entropy against (smoothed) labels, and where a teacher is
+/// given, its predictions on the same images.
+#[derive(Clone, Copy)]
+pub struct Objective<'a> {
+    pub smoothing: f32,
+    pub teacher: Option<&'a Teacher>,
+}
+
+/// A trained model whose predictions a student learns from, on the inference device.
+pub struct Teacher {
+    model: Classifier,
+    distillation: Distillation,
+}
+
+impl Teacher {
+    /// `model` is moved to `device`'s inference side and set for inference (no dropout).
+    pub fn new(model: Classifier, distillation: Distillation, device: &Device) -> Self {
+        Self {
+            model: model.valid().to_device(&device.clone().inner()),
+            distillation,
+        }
+    }
+
+    pub fn distillation(&self) -> &Distillation {
+        &self.distillation
+    }
+
+    /// The teacher's logits for `images` (on the autodiff device), as a constant there.
+    ///
+    /// # Shapes
+    /// - images: `[batch, channels, height, width]`
+    /// - output: `[batch, classes]`
+    fn logits(&self, images: Tensor<4>) -> Tensor<2> {
+        Tensor::from_inner(self.model.forward(images.inner())) // [B, C]
+    }
+}
+
 /// The loss, correct predictions and gradients of `model` on `images` and their `labels`, the
 /// loss counted as `share` of the batch's mean (1 for a whole batch; a part of one, its share
 /// of the images, so that the parts' gradients add up to the batch's).
@@ -57,15 +94,26 @@ pub struct BatchGradients {
 /// - images: `[batch, channels, height, width]`
 /// - labels: `[batch]`
 pub(super) fn batch_gradients(
-    model: &VisionTransformer,
+    model: &Classifier,
     images: Tensor<4>,
     labels: Tensor<1, Int>,
-    smoothing: f32,
+    objective: Objective<'_>,
     share: f64,
 ) -> BatchGradients {
+    let teacher = objective
+        .teacher
+        .map(|teacher| (teacher, teacher.logits(images.clone()))); // [B, C]
     let logits = model.forward(images); // [B, C]
     let correct = count_correct(logits.clone().detach(), labels.clone());
-    let loss = cross_entropy(logits, labels, smoothing) * share; // [1]
+    let from_labels = cross_entropy(logits.clone(), labels, objective.smoothing); // [1]
+    let loss = match teacher {
+        None => from_labels,
+        Some((teacher, teacher_logits)) => {
+            let distillation = teacher.distillation;
+            from_labels * distillation.label_share()
+                + distillation.teacher_loss(logits, teacher_logits)
+        }
+    } * share; // [1]
     let gradients = GradientsParams::from_grads(loss.backward(), model);
     BatchGradients {
         loss: loss.detach(),
@@ -77,8 +125,8 @@ pub(super) fn batch_gradients(
 /// A model on an autodiff device and its optimiser state.
 pub struct Trainer {
     /// Taken out only for the duration of an optimiser step.
-    model: Option<VisionTransformer>,
-    pub config: VitConfig,
+    model: Option<Classifier>,
+    pub config: ModelConfig,
     optimizer: AdamW,
     settings: OptimizerSettings,
     device: Device,
@@ -87,13 +135,15 @@ pub struct Trainer {
     /// Step n's dropout draws from (seed, n) alone, so a run resumed from a checkpoint draws
     /// the same masks as one never interrupted.
     pub seed: u64,
+    /// Where the plan distils, the model it learns from.
+    teacher: Option<Teacher>,
 }
 
 impl Trainer {
     /// Starts from `model`, which is moved to the autodiff version of `device`.
     pub fn new(
-        model: VisionTransformer,
-        config: VitConfig,
+        model: Classifier,
+        config: ModelConfig,
         settings: OptimizerSettings,
         device: &Device,
     ) -> Self {
@@ -108,7 +158,17 @@ impl Trainer {
             device,
             step: 0,
             seed: 0,
+            teacher: None,
         }
+    }
+
+    /// Learns from `teacher`'s predictions as well as from the labels from now on.
+    pub fn set_teacher(&mut self, teacher: Teacher) {
+        self.teacher = Some(teacher);
+    }
+
+    pub fn teacher(&self) -> Option<&Teacher> {
+        self.teacher.as_ref()
     }
 
     /// The autodiff device batches must live on.
@@ -124,10 +184,13 @@ impl Trainer {
             .expect("the model is back after every step");
         let stream = step_seed(self.seed, self.step);
         seed_randomness(&self.device, stream);
-        let smoothing = self.settings.label_smoothing;
-        let whole = |model: &VisionTransformer| {
+        let objective = Objective {
+            smoothing: self.settings.label_smoothing,
+            teacher: self.teacher.as_ref(),
+        };
+        let whole = |model: &Classifier| {
             let (images, labels) = (batch.images.clone(), batch.labels.clone());
-            batch_gradients(model, images, labels, smoothing, 1.0)
+            batch_gradients(model, images, labels, objective, 1.0)
         };
         #[cfg(not(target_arch = "wasm32"))]
         let BatchGradients {
@@ -135,7 +198,7 @@ impl Trainer {
             correct,
             gradients,
         } = if super::shards::split_here(batch.images.dims()[0], &self.device) {
-            super::shards::in_halves(&model, batch, smoothing, stream)
+            super::shards::in_halves(&model, batch, objective, stream)
         } else {
             whole(&model)
         };
@@ -163,14 +226,14 @@ impl Trainer {
     }
 
     /// The model being trained, on the autodiff device.
-    pub fn model(&self) -> &VisionTransformer {
+    pub fn model(&self) -> &Classifier {
         self.model
             .as_ref()
             .expect("the model is back after every step")
     }
 
     /// The model for inference: no autodiff, no dropout.
-    pub fn inference_model(&self) -> VisionTransformer {
+    pub fn inference_model(&self) -> Classifier {
         self.model().valid()
     }
 }
@@ -178,7 +241,7 @@ impl Trainer {
 /// Every parameter's gradient of the cross-entropy of `model` on `batch`, flattened, in the
 /// module's order: how the tests hold two devices' backward passes (Burn's ops on the CPU,
 /// the fused kernels on a GPU) to each other. `model` must be on an autodiff device.
-pub fn parameter_gradients(model: &VisionTransformer, batch: &Batch) -> Vec<Tensor<1>> {
+pub fn parameter_gradients(model: &Classifier, batch: &Batch) -> Vec<Tensor<1>> {
     struct Collect<'a> {
         gradients: &'a burn::tensor::Gradients,
         found: Vec<Tensor<1>>,

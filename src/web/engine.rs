@@ -21,13 +21,29 @@ pub struct LocalModel {
     pub config: VitConfig,
 }
 
+/// The ViT config of a file the page is to draw with: the page's views are of a ViT's
+/// attention, so a CNN's file is refused with a message rather than half shown.
+pub fn vit_config(file: &WeightsFile) -> Result<VitConfig, String> {
+    file.config.vit().cloned().ok_or_else(|| {
+        format!(
+            "this file holds a {}; the page draws with ViTs only (score it with `vit eval`)",
+            file.config.architecture().name()
+        )
+    })
+}
+
 impl LocalModel {
-    pub fn new(file: &WeightsFile, device: Device) -> Self {
-        Self {
-            model: file.into_model(&device),
-            config: file.config.clone(),
+    pub fn new(file: &WeightsFile, device: Device) -> Result<Self, String> {
+        let config = vit_config(file)?;
+        let model = file
+            .into_model(&device)
+            .into_vit()
+            .expect("a ViT's config builds a ViT");
+        Ok(Self {
+            model,
+            config,
             device,
-        }
+        })
     }
 
     /// Probabilities and every attention map for `images`, from one forward pass and one
@@ -78,10 +94,11 @@ impl Engine {
     /// nothing half-loaded.
     pub fn load(bytes: &[u8], device: Device, backend: Backend) -> Result<Self, String> {
         let file: WeightsFile = weights::decode(bytes).map_err(|e| e.to_string())?;
+        let model = LocalModel::new(&file, device)?;
         Ok(Self {
-            insight: WeightInsight::from_weights(&file, FILTER_COMPONENTS),
-            config: file.config.clone(),
-            executor: Executor::Here(Box::new(LocalModel::new(&file, device))),
+            insight: WeightInsight::from_weights(&file, &model.config, FILTER_COMPONENTS),
+            config: model.config.clone(),
+            executor: Executor::Here(Box::new(model)),
             backend,
         })
     }
@@ -89,10 +106,11 @@ impl Engine {
     /// Validates `bytes` here, then has the GPU worker build and warm the same model.
     pub async fn load_on_gpu(bytes: &[u8], worker: Rc<GpuWorker>) -> Result<Self, String> {
         let file: WeightsFile = weights::decode(bytes).map_err(|e| e.to_string())?;
+        let config = vit_config(&file)?;
         worker.load(bytes).await?;
         Ok(Self {
-            insight: WeightInsight::from_weights(&file, FILTER_COMPONENTS),
-            config: file.config,
+            insight: WeightInsight::from_weights(&file, &config, FILTER_COMPONENTS),
+            config,
             executor: Executor::Worker(worker),
             backend: Backend::WebGpu,
         })

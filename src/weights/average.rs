@@ -1,7 +1,7 @@
 //! The mean of several weights files.
 
 use super::{NamedTensor, WeightsFile};
-use crate::model::VitConfig;
+use crate::model::ModelConfig;
 
 /// Why files cannot be averaged (files are counted from 1, as given).
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -11,8 +11,8 @@ pub enum AverageError {
     #[error("file {file} has another config than file 1: {config:?} and {first:?}")]
     ConfigDiffers {
         file: usize,
-        config: Box<VitConfig>,
-        first: Box<VitConfig>,
+        config: Box<ModelConfig>,
+        first: Box<ModelConfig>,
     },
     #[error("file {file} has no tensor {name} of shape {shape:?}")]
     MissingTensor {

@@ -16,9 +16,9 @@ use serde::{Deserialize, Serialize};
 use super::error::{Mismatch, WeightsError, brief, shown};
 use super::{NamedTensor, WeightsFile, expected_tensors};
 use crate::data::{IMAGE_SIDE, NUM_CLASSES};
-use crate::model::{Budget, VitConfig};
+use crate::model::{Budget, CnnConfig, ModelConfig, VitConfig};
 
-/// Metadata key holding the [`VitConfig`] as JSON.
+/// Metadata key holding the [`ModelConfig`] as JSON.
 pub const CONFIG_KEY: &str = "vitlab.config";
 const MAX_HEADER_BYTES: u64 = 16 * 1024 * 1024;
 
@@ -30,13 +30,13 @@ struct TensorHeader {
 }
 
 /// Writes safetensors bytes: F32 little-endian, the config in `__metadata__`.
-pub fn encode(config: &VitConfig, tensors: &[NamedTensor]) -> Vec<u8> {
+pub fn encode(config: &ModelConfig, tensors: &[NamedTensor]) -> Vec<u8> {
     encode_with(config, &[], tensors)
 }
 
 /// [`encode`], with more `(key, value)` pairs in `__metadata__` (a checkpoint's run state).
 pub fn encode_with(
-    config: &VitConfig,
+    config: &ModelConfig,
     extra: &[(&str, String)],
     tensors: &[NamedTensor],
 ) -> Vec<u8> {
@@ -83,8 +83,8 @@ pub fn encode_with(
     bytes
 }
 
-/// Parses safetensors bytes and checks them against the config they carry (the seed
-/// preset when they carry none): every name, shape, byte range and value, and the model's
+/// Parses safetensors bytes and checks them against the config they carry (when they carry
+/// none, as a file saved by PyTorch: the seed CNN if its names are a CNN's, else the seed ViT): every name, shape, byte range and value, and the model's
 /// cost against the page's budget. [`decode_within`] takes another budget.
 pub fn decode(bytes: &[u8]) -> Result<WeightsFile, WeightsError> {
     decode_within(bytes, &Budget::PAGE)
@@ -102,7 +102,7 @@ pub fn decode_within(bytes: &[u8], budget: &Budget) -> Result<WeightsFile, Weigh
 /// A safetensors file whose every tensor is one its config expects, or one `extra` expects
 /// beyond the model's (a checkpoint's optimiser moments).
 pub(crate) struct CheckedFile {
-    pub config: VitConfig,
+    pub config: ModelConfig,
     /// Read by checkpoints (the `train` feature).
     #[cfg_attr(not(feature = "train"), allow(dead_code))]
     pub metadata: HashMap<String, String>,
@@ -116,7 +116,7 @@ pub(crate) fn decode_checked(
     bytes: &[u8],
     budget: &Budget,
     extra: impl FnOnce(
-        &VitConfig,
+        &ModelConfig,
         &HashMap<String, String>,
     ) -> Result<Vec<(String, Vec<usize>)>, WeightsError>,
 ) -> Result<CheckedFile, WeightsError> {
@@ -147,7 +147,7 @@ pub(crate) fn decode_checked(
         )));
     }
 
-    let mut config = VitConfig::seed();
+    let mut config = None;
     let mut metadata: HashMap<String, String> = HashMap::new();
     let mut entries = HashMap::new();
     for (name, value) in header.0 {
@@ -156,8 +156,10 @@ pub(crate) fn decode_checked(
                 WeightsError::Header(format!("__metadata__: {}", brief(&error)))
             })?;
             if let Some(json) = metadata.get(CONFIG_KEY) {
-                config = serde_json::from_str(json)
-                    .map_err(|error| WeightsError::Config(brief(&error)))?;
+                config = Some(
+                    serde_json::from_str::<ModelConfig>(json)
+                        .map_err(|error| WeightsError::Config(brief(&error)))?,
+                );
             }
         } else {
             let entry: TensorHeader = serde_json::from_value(value).map_err(|error| {
@@ -166,15 +168,23 @@ pub(crate) fn decode_checked(
             entries.insert(name, entry);
         }
     }
+    let config = config.unwrap_or_else(|| {
+        if entries.contains_key("convs.0.weight") {
+            CnnConfig::seed().into()
+        } else {
+            VitConfig::seed().into()
+        }
+    });
     config
         .validate()
         .map_err(|error| WeightsError::Config(error.to_string()))?;
     // Anything else would fail later, inside a forward pass or when reading 10 probabilities.
-    if (config.image_size, config.channels, config.num_classes) != (IMAGE_SIDE, 1, NUM_CLASSES) {
+    let ((image_size, channels), classes) = (config.input(), config.num_classes());
+    if (image_size, channels, classes) != (IMAGE_SIDE, 1, NUM_CLASSES) {
         return Err(WeightsError::NotMnist {
-            image_size: config.image_size,
-            channels: config.channels,
-            classes: config.num_classes,
+            image_size,
+            channels,
+            classes,
         });
     }
     config.check_budget(budget, None)?;

@@ -17,7 +17,7 @@ mod readback;
 use burn::module::Module;
 use burn::tensor::Device;
 
-use crate::model::{VisionTransformer, VitConfig};
+use crate::model::{Classifier, ModelConfig};
 
 pub use average::{AverageError, average};
 #[cfg(feature = "train")]
@@ -48,14 +48,14 @@ pub struct NamedTensor {
 /// A parsed weights file: its config and its tensors, not yet on any device.
 #[derive(Debug, Clone)]
 pub struct WeightsFile {
-    pub config: VitConfig,
+    pub config: ModelConfig,
     pub tensors: Vec<NamedTensor>,
 }
 
 impl WeightsFile {
     /// Builds the model on `device` with these weights; on an autodiff device it is ready
     /// to train.
-    pub fn into_model(&self, device: &Device) -> VisionTransformer {
+    pub fn into_model(&self, device: &Device) -> Classifier {
         let mut loader = ParamLoader {
             path: Default::default(),
             tensors: self
@@ -75,7 +75,7 @@ impl WeightsFile {
 }
 
 /// Parses and loads in one step.
-pub fn load(bytes: &[u8], device: &Device) -> Result<(VisionTransformer, VitConfig), WeightsError> {
+pub fn load(bytes: &[u8], device: &Device) -> Result<(Classifier, ModelConfig), WeightsError> {
     let file = decode(bytes)?;
     let model = file.into_model(device);
     Ok((model, file.config))

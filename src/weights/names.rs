@@ -6,7 +6,7 @@ use burn::module::{Module, ModuleMapper, ModuleVisitor, Param};
 use burn::tensor::{Device, Tensor, TensorData};
 
 use super::NamedTensor;
-use crate::model::{VisionTransformer, VitConfig};
+use crate::model::{Classifier, ModelConfig};
 
 /// The seed's name for the parameter at a Burn module path.
 pub fn torch_name(path: &[String]) -> String {
@@ -23,27 +23,31 @@ pub fn torch_name(path: &[String]) -> String {
 }
 
 /// The names and PyTorch shapes a model of this config has, in module order.
-pub fn expected_tensors(config: &VitConfig) -> Vec<(String, Vec<usize>)> {
-    // Linear and LayerNorm parameters initialise lazily, so the model is cheap to build for its
-    // shapes: only the position embedding and class token are drawn.
+pub fn expected_tensors(config: &ModelConfig) -> Vec<(String, Vec<usize>)> {
+    // Linear, convolution and LayerNorm parameters initialise lazily, so the model is cheap to
+    // build for its shapes: only the ViT's position embedding and class token are drawn.
     let model = config.init(&Device::flex());
     let mut lister = ParamLister::default();
     model.visit(&mut lister);
     lister.entries
 }
 
+/// The module path to the parameter being visited. [`Classifier`]'s variant (`Vit`, `Cnn`)
+/// is a level of Burn's path but not of the PyTorch model's names, so it is left out.
 #[derive(Default)]
-pub(crate) struct PathStack(Vec<String>);
+pub(crate) struct PathStack(Vec<Option<String>>);
 
 impl PathStack {
-    fn enter(&mut self, name: &str) {
-        self.0.push(name.to_string());
+    fn enter(&mut self, name: &str, container_type: &str) {
+        let named = !container_type.starts_with("Enum:");
+        self.0.push(named.then(|| name.to_string()));
     }
     fn exit(&mut self) {
         self.0.pop();
     }
     fn torch_name(&self) -> String {
-        torch_name(&self.0)
+        let path: Vec<String> = self.0.iter().flatten().cloned().collect();
+        torch_name(&path)
     }
 }
 
@@ -62,8 +66,8 @@ struct ParamLister {
 }
 
 impl ModuleVisitor for ParamLister {
-    fn enter_module(&mut self, name: &str, _container_type: &str) {
-        self.path.enter(name);
+    fn enter_module(&mut self, name: &str, container_type: &str) {
+        self.path.enter(name, container_type);
     }
     fn exit_module(&mut self, _name: &str, _container_type: &str) {
         self.path.exit();
@@ -82,8 +86,8 @@ struct ParamCollector {
 }
 
 impl ModuleVisitor for ParamCollector {
-    fn enter_module(&mut self, name: &str, _container_type: &str) {
-        self.path.enter(name);
+    fn enter_module(&mut self, name: &str, container_type: &str) {
+        self.path.enter(name, container_type);
     }
     fn exit_module(&mut self, _name: &str, _container_type: &str) {
         self.path.exit();
@@ -99,7 +103,7 @@ impl ModuleVisitor for ParamCollector {
     }
 }
 
-pub(crate) fn collect(model: &VisionTransformer) -> Vec<(String, Vec<usize>, Tensor<1>)> {
+pub(crate) fn collect(model: &Classifier) -> Vec<(String, Vec<usize>, Tensor<1>)> {
     let mut collector = ParamCollector {
         path: PathStack::default(),
         entries: Vec::new(),
@@ -116,8 +120,8 @@ pub(crate) struct ParamLoader<'a> {
 }
 
 impl ModuleMapper for ParamLoader<'_> {
-    fn enter_module(&mut self, name: &str, _container_type: &str) {
-        self.path.enter(name);
+    fn enter_module(&mut self, name: &str, container_type: &str) {
+        self.path.enter(name, container_type);
     }
     fn exit_module(&mut self, _name: &str, _container_type: &str) {
         self.path.exit();

@@ -5,7 +5,7 @@ use burn::tensor::{Tensor, TensorData};
 
 use super::names::collect;
 use super::{NamedTensor, encode};
-use crate::model::{VisionTransformer, VitConfig};
+use crate::model::{Classifier, ModelConfig};
 
 fn to_values(data: TensorData) -> Vec<f32> {
     data.convert::<f32>()
@@ -20,15 +20,15 @@ pub struct ReadError(pub String);
 
 /// Serialises a model natively. In the browser use [`to_safetensors_async`].
 #[cfg(not(target_arch = "wasm32"))]
-pub fn to_safetensors(model: &VisionTransformer, config: &VitConfig) -> Vec<u8> {
+pub fn to_safetensors(model: &Classifier, config: &ModelConfig) -> Vec<u8> {
     let (names, flat) = model_tensors(model);
     encode(config, &named(names, read_all(flat)))
 }
 
 /// Serialises a model without a synchronous read, as the browser requires; one readback.
 pub async fn to_safetensors_async(
-    model: &VisionTransformer,
-    config: &VitConfig,
+    model: &Classifier,
+    config: &ModelConfig,
 ) -> Result<Vec<u8>, ReadError> {
     let (names, flat) = model_tensors(model);
     Ok(encode(config, &named(names, read_all_async(flat).await?)))
@@ -36,9 +36,7 @@ pub async fn to_safetensors_async(
 
 /// Each parameter's name and PyTorch shape, and its values flattened in PyTorch's layout,
 /// still on the device.
-pub(crate) fn model_tensors(
-    model: &VisionTransformer,
-) -> (Vec<(String, Vec<usize>)>, Vec<Tensor<1>>) {
+pub(crate) fn model_tensors(model: &Classifier) -> (Vec<(String, Vec<usize>)>, Vec<Tensor<1>>) {
     collect(model)
         .into_iter()
         .map(|(name, shape, flat)| ((name, shape), flat))

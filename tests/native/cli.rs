@@ -72,7 +72,7 @@ fn eval_reproduces_the_model_card_for_every_shipped_file() {
         assert_eq!(summary["examples"], 10_000);
         assert_eq!(summary["correct"], correct, "{file}");
         assert_eq!(summary["confusion"], serde_json::json!(confusion), "{file}");
-        let accuracy = summary["test_accuracy"].as_f64().unwrap();
+        let accuracy = summary["accuracy"].as_f64().unwrap();
         assert!(
             (accuracy - correct as f64 / 1e4).abs() < 1e-9,
             "{file}: {accuracy}"
@@ -134,7 +134,7 @@ fn train_runs_and_lowers_the_loss() {
     let saved = std::fs::read(&out).unwrap();
     std::fs::remove_file(&out).unwrap();
     let file = vitlab::weights::decode(&saved).unwrap();
-    assert_eq!(file.config.depth, 2);
+    assert_eq!(file.config.vit().unwrap().depth, 2);
 
     // --keep-last 2 kept epochs 2 and 3 (the last is the final weights), not epoch 1.
     let kept = |epoch: usize| {
@@ -214,7 +214,7 @@ fn train_resumes_from_its_checkpoint() {
     );
     let checkpoint = Checkpoint::decode(&std::fs::read(&ckpt).unwrap(), &Budget::CLI).unwrap();
     assert_eq!(checkpoint.state.plan.config, checkpoint.weights.config);
-    assert_eq!(checkpoint.state.plan.config.dim, 64);
+    assert_eq!(checkpoint.state.plan.config.vit().unwrap().dim, 64);
     std::fs::remove_file(&out).unwrap();
     std::fs::remove_file(ckpt).unwrap();
 }
@@ -299,14 +299,10 @@ fn train_can_start_from_a_weights_file_with_another_dropout() {
     let start = decode(&std::fs::read(PARITY_WEIGHTS).unwrap());
     std::fs::remove_file(&out).unwrap();
     std::fs::remove_file(format!("{}.ckpt", out.display())).unwrap();
-    assert_eq!(trained.config.dropout, 0.25);
-    assert_eq!(
-        vitlab::model::VitConfig {
-            dropout: start.config.dropout,
-            ..trained.config.clone()
-        },
-        start.config
-    );
+    assert_eq!(trained.config.dropout(), 0.25);
+    let mut undone = trained.config.clone();
+    undone.set_dropout(start.config.dropout());
+    assert_eq!(undone, start.config);
     assert_eq!(trained.tensors.len(), start.tensors.len());
     for (a, b) in trained.tensors.iter().zip(&start.tensors) {
         assert_eq!((&a.name, &a.values), (&b.name, &b.values));
@@ -369,4 +365,118 @@ fn settings_the_page_would_refuse_are_refused() {
     ]);
     assert!(stderr.contains("at least 1"), "{stderr}");
     assert!(!std::path::Path::new(out).exists());
+}
+
+/// `--val N` holds out the last N training images: the run is scored on them (never on the
+/// test images), and `vit eval --split val` scores a file on the same images.
+#[test]
+fn a_validation_split_scores_the_run_and_eval_scores_it_again() {
+    let out = std::env::temp_dir().join(format!("vitlab-val-{}.safetensors", std::process::id()));
+    let stdout = vit(Command::new(VIT)
+        .args(["train", "--preset", "seed", "--depth", "1", "--epochs", "1"])
+        .args(["--limit", "512", "--val", "700", "--out"])
+        .arg(&out));
+    assert!(
+        stdout.contains("scored on 700 held-out validation images"),
+        "{stdout}"
+    );
+    assert!(!stdout.contains("test acc"), "{stdout}");
+    let during: f64 = stdout
+        .lines()
+        .find_map(|line| line.split("val acc ").nth(1))
+        .map(|rest| rest.split('%').next().unwrap().parse().unwrap())
+        .unwrap_or_else(|| panic!("{stdout}"));
+    let eval = |split: &str| -> serde_json::Value {
+        let stdout = vit(Command::new(VIT)
+            .args([
+                "eval",
+                "--split",
+                split,
+                "--val",
+                "700",
+                "--json",
+                "--weights",
+            ])
+            .arg(&out));
+        serde_json::from_str(stdout.lines().last().unwrap()).unwrap()
+    };
+    let (val, test) = (eval("val"), eval("test"));
+    std::fs::remove_file(&out).unwrap();
+    std::fs::remove_file(out.with_extension("safetensors.ckpt")).unwrap();
+    assert_eq!(val["split"], "validation");
+    assert_eq!(val["examples"], 700);
+    assert_eq!(test["split"], "test");
+    assert_eq!(test["examples"], 10_000);
+    // The run's own score of its last epoch is the file's score on the same images.
+    let again = 100.0 * val["accuracy"].as_f64().unwrap();
+    assert!((again - during).abs() < 0.01, "{again} vs {during}");
+
+    let stderr = refused(&[
+        "eval",
+        "--weights",
+        PARITY_WEIGHTS,
+        "--split",
+        "val",
+        "--val",
+        "60000",
+    ]);
+    assert!(
+        stderr.contains("leaves none of the 60000 training images"),
+        "{stderr}"
+    );
+}
+
+/// `vit train --model cnn` trains the CNN in the ViT's session; `--teacher` distils a ViT
+/// from it, and a distilling run resumes only with its teacher.
+#[test]
+fn a_cnn_trains_and_a_vit_learns_from_it() {
+    let temp = |name: &str| {
+        std::env::temp_dir().join(format!("vitlab-{name}-{}.safetensors", std::process::id()))
+    };
+    let (teacher, student) = (temp("cnn"), temp("student"));
+    let stdout = vit(Command::new(VIT)
+        .args([
+            "train", "--model", "cnn", "--widths", "8,16", "--hidden", "32",
+        ])
+        .args([
+            "--epochs", "2", "--limit", "512", "--val", "500", "--lr", "3e-3", "--out",
+        ])
+        .arg(&teacher));
+    let accuracy: f64 = stdout
+        .lines()
+        .filter_map(|line| line.split("val acc ").nth(1))
+        .map(|rest| rest.split('%').next().unwrap().parse().unwrap())
+        .next_back()
+        .unwrap_or_else(|| panic!("{stdout}"));
+    assert!(accuracy > 50.0, "{stdout}");
+    let file = vitlab::weights::decode(&std::fs::read(&teacher).unwrap()).unwrap();
+    assert_eq!(file.config.cnn().unwrap().widths, vec![8, 16]);
+
+    let distil = |epochs: &str, extra: &[&str]| {
+        let mut command = Command::new(VIT);
+        command
+            .args(["train", "--depth", "1", "--limit", "256", "--val", "500"])
+            .args(["--epochs", epochs])
+            .args(extra)
+            .arg("--out")
+            .arg(&student);
+        command
+    };
+    let teacher_path = teacher.to_str().unwrap();
+    let stdout = vit(&mut distil("1", &["--teacher", teacher_path]));
+    assert!(stdout.contains("distilling from the CNN"), "{stdout}");
+    let output = distil("2", &["--resume"]).output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(!output.status.success());
+    assert!(
+        stderr.contains("give its weights again with --teacher"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    let stdout = vit(&mut distil("2", &["--resume", "--teacher", teacher_path]));
+    assert!(stdout.contains("epoch 2:"), "{stdout}");
+    for path in [&teacher, &student] {
+        std::fs::remove_file(path).unwrap();
+        std::fs::remove_file(path.with_extension("safetensors.ckpt")).unwrap();
+    }
 }

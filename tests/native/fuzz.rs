@@ -305,7 +305,8 @@ fn checkpoint_part() {
             .with_depth(1)
             .with_dim(16)
             .with_heads(2)
-            .with_mlp_dim(32),
+            .with_mlp_dim(32)
+            .into(),
         batch_size: 8,
         ..TrainingPlan::seed()
     };

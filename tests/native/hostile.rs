@@ -16,7 +16,7 @@ fn weights_bytes() -> Vec<u8> {
         .with_dim(16)
         .with_heads(2)
         .with_mlp_dim(16);
-    weights::to_safetensors(&config.init(&crate::device()), &config)
+    crate::fresh_weights(config.clone())
 }
 
 /// The file's JSON header and data section.
@@ -400,7 +400,9 @@ fn a_saved_run_that_does_not_validate_says_why_instead_of_panicking() {
         ("image count", |state| state.train_items = usize::MAX),
         ("counters", |state| state.step = usize::MAX),
         ("counters", |state| state.seconds = f64::NAN),
-        ("heads", |state| state.plan.config.heads = 5),
+        ("heads", |state| {
+            state.plan.config.vit_mut().unwrap().heads = 5
+        }),
     ];
     for (expected, edit) in edits {
         let mut state = good.clone();

@@ -221,8 +221,8 @@ mod from_the_model {
     #[test]
     fn weight_insight_reads_the_embeddings() {
         let config = VitConfig::lab().with_depth(1);
-        let bytes = weights::to_safetensors(&config.init(&device()), &config);
-        let insight = WeightInsight::from_weights(&weights::decode(&bytes).unwrap(), 8);
+        let bytes = crate::fresh_weights(config.clone());
+        let insight = WeightInsight::from_weights(&weights::decode(&bytes).unwrap(), &config, 8);
         assert_eq!(insight.position_similarity.len(), 49 * 49);
         assert_eq!(insight.filter_components.len(), 8);
         assert_eq!(insight.filter_components[0].0.len(), 16);

@@ -141,7 +141,7 @@ fn the_fused_backward_pass_gives_burn_s_gradients() {
         let config = config.with_dropout(0.0);
         let training: Device = device().autodiff();
         seed_randomness(&training, 9);
-        let model = config.init(&training);
+        let model = vitlab::model::ModelConfig::from(config.clone()).init(&training);
         let batch = set.batch(&indices, &training);
         let (fused, composed) = both_ways(|| {
             parameter_gradients(&model, &batch)
@@ -197,7 +197,7 @@ fn trained_on(threads: usize, steps: usize, start: &[u8]) -> Vec<u8> {
 #[test]
 fn fused_training_with_dropout_is_the_same_on_one_thread_or_two() {
     let config = VitConfig::seed().with_depth(2);
-    let start = weights::to_safetensors(&config.init(&device()), &config);
+    let start = crate::fresh_weights(config.clone());
     let one = trained_on(1, 3, &start);
     assert_eq!(
         one,

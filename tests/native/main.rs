@@ -2,6 +2,7 @@
 //! Native tests, in one binary so that Burn is linked once.
 
 mod cli;
+mod cnn;
 mod data;
 mod fuzz;
 mod hostile;
@@ -84,4 +85,10 @@ pub fn in_own_process(test: &str, job: (&str, &str)) -> String {
     );
     assert!(stdout.contains("1 passed"), "{test} did not run:\n{stdout}");
     stdout
+}
+
+/// A freshly initialised model of `config` as a weights file.
+pub fn fresh_weights(config: impl Into<vitlab::model::ModelConfig>) -> Vec<u8> {
+    let config = config.into();
+    vitlab::weights::to_safetensors(&config.init(&device()), &config)
 }

@@ -45,7 +45,7 @@ fn options(epochs: usize, rate: Rate) -> Vec<String> {
 
 fn plan(epochs: usize, rate: Rate, test_images: usize) -> TrainingPlan {
     TrainingPlan {
-        config: VitConfig::seed().with_depth(1),
+        config: VitConfig::seed().with_depth(1).into(),
         epochs,
         batch_size: 64,
         lr: 2e-3,
@@ -59,6 +59,7 @@ fn plan(epochs: usize, rate: Rate, test_images: usize) -> TrainingPlan {
         seed: 3,
         eval_images: test_images,
         eval_every: 0,
+        distillation: None,
     }
 }
 

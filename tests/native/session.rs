@@ -106,7 +106,8 @@ fn tiny_plan() -> TrainingPlan {
             .with_dim(32)
             .with_heads(4)
             .with_mlp_dim(64)
-            .with_dropout(0.0),
+            .with_dropout(0.0)
+            .into(),
         epochs: 2,
         batch_size: 32,
         lr: 3e-3,
@@ -367,7 +368,7 @@ fn presets_are_valid_and_bad_plans_say_why() {
             .contains("smoothing")
     );
     plan = TrainingPlan::seed();
-    plan.config.heads = 5;
+    plan.config.vit_mut().unwrap().heads = 5;
     assert!(plan.validate().unwrap_err().to_string().contains("heads"));
     assert!(TrainingPlan::lab().schedule(60_000).warmup_steps > 0);
 }

@@ -9,7 +9,8 @@ use vitlab::train::TrainingPlan;
 #[test]
 fn a_link_gives_back_the_plan_seed_and_view_it_was_made_of() {
     let mut plan = TrainingPlan::in_page(Preset::Lab);
-    plan.config = plan.config.with_depth(3).with_heads(4);
+    let vit = plan.config.vit_mut().unwrap();
+    (vit.depth, vit.heads) = (3, 4);
     plan.lr = 2.5e-4;
     plan.batch_size = 48;
     plan.seed = 7;

@@ -1,6 +1,6 @@
 use vitlab::data::MnistSet;
-use vitlab::model::VitConfig;
 use vitlab::model::seed_randomness;
+use vitlab::model::{Classifier, CnnConfig, ModelConfig, VitConfig};
 use vitlab::native;
 use vitlab::rng::SplitMix64;
 use vitlab::train::{LrSchedule, OptimizerSettings, Trainer, cross_entropy};
@@ -16,7 +16,7 @@ fn small_config() -> VitConfig {
         .with_mlp_dim(64)
 }
 
-fn first_train_images(count: usize) -> MnistSet {
+pub fn first_train_images(count: usize) -> MnistSet {
     let dir = native::default_data_dir();
     let manifest = native::read_manifest(&dir).unwrap();
     native::load_chunk(&dir, &manifest.train[0])
@@ -28,7 +28,7 @@ fn first_train_images(count: usize) -> MnistSet {
 fn a_few_steps_lower_the_loss_on_real_digits() {
     let device = device();
     device.seed(7);
-    let config = small_config().with_dropout(0.0);
+    let config: ModelConfig = small_config().with_dropout(0.0).into();
     let set = first_train_images(128);
     let settings = OptimizerSettings::default();
     let mut trainer = Trainer::new(config.init(&device), config, settings, &device);
@@ -45,16 +45,32 @@ fn a_few_steps_lower_the_loss_on_real_digits() {
 #[test]
 fn loaded_weights_keep_training() {
     let device = device();
-    let config = small_config();
+    let config: ModelConfig = small_config().into();
     let set = first_train_images(64);
     let indices: Vec<usize> = (0..set.len()).collect();
     let bytes = weights::to_safetensors(&config.init(&device), &config);
     let (model, config) = weights::load(&bytes, &device.clone().autodiff()).unwrap();
     let mut trainer = Trainer::new(model, config, OptimizerSettings::default(), &device);
     let batch = set.batch(&indices, trainer.device());
-    let before = to_vec(trainer.inference_model().head.weight.val());
+    let before = to_vec(
+        trainer
+            .inference_model()
+            .into_vit()
+            .unwrap()
+            .head
+            .weight
+            .val(),
+    );
     trainer.step(&batch, 1e-3);
-    let after = to_vec(trainer.inference_model().head.weight.val());
+    let after = to_vec(
+        trainer
+            .inference_model()
+            .into_vit()
+            .unwrap()
+            .head
+            .weight
+            .val(),
+    );
     assert_ne!(before, after, "a loaded model must still receive gradients");
 }
 
@@ -126,7 +142,7 @@ fn shuffles_are_seeded_permutations() {
 fn a_resumed_trainer_continues_exactly() {
     let device = device();
     // With dropout: a resumed step must draw the same masks as the uninterrupted one.
-    let config = small_config().with_dropout(0.2);
+    let config: ModelConfig = small_config().with_dropout(0.2).into();
     let set = first_train_images(32);
     let indices: Vec<usize> = (0..set.len()).collect();
     let settings = OptimizerSettings {
@@ -153,8 +169,24 @@ fn a_resumed_trainer_continues_exactly() {
     let resumed_loss = resumed.step(&batch, 1e-3).loss.into_scalar::<f32>();
     assert_eq!(original_loss, resumed_loss);
     // Adam's moments came back too: a fresh optimiser would take a different step.
-    let a = to_vec(original.inference_model().head.weight.val());
-    let b = to_vec(resumed.inference_model().head.weight.val());
+    let a = to_vec(
+        original
+            .inference_model()
+            .into_vit()
+            .unwrap()
+            .head
+            .weight
+            .val(),
+    );
+    let b = to_vec(
+        resumed
+            .inference_model()
+            .into_vit()
+            .unwrap()
+            .head
+            .weight
+            .val(),
+    );
     let worst = a
         .iter()
         .zip(&b)
@@ -219,7 +251,7 @@ fn the_gpu_optimiser_kernel_takes_burns_adamw_steps() {
 fn a_checkpoint_the_gpu_wrote_resumes_on_the_cpu() {
     use burn::tensor::{Device, DeviceKind, Tensor};
 
-    let config = small_config().with_dropout(0.0);
+    let config: ModelConfig = small_config().with_dropout(0.0).into();
     let gpu = Device::wgpu(DeviceKind::DefaultDevice);
     let settings = OptimizerSettings::default();
     let mut trainer = Trainer::new(config.init(&gpu), config.clone(), settings, &gpu);
@@ -288,9 +320,27 @@ fn parameters(model: &vitlab::model::VisionTransformer) -> Vec<Vec<f32>> {
 /// their summed gradients and losses must be the whole batch's.
 #[test]
 fn a_batch_in_halves_has_the_whole_batch_s_loss_and_gradients() {
+    let training = device().autodiff();
+    seed_randomness(&training, 4);
+    // Both architectures: neither mixes the images of a batch.
+    let models: [ModelConfig; 2] = [
+        small_config().with_dropout(0.0).into(),
+        CnnConfig::new()
+            .with_widths(vec![4, 8])
+            .with_hidden(16)
+            .with_dropout(0.0)
+            .into(),
+    ];
+    for config in models {
+        let model = config.init(&training);
+        halves_add_up(&model, &training);
+    }
+}
+
+fn halves_add_up(model: &Classifier, training: &burn::tensor::Device) {
     use burn::module::{Module, ModuleVisitor, Param};
     use burn::tensor::Tensor;
-    use vitlab::train::{in_halves, parameter_gradients, split_here};
+    use vitlab::train::{Objective, in_halves, parameter_gradients, split_here};
 
     struct InOrder<'a> {
         gradients: &'a burn::optim::GradientsParams,
@@ -305,21 +355,21 @@ fn a_batch_in_halves_has_the_whole_batch_s_loss_and_gradients() {
             self.found.push(to_vec(gradient.flatten::<1>(0, D - 1)));
         }
     }
-
-    let training = device().autodiff();
-    seed_randomness(&training, 4);
-    let model = small_config().with_dropout(0.0).init(&training);
     let set = first_train_images(37);
     let indices: Vec<usize> = (0..37).collect();
-    let batch = set.batch(&indices, &training);
-    assert!(split_here(37, &training) && !split_here(31, &training));
-    let halves = in_halves(&model, &batch, 0.0, 9);
+    let batch = set.batch(&indices, training);
+    assert!(split_here(37, training) && !split_here(31, training));
+    let objective = Objective {
+        smoothing: 0.0,
+        teacher: None,
+    };
+    let halves = in_halves(model, &batch, objective, 9);
     let mut in_order = InOrder {
         gradients: &halves.gradients,
         found: Vec::new(),
     };
     model.visit(&mut in_order);
-    let whole: Vec<Vec<f32>> = parameter_gradients(&model, &batch)
+    let whole: Vec<Vec<f32>> = parameter_gradients(model, &batch)
         .into_iter()
         .map(to_vec)
         .collect();

@@ -1,4 +1,4 @@
-use vitlab::model::{CostError, VitConfig};
+use vitlab::model::{CostError, ModelConfig, VitConfig};
 use vitlab::weights::{self, NamedTensor, WeightsError};
 
 use crate::{device, run_now, sample_images, to_vec};
@@ -12,13 +12,14 @@ fn small_config() -> VitConfig {
 }
 
 fn saved(config: &VitConfig) -> Vec<u8> {
+    let config = ModelConfig::from(config.clone());
     let model = config.init(&device());
-    weights::to_safetensors(&model, config)
+    weights::to_safetensors(&model, &config)
 }
 
 #[test]
 fn names_and_shapes_are_the_seed_state_dict() {
-    let expected = weights::expected_tensors(&VitConfig::seed());
+    let expected = weights::expected_tensors(&VitConfig::seed().into());
     let find = |name: &str| {
         expected
             .iter()
@@ -53,7 +54,7 @@ fn names_and_shapes_are_the_seed_state_dict() {
 fn the_page_writes_the_same_bytes_as_the_cli() {
     // The page reads tensors back asynchronously (WebGPU needs it); on the CPU it must give
     // the bytes the synchronous writer gives.
-    let config = small_config();
+    let config: ModelConfig = small_config().into();
     let model = config.init(&device());
     assert_eq!(
         run_now(weights::to_safetensors_async(&model, &config)).unwrap(),
@@ -64,7 +65,7 @@ fn the_page_writes_the_same_bytes_as_the_cli() {
 #[test]
 fn save_then_load_gives_the_same_model_and_config() {
     let device = device();
-    let config = small_config();
+    let config: ModelConfig = small_config().into();
     let model = config.init(&device);
     let bytes = weights::to_safetensors(&model, &config);
     let (loaded, loaded_config) = weights::load(&bytes, &device).unwrap();
@@ -94,7 +95,7 @@ fn linear_weights_are_stored_transposed_like_pytorch() {
     assert_eq!(head.shape, [10, 32]);
     // PyTorch: y = x Wᵀ + b. Check row 3 of W produces logit 3 for a one-hot input.
     let device = device();
-    let model = file.into_model(&device);
+    let model = file.into_model(&device).into_vit().unwrap();
     let input = burn::tensor::Tensor::<2>::zeros([1, 32], &device).slice_assign(
         [0..1, 5..6],
         burn::tensor::Tensor::<2>::ones([1, 1], &device),
@@ -183,7 +184,7 @@ fn half_precision_and_mis_sized_tensors_are_named() {
 fn rewrite(config: &VitConfig, edit: impl FnOnce(&mut Vec<NamedTensor>)) -> Vec<u8> {
     let mut tensors = weights::decode(&saved(config)).unwrap().tensors;
     edit(&mut tensors);
-    weights::encode(config, &tensors)
+    weights::encode(&config.clone().into(), &tensors)
 }
 
 #[test]
@@ -220,7 +221,7 @@ fn missing_extra_and_misshaped_tensors_are_named() {
 fn a_config_that_disagrees_with_the_tensors_is_a_mismatch() {
     let config = small_config();
     let tensors = weights::decode(&saved(&config)).unwrap().tensors;
-    let bytes = weights::encode(&config.clone().with_depth(3), &tensors);
+    let bytes = weights::encode(&config.clone().with_depth(3).into(), &tensors);
     let Err(WeightsError::Mismatch(mismatch)) = weights::decode(&bytes) else {
         panic!("expected a mismatch");
     };
@@ -242,7 +243,7 @@ fn non_finite_values_and_bad_configs_are_rejected() {
         WeightsError::NonFinite("patch_embed.proj.weight".into())
     );
     let tensors = weights::decode(&saved(&config)).unwrap().tensors;
-    let bytes = weights::encode(&config.clone().with_heads(5), &tensors);
+    let bytes = weights::encode(&config.clone().with_heads(5).into(), &tensors);
     assert!(matches!(
         weights::decode(&bytes),
         Err(WeightsError::Config(_))
@@ -251,7 +252,7 @@ fn non_finite_values_and_bad_configs_are_rejected() {
         .with_dim(4096)
         .with_heads(8)
         .with_depth(64);
-    let bytes = weights::encode(&huge, &[]);
+    let bytes = weights::encode(&huge.into(), &[]);
     assert!(matches!(
         weights::decode(&bytes),
         Err(WeightsError::Cost(CostError::OverBudget { .. }))
@@ -265,7 +266,7 @@ fn averaging_takes_the_element_wise_mean_and_refuses_other_configs() {
     let b = weights::decode(&saved(&config)).unwrap();
     assert_ne!(a.tensors, b.tensors, "two initialisations differ");
     let mean = weights::average(&[a.clone(), b.clone()]).unwrap();
-    assert_eq!(mean.config, config);
+    assert_eq!(mean.config, config.clone().into());
     assert_eq!(mean.tensors.len(), a.tensors.len());
     for ((x, y), m) in a.tensors.iter().zip(&b.tensors).zip(&mean.tensors) {
         assert_eq!((&m.name, &m.shape), (&x.name, &x.shape));
@@ -294,7 +295,8 @@ fn configs_that_do_not_read_mnist_are_refused() {
         small_config().with_image_size(32),
         small_config().with_channels(3),
     ] {
-        let error = weights::decode(&weights::encode(&config, &tensors)).unwrap_err();
+        let error =
+            weights::decode(&weights::encode(&config.clone().into(), &tensors)).unwrap_err();
         assert!(
             matches!(error, WeightsError::NotMnist { .. }),
             "{config:?}: {error}"
@@ -308,7 +310,7 @@ fn a_parameter_count_past_usize_is_refused_not_wrapped() {
     // 3·dim² alone is past 2^64: a wrapping count could come out small and pass the limit.
     let absurd = small_config().with_dim(1 << 33).with_heads(8);
     assert_eq!(absurd.num_params(), usize::MAX);
-    let error = weights::decode(&weights::encode(&absurd, &[])).unwrap_err();
+    let error = weights::decode(&weights::encode(&absurd.into(), &[])).unwrap_err();
     assert!(
         matches!(error, WeightsError::Cost(CostError::Overflow)),
         "{error}"

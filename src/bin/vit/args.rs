@@ -39,11 +39,19 @@ pub enum Command {
         #[arg(required = true, num_args = 2..)]
         weights: Vec<PathBuf>,
     },
-    /// Test accuracy of a weights file on the 10,000 MNIST test images.
+    /// Accuracy of a weights file on the 10,000 MNIST test images, or on a validation split.
     Eval {
         /// A safetensors file with the seed's tensor names.
         #[arg(long)]
         weights: PathBuf,
+        /// The images to score: `test` (the 10,000 test images: score a shipped file once,
+        /// after every choice is made) or `val` (the last --val training images, held out by
+        /// `vit train --val`: for choosing).
+        #[arg(long, value_enum, default_value_t = EvalSplit::Test)]
+        split: EvalSplit,
+        /// Training images held out at the end of the training split, for `--split val`.
+        #[arg(long, default_value_t = 5000, value_parser = at_least_one)]
+        val: usize,
         /// End with one line of JSON.
         #[arg(long)]
         json: bool,
@@ -66,6 +74,9 @@ pub enum Command {
         /// Model preset: `seed` or `lab`.
         #[arg(long, default_value = "seed")]
         preset: Preset,
+        /// The architecture: `vit` (its shape from --preset) or `cnn` (the seed CNN).
+        #[arg(long, value_enum, default_value_t = ModelChoice::Vit)]
+        model: ModelChoice,
         /// The CPU's code for a step: `fused` (the model's own kernels, the batch in two halves
         /// side by side) or `composed` (Burn's ops and the batch whole, as before them; for
         /// comparison).
@@ -74,6 +85,20 @@ pub enum Command {
         #[command(flatten)]
         common: Common,
     },
+}
+
+/// How `vit train --teacher` distils.
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum DistillChoice {
+    Soft,
+    Hard,
+}
+
+/// Which images `vit eval` scores.
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum EvalSplit {
+    Val,
+    Test,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -114,9 +139,21 @@ pub enum DeviceChoice {
     Gpu,
 }
 
+/// The architecture `vit train` builds.
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ModelChoice {
+    /// The Vision Transformer (its shape from --preset and the ViT options).
+    Vit,
+    /// The small CNN of `tools/seed_cnn.py` (its shape from the CNN options).
+    Cnn,
+}
+
 #[derive(Args)]
 pub struct TrainArgs {
-    /// Model preset: `seed` (patch 7) or `lab` (patch 4).
+    /// The architecture: `vit` (the default) or `cnn`.
+    #[arg(long, value_enum)]
+    pub model: Option<ModelChoice>,
+    /// ViT preset: `seed` (patch 7) or `lab` (patch 4).
     #[arg(long, default_value = "seed")]
     pub preset: Preset,
     #[arg(long)]
@@ -129,6 +166,15 @@ pub struct TrainArgs {
     pub heads: Option<usize>,
     #[arg(long)]
     pub mlp_dim: Option<usize>,
+    /// CNN: output channels of each convolution, comma-separated (e.g. 32,64,128).
+    #[arg(long, value_delimiter = ',', value_parser = at_least_one)]
+    pub widths: Option<Vec<usize>>,
+    /// CNN: side of the square kernels (odd).
+    #[arg(long)]
+    pub kernel_size: Option<usize>,
+    /// CNN: width of the hidden layer before the head.
+    #[arg(long)]
+    pub hidden: Option<usize>,
     #[arg(long)]
     pub dropout: Option<f64>,
     #[arg(long, default_value_t = 10, value_parser = at_least_one)]
@@ -148,7 +194,16 @@ pub struct TrainArgs {
     pub label_smoothing: f32,
     #[arg(long, default_value_t = 42)]
     pub seed: u64,
-    /// Use only the first N training images (quick runs).
+    /// Hold out the last N training images as a validation split: each epoch is scored on
+    /// them instead of the test images, so that choices made by the scores (epochs to keep or
+    /// average, candidates, options) never see the test set. 0 scores on the test images.
+    #[arg(long, default_value_t = 0)]
+    pub val: usize,
+    /// Score the run every N epochs (and after the last), not after each: runs on a few
+    /// images have many short epochs.
+    #[arg(long, default_value_t = 1, value_parser = at_least_one)]
+    pub eval_every: usize,
+    /// Train on only the first N training images (after the validation split is held out).
     #[arg(long, value_parser = at_least_one)]
     pub limit: Option<usize>,
     /// Random shifts (±2 px), rotations (±10°) and scaling (±10%); never flips.
@@ -170,9 +225,23 @@ pub struct TrainArgs {
     #[arg(
         long,
         value_name = "WEIGHTS",
-        conflicts_with_all = ["resume", "resume_from", "preset", "patch_size", "dim", "depth", "heads", "mlp_dim"]
+        conflicts_with_all = ["resume", "resume_from", "model", "preset", "patch_size", "dim", "depth", "heads", "mlp_dim", "widths", "kernel_size", "hidden"]
     )]
     pub init_from: Option<PathBuf>,
+    /// Distil from this model (a weights file of either architecture): the student learns
+    /// from the teacher's predictions on each augmented batch as well as from the labels.
+    #[arg(long, value_name = "WEIGHTS")]
+    pub teacher: Option<PathBuf>,
+    /// With --teacher: `soft` (Hinton's softened targets, --temperature and --distill-weight)
+    /// or `hard` (DeiT's: half the loss from the labels, half from the teacher's argmax).
+    #[arg(long, value_enum, default_value_t = DistillChoice::Soft, requires = "teacher")]
+    pub distill: DistillChoice,
+    /// With --teacher --distill soft: the temperature that softens both distributions.
+    #[arg(long, default_value_t = 4.0, requires = "teacher")]
+    pub temperature: f32,
+    /// With --teacher --distill soft: the teacher's share of the loss.
+    #[arg(long, default_value_t = 0.5, requires = "teacher")]
+    pub distill_weight: f32,
     /// Also keep the weights of each of the last N epochs, as OUT with `.epochE` before
     /// its extension (for `vit average`).
     #[arg(long, default_value_t = 0)]

@@ -5,7 +5,7 @@ use std::time::Instant;
 use vitlab::launch_count::Launches;
 #[cfg(feature = "gpu")]
 use vitlab::launch_count::count_launches;
-use vitlab::model::{Budget, CpuKernels, Preset, VitConfig, seed_randomness};
+use vitlab::model::{Budget, Classifier, CpuKernels, ModelConfig, seed_randomness};
 use vitlab::native;
 use vitlab::train::{OptimizerSettings, Trainer};
 
@@ -33,7 +33,7 @@ pub struct Work {
 
 pub fn bench(
     work: Work,
-    preset: Preset,
+    (name, config): (&str, ModelConfig),
     kernels: CpuKernels,
     common: Common,
 ) -> Result<(), String> {
@@ -50,7 +50,6 @@ pub fn bench(
     let threads = common.threads.unwrap_or_else(rayon::current_num_threads);
     let manifest = native::read_manifest(&data_dir).map_err(|e| e.to_string())?;
     let set = native::load_chunk(&data_dir, &manifest.train[0]).map_err(|e| e.to_string())?;
-    let config = VitConfig::preset(preset);
     if batch == 0 || batch > set.len() || steps == 0 || inferences == 0 {
         return Err(format!(
             "--batch-size must be 1 to {} (the images of the first training chunk), \
@@ -112,7 +111,7 @@ pub fn bench(
             CpuKernels::Fused => "fused",
             CpuKernels::Composed => "composed",
         },
-        "preset": preset.name(),
+        "preset": name,
         "threads": threads,
         "train_images_per_s": train_rate,
         "latency_p50_ms": percentile(&latencies, 0.5),
@@ -155,7 +154,7 @@ fn count_gpu_launches(
     common: &Common,
     set: &vitlab::data::MnistSet,
     trainer: &mut Trainer,
-    model: &vitlab::model::VisionTransformer,
+    model: &Classifier,
     indices: &[usize],
 ) -> Result<Option<(Launches, Launches)>, String> {
     if common.device != DeviceChoice::Gpu {
@@ -175,9 +174,15 @@ fn count_gpu_launches(
     // What a drawing costs in the page: probabilities and every map, read back at once.
     let device = trainer.device().clone().inner();
     let images = vitlab::analysis::inference::images_of(set, 1);
-    let (_, inference) = count_launches(|| {
-        let pending = vitlab::analysis::inference::classify(model, &images, &device);
-        let _ = pending.packed.into_data();
+    let (_, inference) = count_launches(|| match model {
+        Classifier::Vit(model) => {
+            let pending = vitlab::analysis::inference::classify(model, &images, &device);
+            let _ = pending.packed.into_data();
+        }
+        Classifier::Cnn(model) => {
+            let images = vitlab::data::images_tensor(&images, &device);
+            let _ = model.forward(images).into_data();
+        }
     });
     Ok(Some((step, inference)))
 }
@@ -187,7 +192,7 @@ fn count_gpu_launches(
     _: &Common,
     _: &vitlab::data::MnistSet,
     _: &mut Trainer,
-    _: &vitlab::model::VisionTransformer,
+    _: &Classifier,
     _: &[usize],
 ) -> Result<Option<(Launches, Launches)>, String> {
     Ok(None)

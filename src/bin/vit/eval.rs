@@ -1,33 +1,51 @@
-//! `vit eval`: test accuracy of a weights file, per class, optionally as JSON.
+//! `vit eval`: accuracy of a weights file on the test images or a validation split, per
+//! class, optionally as JSON.
 
 use std::path::PathBuf;
 use std::time::Instant;
 
 use vitlab::data::Split;
-use vitlab::model::{Budget, VitConfig};
+use vitlab::model::{Budget, ModelConfig};
 use vitlab::native;
 
-use crate::args::Common;
+use crate::args::{Common, EvalSplit};
 use crate::files::read_weights;
 use crate::setup;
 
-pub fn eval(path: PathBuf, json: bool, common: Common) -> Result<(), String> {
+pub fn eval(
+    path: PathBuf,
+    split: EvalSplit,
+    val: usize,
+    json: bool,
+    common: Common,
+) -> Result<(), String> {
     let (data_dir, device) = setup(&common)?;
     let file = read_weights(&path)?;
     check_eval_batch(&file.config, &common)?;
     let (model, config) = (file.into_model(&device), file.config);
-    let test = native::load_split(&data_dir, Split::Test).map_err(|e| e.to_string())?;
+    let (images, name) = match split {
+        EvalSplit::Test => (
+            native::load_split(&data_dir, Split::Test).map_err(|e| e.to_string())?,
+            "test",
+        ),
+        EvalSplit::Val => (
+            native::load_train_and_validation(&data_dir, val)
+                .map_err(|e| e.to_string())?
+                .1,
+            "validation",
+        ),
+    };
     let started = Instant::now();
     let evaluation = native::evaluate(
         &model,
-        &test,
+        &images,
         common.eval_batch_size,
-        config.num_classes,
+        config.num_classes(),
         &device,
     );
     let seconds = started.elapsed().as_secs_f64();
     println!(
-        "test accuracy {:.2}% ({} / {}) in {seconds:.1} s",
+        "{name} accuracy {:.2}% ({} / {}) in {seconds:.1} s",
         100.0 * evaluation.accuracy(),
         evaluation.correct,
         evaluation.examples
@@ -38,7 +56,8 @@ pub fn eval(path: PathBuf, json: bool, common: Common) -> Result<(), String> {
     if json {
         let summary = serde_json::json!({
             "weights": path.display().to_string(),
-            "test_accuracy": evaluation.accuracy(),
+            "split": name,
+            "accuracy": evaluation.accuracy(),
             "correct": evaluation.correct,
             "examples": evaluation.examples,
             "per_class_accuracy": evaluation.per_class_accuracy(),
@@ -53,7 +72,7 @@ pub fn eval(path: PathBuf, json: bool, common: Common) -> Result<(), String> {
 }
 
 /// Refuses a model whose evaluation batches `vit` cannot afford.
-pub fn check_eval_batch(config: &VitConfig, common: &Common) -> Result<(), String> {
+pub fn check_eval_batch(config: &ModelConfig, common: &Common) -> Result<(), String> {
     let batch = common.eval_batch_size;
     config
         .check_budget(&Budget::CLI, Some(batch))

@@ -34,12 +34,13 @@ fn main() -> std::process::ExitCode {
 }
 
 #[cfg(not(target_arch = "wasm32"))]
-use args::{Command, Common, DeviceChoice};
+use args::{Command, Common, DeviceChoice, ModelChoice};
 #[cfg(not(target_arch = "wasm32"))]
 use burn::tensor::Device;
 #[cfg(not(target_arch = "wasm32"))]
 use std::path::PathBuf;
 #[cfg(not(target_arch = "wasm32"))]
+use vitlab::model::{CnnConfig, VitConfig};
 use vitlab::native;
 
 #[cfg(not(target_arch = "wasm32"))]
@@ -86,15 +87,18 @@ fn run(command: Command) -> Result<(), String> {
         Command::Average { out, weights } => average::average(out, weights),
         Command::Eval {
             weights,
+            split,
+            val,
             json,
             common,
-        } => eval::eval(weights, json, common),
+        } => eval::eval(weights, split, val, json, common),
         Command::Train(args) => train::train(*args),
         Command::Bench {
             steps,
             batch_size,
             inferences,
             preset,
+            model,
             cpu_kernels,
             common,
         } => bench::bench(
@@ -103,7 +107,10 @@ fn run(command: Command) -> Result<(), String> {
                 batch_size,
                 inferences,
             },
-            preset,
+            match model {
+                ModelChoice::Vit => (preset.name(), VitConfig::preset(preset).into()),
+                ModelChoice::Cnn => ("cnn", CnnConfig::seed().into()),
+            },
             cpu_kernels.kernels(),
             common,
         ),

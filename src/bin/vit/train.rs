@@ -9,35 +9,89 @@ use std::time::Instant;
 
 use burn::tensor::Device;
 use vitlab::data::Split;
-use vitlab::model::{Budget, VitConfig};
+use vitlab::model::{Architecture, Budget, CnnConfig, ModelConfig, VitConfig};
 use vitlab::native;
-use vitlab::train::{Checkpoint, Session, TrainingError, TrainingPlan, classify_in_batches};
+use vitlab::train::{
+    Checkpoint, Distillation, DistillationKind, Session, TrainingError, TrainingPlan,
+    classify_in_batches,
+};
 use vitlab::weights::{self, WeightsFile};
 
-use crate::args::{DeviceChoice, TrainArgs};
+use crate::args::{DeviceChoice, DistillChoice, ModelChoice, TrainArgs};
 use crate::eval::check_eval_batch;
 use crate::files::{epoch_path, read_weights, write_atomically};
 use crate::setup;
 
-fn model_config(args: &TrainArgs) -> Result<VitConfig, String> {
-    let mut config = VitConfig::preset(args.preset);
-    if let Some(v) = args.patch_size {
-        config.patch_size = v;
+/// The options that shape only one architecture, as `(flag, given)`.
+fn vit_options(args: &TrainArgs) -> [(&'static str, bool); 5] {
+    [
+        ("--patch-size", args.patch_size.is_some()),
+        ("--dim", args.dim.is_some()),
+        ("--depth", args.depth.is_some()),
+        ("--heads", args.heads.is_some()),
+        ("--mlp-dim", args.mlp_dim.is_some()),
+    ]
+}
+
+fn cnn_options(args: &TrainArgs) -> [(&'static str, bool); 3] {
+    [
+        ("--widths", args.widths.is_some()),
+        ("--kernel-size", args.kernel_size.is_some()),
+        ("--hidden", args.hidden.is_some()),
+    ]
+}
+
+fn model_config(args: &TrainArgs) -> Result<ModelConfig, String> {
+    let model = args.model.unwrap_or(ModelChoice::Vit);
+    let other = match model {
+        ModelChoice::Vit => cnn_options(args).to_vec(),
+        ModelChoice::Cnn => vit_options(args).to_vec(),
+    };
+    if let Some((flag, _)) = other.into_iter().find(|(_, given)| *given) {
+        return Err(format!(
+            "{flag} does not shape a {} (see vit train --help)",
+            match model {
+                ModelChoice::Vit => "ViT",
+                ModelChoice::Cnn => "CNN",
+            }
+        ));
     }
-    if let Some(v) = args.dim {
-        config.dim = v;
-    }
-    if let Some(v) = args.depth {
-        config.depth = v;
-    }
-    if let Some(v) = args.heads {
-        config.heads = v;
-    }
-    if let Some(v) = args.mlp_dim {
-        config.mlp_dim = v;
-    }
+    let mut config: ModelConfig = match model {
+        ModelChoice::Vit => {
+            let mut config = VitConfig::preset(args.preset);
+            if let Some(v) = args.patch_size {
+                config.patch_size = v;
+            }
+            if let Some(v) = args.dim {
+                config.dim = v;
+            }
+            if let Some(v) = args.depth {
+                config.depth = v;
+            }
+            if let Some(v) = args.heads {
+                config.heads = v;
+            }
+            if let Some(v) = args.mlp_dim {
+                config.mlp_dim = v;
+            }
+            config.into()
+        }
+        ModelChoice::Cnn => {
+            let mut config = CnnConfig::seed();
+            if let Some(v) = &args.widths {
+                config.widths = v.clone();
+            }
+            if let Some(v) = args.kernel_size {
+                config.kernel_size = v;
+            }
+            if let Some(v) = args.hidden {
+                config.hidden = v;
+            }
+            config.into()
+        }
+    };
     if let Some(v) = args.dropout {
-        config.dropout = v;
+        config.set_dropout(v);
     }
     config.validate().map_err(|e| e.to_string())?;
     Ok(config)
@@ -47,7 +101,7 @@ fn model_config(args: &TrainArgs) -> Result<VitConfig, String> {
 fn initial_weights(path: &Path, dropout: Option<f64>) -> Result<WeightsFile, String> {
     let mut file = read_weights(path)?;
     if let Some(dropout) = dropout {
-        file.config.dropout = dropout;
+        file.config.set_dropout(dropout);
     }
     file.config.validate().map_err(|e| e.to_string())?;
     Ok(file)
@@ -56,7 +110,7 @@ fn initial_weights(path: &Path, dropout: Option<f64>) -> Result<WeightsFile, Str
 /// The training options `resumed` changes from `saved`, as "name old → new".
 fn changed_options(saved: &TrainingPlan, resumed: &TrainingPlan) -> Vec<String> {
     type Value = fn(&TrainingPlan) -> String;
-    let options: [(&str, Value); 8] = [
+    let options: [(&str, Value); 9] = [
         ("--epochs", |plan| plan.epochs.to_string()),
         ("--batch-size", |plan| plan.batch_size.to_string()),
         ("--lr", |plan| plan.lr.to_string()),
@@ -67,6 +121,10 @@ fn changed_options(saved: &TrainingPlan, resumed: &TrainingPlan) -> Vec<String> 
         ("--label-smoothing", |plan| plan.label_smoothing.to_string()),
         ("--augment", |plan| plan.augment.to_string()),
         ("--seed", |plan| plan.seed.to_string()),
+        ("--teacher", |plan| match plan.distillation {
+            None => "none".into(),
+            Some(d) => format!("{:?} T {} weight {}", d.kind, d.temperature, d.weight),
+        }),
     ];
     options
         .into_iter()
@@ -78,26 +136,57 @@ fn changed_options(saved: &TrainingPlan, resumed: &TrainingPlan) -> Vec<String> 
 }
 
 /// The model options given with `--resume` that differ from the checkpoint's model.
-fn ignored_model_options(args: &TrainArgs, saved: &VitConfig) -> Vec<String> {
-    let sizes = [
-        ("--patch-size", args.patch_size, saved.patch_size),
-        ("--dim", args.dim, saved.dim),
-        ("--depth", args.depth, saved.depth),
-        ("--heads", args.heads, saved.heads),
-        ("--mlp-dim", args.mlp_dim, saved.mlp_dim),
-    ];
-    let mut ignored: Vec<String> = sizes
+fn ignored_model_options(args: &TrainArgs, saved: &ModelConfig) -> Vec<String> {
+    let mut ignored: Vec<String> = match saved {
+        ModelConfig::Vit(saved) => [
+            ("--patch-size", args.patch_size, saved.patch_size),
+            ("--dim", args.dim, saved.dim),
+            ("--depth", args.depth, saved.depth),
+            ("--heads", args.heads, saved.heads),
+            ("--mlp-dim", args.mlp_dim, saved.mlp_dim),
+        ]
         .into_iter()
         .filter_map(|(name, given, kept)| {
             given
                 .filter(|&given| given != kept)
                 .map(|given| format!("{name} {given} (the model has {kept})"))
         })
-        .collect();
-    if let Some(dropout) = args.dropout.filter(|&dropout| dropout != saved.dropout) {
+        .collect(),
+        ModelConfig::Cnn { cnn: saved } => {
+            let mut ignored: Vec<String> = [
+                ("--kernel-size", args.kernel_size, saved.kernel_size),
+                ("--hidden", args.hidden, saved.hidden),
+            ]
+            .into_iter()
+            .filter_map(|(name, given, kept)| {
+                given
+                    .filter(|&given| given != kept)
+                    .map(|given| format!("{name} {given} (the model has {kept})"))
+            })
+            .collect();
+            if let Some(widths) = args.widths.as_ref().filter(|&w| *w != saved.widths) {
+                ignored.push(format!(
+                    "--widths {widths:?} (the model has {:?})",
+                    saved.widths
+                ));
+            }
+            ignored
+        }
+    };
+    let asked = args.model.map(|model| match model {
+        ModelChoice::Vit => Architecture::Vit,
+        ModelChoice::Cnn => Architecture::Cnn,
+    });
+    if asked.is_some_and(|asked| asked != saved.architecture()) {
+        ignored.push(format!(
+            "--model (the checkpoint's model is a {})",
+            saved.architecture().name()
+        ));
+    }
+    if let Some(dropout) = args.dropout.filter(|&dropout| dropout != saved.dropout()) {
         ignored.push(format!(
             "--dropout {dropout} (the model has {})",
-            saved.dropout
+            saved.dropout()
         ));
     }
     ignored
@@ -105,11 +194,17 @@ fn ignored_model_options(args: &TrainArgs, saved: &VitConfig) -> Vec<String> {
 
 pub fn train(args: TrainArgs) -> Result<(), String> {
     let (data_dir, device) = setup(&args.common)?;
-    let mut train_set = native::load_split(&data_dir, Split::Train).map_err(|e| e.to_string())?;
+    let (mut train_set, scored) = if args.val > 0 {
+        native::load_train_and_validation(&data_dir, args.val).map_err(|e| e.to_string())?
+    } else {
+        let train = native::load_split(&data_dir, Split::Train).map_err(|e| e.to_string())?;
+        let test = native::load_split(&data_dir, Split::Test).map_err(|e| e.to_string())?;
+        (train, test)
+    };
+    let scored_as = if args.val > 0 { "val" } else { "test" };
     if let Some(limit) = args.limit {
         train_set = train_set.slice(0..limit.min(train_set.len()));
     }
-    let test_set = native::load_split(&data_dir, Split::Test).map_err(|e| e.to_string())?;
     // The page's plan type: the schedule, optimiser and checks are made in one place.
     let mut plan = TrainingPlan {
         config: model_config(&args)?,
@@ -121,9 +216,17 @@ pub fn train(args: TrainArgs) -> Result<(), String> {
         label_smoothing: args.label_smoothing,
         augment: args.augment,
         seed: args.seed,
-        // The whole test split, after every epoch.
-        eval_images: test_set.len(),
+        // The whole validation (or test) split, after every epoch.
+        eval_images: scored.len(),
         eval_every: 0,
+        distillation: args.teacher.as_ref().map(|_| Distillation {
+            kind: match args.distill {
+                DistillChoice::Soft => DistillationKind::Soft,
+                DistillChoice::Hard => DistillationKind::Hard,
+            },
+            temperature: args.temperature,
+            weight: args.distill_weight,
+        }),
     };
     plan.validate_within(&Budget::CLI)
         .map_err(|e| e.to_string())?;
@@ -151,13 +254,43 @@ pub fn train(args: TrainArgs) -> Result<(), String> {
         }
     };
     check_eval_batch(&session.plan.config, &args.common)?;
+    match &args.teacher {
+        Some(path) => {
+            let file = read_weights(path)?;
+            check_eval_batch(&file.config, &args.common)?;
+            let teacher = file.into_model(&device);
+            let scored_accuracy = native::evaluate(
+                &teacher,
+                &scored,
+                args.common.eval_batch_size,
+                file.config.num_classes(),
+                &device,
+            )
+            .accuracy();
+            println!(
+                "distilling from the {} in {} ({} parameters, {scored_as} acc {:.2}%)",
+                file.config.architecture().name(),
+                path.display(),
+                file.config.num_params(),
+                100.0 * scored_accuracy
+            );
+            session.set_teacher(teacher).map_err(|e| e.to_string())?;
+        }
+        None if session.plan.distillation.is_some() => {
+            return Err(
+                "the run learns from a teacher: give its weights again with --teacher FILE".into(),
+            );
+        }
+        None => {}
+    }
     session.add_train(&train_set);
-    session.add_test(&test_set);
+    // The session's evaluations score these: the validation split when there is one.
+    session.add_test(&scored);
     // Every image is here: a resumed pass may not wait for any more.
     session.data_complete();
     let config = session.plan.config.clone();
     println!(
-        "training {} parameters ({:?}) on {} images, {} steps per epoch, on the {}, augmentation {}",
+        "training {} parameters ({:?}) on {} images, {} steps per epoch, on the {}, augmentation {}, scored on {} {} images",
         config.num_params(),
         config,
         train_set.len(),
@@ -169,7 +302,13 @@ pub fn train(args: TrainArgs) -> Result<(), String> {
             },
             DeviceChoice::Gpu => "GPU (wgpu)".to_string(),
         },
-        if session.plan.augment { "on" } else { "off" }
+        if session.plan.augment { "on" } else { "off" },
+        scored.len(),
+        if args.val > 0 {
+            "held-out validation"
+        } else {
+            "test"
+        },
     );
     let interrupted = Arc::new(AtomicBool::new(false));
     {
@@ -226,13 +365,17 @@ pub fn train(args: TrainArgs) -> Result<(), String> {
                 eprintln!();
             }
             let train_seconds = epoch.started.elapsed().as_secs_f64();
-            let accuracy = evaluate(&mut session, args.common.eval_batch_size);
+            let scored = if epoch.number.is_multiple_of(args.eval_every) || session.is_finished() {
+                let accuracy = evaluate(&mut session, args.common.eval_batch_size);
+                format!(", {scored_as} acc {:.2}%", 100.0 * accuracy)
+            } else {
+                String::new()
+            };
             println!(
-                "epoch {}: train loss {:.4}, train acc {:.2}%, test acc {:.2}%, {:.0} img/s, {:.1} s",
+                "epoch {}: train loss {:.4}, train acc {:.2}%{scored}, {:.0} img/s, {:.1} s",
                 epoch.number,
                 epoch.loss_sum / epoch.seen as f64,
                 100.0 * epoch.correct as f64 / epoch.seen as f64,
-                100.0 * accuracy,
                 epoch.seen as f64 / train_seconds,
                 epoch.started.elapsed().as_secs_f64()
             );
@@ -267,6 +410,13 @@ fn resumed(
     let mut checkpoint =
         Checkpoint::decode(&bytes, &Budget::CLI).map_err(|e| format!("{}: {e}", path.display()))?;
     let saved = &checkpoint.state;
+    if saved.plan.distillation.is_some() && args.teacher.is_none() {
+        return Err(format!(
+            "{}: the run learns from a teacher: give its weights again with --teacher FILE \
+             (to go on without one, start afresh from its weights with --init-from)",
+            path.display()
+        ));
+    }
     let steps_per_epoch = saved.plan.steps_per_epoch(saved.train_items);
     println!(
         "resuming after epoch {} (step {}) from {}{}",
@@ -320,7 +470,7 @@ fn read_checkpoint(path: &Path) -> Result<Vec<u8>, String> {
     std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))
 }
 
-/// Test accuracy on the plan's test images, booked in the session's history.
+/// Accuracy on the session's scored images (validation or test), booked in its history.
 fn evaluate(session: &mut Session, batch_size: usize) -> f64 {
     let indices = session.evaluation_indices();
     let (model, device) = (session.inference_model(), session.device());

@@ -11,7 +11,7 @@ mod report;
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 
-use crate::model::Preset;
+use crate::model::{Preset, VitConfig};
 use reactive_stores::Store;
 
 use crate::protocol::{
@@ -309,11 +309,11 @@ pub fn TrainingPanel(
                         <option value="custom">"custom"</option>
                     </select>
                 </label>
-                {number("Depth", field(|p| p.config.depth.to_string()), "1", |p, v| p.config.depth = v as usize)}
-                {number("Dim", field(|p| p.config.dim.to_string()), "8", |p, v| p.config.dim = v as usize)}
-                {number("Heads", field(|p| p.config.heads.to_string()), "1", |p, v| p.config.heads = v as usize)}
-                {number("Patch", field(|p| p.config.patch_size.to_string()), "1", |p, v| p.config.patch_size = v as usize)}
-                {number("MLP", field(|p| p.config.mlp_dim.to_string()), "8", |p, v| p.config.mlp_dim = v as usize)}
+                {number("Depth", field(|p| p.config.vit().map_or_else(String::new, |c| c.depth.to_string())), "1", |p, v| if let Some(c) = p.config.vit_mut() { c.depth = v as usize })}
+                {number("Dim", field(|p| p.config.vit().map_or_else(String::new, |c| c.dim.to_string())), "8", |p, v| if let Some(c) = p.config.vit_mut() { c.dim = v as usize })}
+                {number("Heads", field(|p| p.config.vit().map_or_else(String::new, |c| c.heads.to_string())), "1", |p, v| if let Some(c) = p.config.vit_mut() { c.heads = v as usize })}
+                {number("Patch", field(|p| p.config.vit().map_or_else(String::new, |c| c.patch_size.to_string())), "1", |p, v| if let Some(c) = p.config.vit_mut() { c.patch_size = v as usize })}
+                {number("MLP", field(|p| p.config.vit().map_or_else(String::new, |c| c.mlp_dim.to_string())), "8", |p, v| if let Some(c) = p.config.vit_mut() { c.mlp_dim = v as usize })}
                 {number("Learning rate", field(|p| p.lr.to_string()), "0.0001", |p, v| p.lr = v)}
                 {number("Batch", field(|p| p.batch_size.to_string()), "1", |p, v| p.batch_size = v as usize)}
                 {number("Epochs", field(|p| p.epochs.to_string()), "1", |p, v| p.epochs = v as usize)}
@@ -363,7 +363,7 @@ pub fn TrainingPanel(
                         let params = plan.config.num_params();
                         format!(
                             "{params} parameters · {} tokens · {}",
-                            plan.config.num_tokens(),
+                            plan.config.vit().map_or(0, VitConfig::num_tokens),
                             if plan.warmup_epochs.is_some() { "AdamW, warm-up + cosine" } else { "Adam, constant rate" }
                         )
                     }}
