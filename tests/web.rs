@@ -546,6 +546,7 @@ async fn webgpu_fused_gradients_equal_those_of_burn_on_the_cpu() {
         .with_heads(4)
         .with_mlp_dim(64)
         .with_dropout(0.0);
+    let config = vitlab::model::ModelConfig::from(config);
     let cpu = burn::tensor::Device::flex();
     vitlab::model::seed_randomness(&cpu, 5);
     let bytes = weights::to_safetensors_async(&config.init(&cpu), &config)
@@ -594,7 +595,7 @@ async fn the_cpu_kernels_give_burn_s_gradients_in_the_browser() {
     let config = vitlab::model::VitConfig::seed().with_dropout(0.0);
     let device = burn::tensor::Device::flex().autodiff();
     vitlab::model::seed_randomness(&device, 7);
-    let model = config.init(&device);
+    let model = vitlab::model::ModelConfig::from(config).init(&device);
     let digits = real_digits(64);
     let indices: Vec<usize> = (0..64).collect();
     let batch = digits.batch(&indices, &device);

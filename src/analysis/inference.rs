@@ -7,27 +7,38 @@ use burn::tensor::{Device, Tensor};
 
 use crate::analysis::insight::{self, LayerAttention};
 use crate::data::{IMAGE_PIXELS, MnistSet, images_tensor};
-use crate::model::{VisionTransformer, VitConfig};
+use crate::model::{Classifier, CnnConfig, ModelConfig, VitConfig};
 use crate::weights::WeightsFile;
 
 /// Everything one classification reads back, packed into one tensor so that the browser
 /// fetches it from the GPU in a single readback.
 ///
 /// # Layout
-/// `[batch · classes]` probabilities, then every layer's `[batch, heads, tokens, tokens]`
-/// attention probabilities, first layer first.
+/// `[batch · classes]` probabilities, then (a ViT's) every layer's
+/// `[batch, heads, tokens, tokens]` attention probabilities, first layer first.
 pub struct PendingClassification {
     pub packed: Tensor<1>,
     pub batch: usize,
 }
 
-/// Runs `images` (grey levels, 784 each) through the model.
+/// Runs `images` (grey levels, 784 each) through the model: a ViT gives its attention too, a
+/// CNN only its probabilities.
 pub fn classify(
-    model: &VisionTransformer,
+    model: &Classifier,
     images: &[[u8; IMAGE_PIXELS]],
     device: &Device,
 ) -> PendingClassification {
     let input = images_tensor(images, device); // [B, 1, 28, 28]
+    let model = match model {
+        Classifier::Vit(model) => model,
+        Classifier::Cnn(model) => {
+            let probabilities = softmax(model.forward(input), 1); // [B, C]
+            return PendingClassification {
+                packed: probabilities.flatten::<1>(0, 1), // [B·C]
+                batch: images.len(),
+            };
+        }
+    };
     let output = model.forward_with_attention(input);
     let probabilities = softmax(output.logits, 1).flatten::<1>(0, 1); // [B·C]
     let maps = output
@@ -42,7 +53,10 @@ pub fn classify(
 
 /// Values in the packed read-back of `batch` images.
 /// Saturates rather than wraps for a config too large to run.
-pub fn packed_len(batch: usize, config: &VitConfig) -> usize {
+pub fn packed_len(batch: usize, config: &ModelConfig) -> usize {
+    let Some(config) = config.vit() else {
+        return batch.saturating_mul(config.num_classes());
+    };
     let tokens = config.num_tokens();
     let maps = [config.heads, tokens, tokens]
         .iter()
@@ -60,20 +74,23 @@ pub fn attention_part<'a>(packed: &'a [f32], batch: usize, config: &VitConfig) -
 #[derive(Debug, Clone, PartialEq)]
 pub struct Classification {
     pub probabilities: Vec<f32>,
-    /// One per layer.
+    /// One per layer (none for a CNN).
     pub attention: Vec<LayerAttention>,
 }
 
 impl Classification {
     /// Splits the packed read-back of a batch of one (see [`PendingClassification`]).
-    pub fn from_packed(packed: &[f32], config: &VitConfig) -> Self {
-        let classes = config.num_classes.min(packed.len());
-        let attention = LayerAttention::split_batch(
-            attention_part(packed, 1, config),
-            config.depth,
-            config.heads,
-            config.num_tokens(),
-        );
+    pub fn from_packed(packed: &[f32], config: &ModelConfig) -> Self {
+        let classes = config.num_classes().min(packed.len());
+        let attention = match config.vit() {
+            Some(config) => LayerAttention::split_batch(
+                attention_part(packed, 1, config),
+                config.depth,
+                config.heads,
+                config.num_tokens(),
+            ),
+            None => Vec::new(),
+        };
         Self {
             probabilities: packed[..classes].to_vec(),
             attention,
@@ -151,6 +168,63 @@ impl WeightInsight {
                 config.patch_dim(),
                 components,
             ),
+        }
+    }
+}
+
+/// What the page shows of a CNN's weights: its first convolution's filters, and the receptive
+/// field of each convolution (the counterpart of a ViT layer's attention distance).
+#[derive(Debug, Clone, PartialEq)]
+pub struct CnnInsight {
+    /// Each first-layer filter, `kernel × kernel`, summed over the input channels.
+    pub filters: Vec<Vec<f32>>,
+    pub kernel_size: usize,
+    /// Pixels each convolution sees, first layer first.
+    pub receptive_fields: Vec<usize>,
+}
+
+impl CnnInsight {
+    /// From a CNN's weights file (`config` is its CNN config).
+    pub fn from_weights(file: &WeightsFile, config: &CnnConfig) -> Self {
+        let area = config.kernel_size * config.kernel_size;
+        let first = file
+            .tensors
+            .iter()
+            .find(|t| t.name == "convs.0.weight")
+            .expect("a decoded CNN file has its first convolution");
+        // PyTorch's layout: [out, in, k, k].
+        let per_filter = config.channels * area;
+        let filters = first
+            .values
+            .chunks(per_filter)
+            .map(|filter| {
+                (0..area)
+                    .map(|i| filter.iter().skip(i).step_by(area).sum())
+                    .collect()
+            })
+            .collect();
+        Self {
+            filters,
+            kernel_size: config.kernel_size,
+            receptive_fields: config.receptive_fields(),
+        }
+    }
+}
+
+/// What the page shows of a model's weights alone, whichever it is.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ModelInsight {
+    Vit(WeightInsight),
+    Cnn(CnnInsight),
+}
+
+impl ModelInsight {
+    pub fn from_weights(file: &WeightsFile, filter_components: usize) -> Self {
+        match &file.config {
+            ModelConfig::Vit(config) => {
+                Self::Vit(WeightInsight::from_weights(file, config, filter_components))
+            }
+            ModelConfig::Cnn { cnn } => Self::Cnn(CnnInsight::from_weights(file, cnn)),
         }
     }
 }

@@ -2,6 +2,7 @@
 //! the probabilities and every attention map (`inference`), and the paper's Fig. 7 analyses
 //! of them (`insight`: attention rollout, mean attention distance). Pure: no browser types.
 
+pub mod data_scaling;
 pub mod inference;
 pub mod insight;
 mod map_choice;

@@ -3,8 +3,10 @@
 mod analysis;
 mod attention;
 mod chart;
+mod cnn_view;
 mod draw_pad;
 mod heat_canvas;
+mod inductive_bias;
 mod model_host;
 pub mod paint;
 mod runs;
@@ -20,8 +22,10 @@ use leptos::task::spawn_local;
 pub use analysis::AnalysisView;
 pub use attention::AttentionView;
 pub use chart::{LineChart, Series};
+pub use cnn_view::CnnView;
 pub use draw_pad::DrawPad;
 pub use heat_canvas::{HeatCanvas, Palette};
+pub use inductive_bias::InductiveBias;
 pub use model_host::{EngineSignal, ModelHost, browser_has_webgpu};
 pub use runs::{RunKeeper, RunsPanel};
 pub use test_digits::{ShownDigit, TestDigits};
@@ -29,7 +33,7 @@ pub use timeline::AttentionTimeline;
 pub use training::{TrainingPanel, WeightsOffer};
 
 pub use crate::analysis::MapChoice;
-use crate::analysis::inference::{Classification, images_of};
+use crate::analysis::inference::{Classification, ModelInsight, images_of};
 use crate::data::{IMAGE_PIXELS, NUM_CLASSES};
 use crate::share::Experiment;
 use crate::web::{self, Backend};
@@ -37,11 +41,15 @@ use crate::web::{self, Backend};
 /// The weights the page opens with, relative to the page; `?weights=URL` overrides.
 pub const DEFAULT_WEIGHTS: &str = "pretrained/vit-lab.safetensors";
 /// The models in `pretrained/` (see its model card), as the page offers them.
-pub const SHIPPED_MODELS: [(&str, &str); 2] = [
+pub const SHIPPED_MODELS: [(&str, &str); 3] = [
     (DEFAULT_WEIGHTS, "lab: patch 4, a 7×7 grid"),
     (
         "pretrained/vit-seed.safetensors",
         "seed recipe: patch 7, a 4×4 grid",
+    ),
+    (
+        "pretrained/cnn-teacher.safetensors",
+        "CNN: the lab model's teacher, no attention",
     ),
 ];
 /// Test digits for the mean-attention-distance batch, and how many go through at once.
@@ -102,7 +110,8 @@ pub fn App() -> impl IntoView {
             return;
         }
         status.set(String::new());
-        if let Some(config) = engine.with_untracked(|e| e.as_ref().map(|e| e.config.clone()))
+        let vit = engine.with_untracked(|e| e.as_ref().and_then(|e| e.config.vit().cloned()));
+        if let Some(config) = &vit
             && !map.get_untracked().fits(config.depth, config.heads)
         {
             error.set(Some(format!(
@@ -115,6 +124,8 @@ pub fn App() -> impl IntoView {
         }
         let digits = distance_digits_of(test_digits).await;
         match &digits {
+            // A CNN has no attention to measure.
+            Ok(_) if vit.is_none() => {}
             Ok(digits) => match test_batch_distance(engine, digits).await {
                 Ok(distance) => batch_distance.set(Some(distance)),
                 Err(message) => error.set(Some(format!(
@@ -217,6 +228,7 @@ pub fn App() -> impl IntoView {
             host.generation.get();
             engine.get_untracked().map(|_| view! { <Lab engine=engine on_failure=on_failure on_problem=Callback::new(move |message| error.set(Some(message))) batch_distance=batch_distance test_digits=test_digits digit=shown_digit map=map input=model_input /> })
         }}
+        <InductiveBias batch_distance=batch_distance />
         <TrainingPanel
             on_weights=on_weights
             preferred_backend=preferred
@@ -304,10 +316,11 @@ pub fn Lab(
     let Some(first) = engine.get_untracked() else {
         return view! { <p>"No model loaded."</p> }.into_any();
     };
-    let config = first.config.clone();
-    let insight = Arc::new(first.insight.clone());
+    let (config, insight) = (first.config.clone(), first.insight.clone());
     // Other weights may have fewer layers or heads than the map asks for.
-    if !map.get_untracked().fits(config.depth, config.heads) {
+    if let Some(config) = config.vit()
+        && !map.get_untracked().fits(config.depth, config.heads)
+    {
         map.set(MapChoice::Rollout);
     }
 
@@ -382,7 +395,31 @@ pub fn Lab(
             }
         })
     };
-    let grid = config.grid_size();
+    let inside = match (config.vit().cloned(), insight) {
+        (Some(config), ModelInsight::Vit(insight)) => {
+            let grid = config.grid_size();
+            view! {
+                <section class="card heatmaps">
+                    <h2>"Where it looks"</h2>
+                    <AttentionView result=result input=input grid=grid depth=config.depth heads=config.heads choice=map />
+                </section>
+                <section class="card wide">
+                    <h2>"Inside the model"</h2>
+                    <AnalysisView insight=Arc::new(insight) result=result batch_distance=batch_distance grid=grid patch_size=config.patch_size />
+                </section>
+            }
+            .into_any()
+        }
+        (_, ModelInsight::Cnn(insight)) => view! {
+            <section class="card wide">
+                <h2>"Inside the CNN"</h2>
+                <CnnView insight=insight />
+            </section>
+        }
+        .into_any(),
+        // An engine's insight is of its own model; this would be a bug, shown, not a crash.
+        (None, ModelInsight::Vit(_)) => view! { <p>"No view of this model."</p> }.into_any(),
+    };
     view! {
         <div class="lab">
             <section class="card draw">
@@ -402,14 +439,7 @@ pub fn Lab(
                 <h2>"Prediction"</h2>
                 <Prediction result=result />
             </section>
-            <section class="card heatmaps">
-                <h2>"Where it looks"</h2>
-                <AttentionView result=result input=input grid=grid depth=config.depth heads=config.heads choice=map />
-            </section>
-            <section class="card wide">
-                <h2>"Inside the model"</h2>
-                <AnalysisView insight=insight result=result batch_distance=batch_distance grid=grid patch_size=config.patch_size />
-            </section>
+            {inside}
         </div>
     }
     .into_any()

@@ -5,9 +5,9 @@ use std::rc::Rc;
 
 use burn::tensor::Device;
 
-use crate::analysis::inference::{self, Classification, WeightInsight};
+use crate::analysis::inference::{self, Classification, ModelInsight};
 use crate::data::IMAGE_PIXELS;
-use crate::model::{VisionTransformer, VitConfig};
+use crate::model::{Classifier, ModelConfig};
 use crate::weights::{self, WeightsFile};
 
 use super::Backend;
@@ -17,33 +17,17 @@ use super::read::read_floats;
 /// A model on a device in this thread: the page's CPU model, or the GPU worker's model.
 pub struct LocalModel {
     pub device: Device,
-    pub model: VisionTransformer,
-    pub config: VitConfig,
-}
-
-/// The ViT config of a file the page is to draw with: the page's views are of a ViT's
-/// attention, so a CNN's file is refused with a message rather than half shown.
-pub fn vit_config(file: &WeightsFile) -> Result<VitConfig, String> {
-    file.config.vit().cloned().ok_or_else(|| {
-        format!(
-            "this file holds a {}; the page draws with ViTs only (score it with `vit eval`)",
-            file.config.architecture().name()
-        )
-    })
+    pub model: Classifier,
+    pub config: ModelConfig,
 }
 
 impl LocalModel {
-    pub fn new(file: &WeightsFile, device: Device) -> Result<Self, String> {
-        let config = vit_config(file)?;
-        let model = file
-            .into_model(&device)
-            .into_vit()
-            .expect("a ViT's config builds a ViT");
-        Ok(Self {
-            model,
-            config,
+    pub fn new(file: &WeightsFile, device: Device) -> Self {
+        Self {
+            model: file.into_model(&device),
+            config: file.config.clone(),
             device,
-        })
+        }
     }
 
     /// Probabilities and every attention map for `images`, from one forward pass and one
@@ -51,23 +35,24 @@ impl LocalModel {
     pub async fn classify_packed(&self, images: &[[u8; IMAGE_PIXELS]]) -> Result<Vec<f32>, String> {
         let pending = inference::classify(&self.model, images, &self.device);
         let packed = read_floats(pending.packed, "probabilities and attention maps").await?;
-        let probabilities = &packed[..(images.len() * self.config.num_classes).min(packed.len())];
+        let probabilities = &packed[..(images.len() * self.config.num_classes()).min(packed.len())];
         if probabilities.iter().any(|p| !p.is_finite()) {
             return Err("the model produced NaN probabilities".into());
         }
         Ok(packed)
     }
 
-    /// Mean attention distance per layer and head over `images`.
+    /// Mean attention distance per layer and head over `images` (a ViT's).
     pub async fn attention_distance(
         &self,
         images: &[[u8; IMAGE_PIXELS]],
     ) -> Result<Vec<Vec<f32>>, String> {
+        let config = self.config.vit().ok_or(NO_ATTENTION)?;
         let packed = self.classify_packed(images).await?;
         Ok(inference::batch_attention_distance(
-            inference::attention_part(&packed, images.len(), &self.config),
+            inference::attention_part(&packed, images.len(), config),
             images.len(),
-            &self.config,
+            config,
         ))
     }
 }
@@ -78,27 +63,34 @@ enum Executor {
     Worker(Rc<GpuWorker>),
 }
 
+/// Asked of a CNN for what only a ViT has.
+pub const NO_ATTENTION: &str = "a CNN has no attention maps";
+
 /// A model ready to classify drawings, wherever it runs.
 pub struct Engine {
     pub backend: Backend,
-    pub config: VitConfig,
-    pub insight: WeightInsight,
+    pub config: ModelConfig,
+    /// What the weights alone show (Fig. 7 for a ViT; filters and receptive fields for a CNN).
+    pub insight: ModelInsight,
     executor: Executor,
 }
 
 /// Principal components of the patch filters the analysis panel shows.
 pub const FILTER_COMPONENTS: usize = 8;
 
+fn insight_of(file: &WeightsFile) -> ModelInsight {
+    ModelInsight::from_weights(file, FILTER_COMPONENTS)
+}
+
 impl Engine {
     /// Validates `bytes` and builds the model on `device` in this thread; an error leaves
     /// nothing half-loaded.
     pub fn load(bytes: &[u8], device: Device, backend: Backend) -> Result<Self, String> {
         let file: WeightsFile = weights::decode(bytes).map_err(|e| e.to_string())?;
-        let model = LocalModel::new(&file, device)?;
         Ok(Self {
-            insight: WeightInsight::from_weights(&file, &model.config, FILTER_COMPONENTS),
-            config: model.config.clone(),
-            executor: Executor::Here(Box::new(model)),
+            insight: insight_of(&file),
+            config: file.config.clone(),
+            executor: Executor::Here(Box::new(LocalModel::new(&file, device))),
             backend,
         })
     }
@@ -106,11 +98,10 @@ impl Engine {
     /// Validates `bytes` here, then has the GPU worker build and warm the same model.
     pub async fn load_on_gpu(bytes: &[u8], worker: Rc<GpuWorker>) -> Result<Self, String> {
         let file: WeightsFile = weights::decode(bytes).map_err(|e| e.to_string())?;
-        let config = vit_config(&file)?;
         worker.load(bytes).await?;
         Ok(Self {
-            insight: WeightInsight::from_weights(&file, &config, FILTER_COMPONENTS),
-            config,
+            insight: insight_of(&file),
+            config: file.config,
             executor: Executor::Worker(worker),
             backend: Backend::WebGpu,
         })
@@ -132,11 +123,14 @@ impl Engine {
         Ok(Classification::from_packed(&packed, &self.config))
     }
 
-    /// Mean attention distance per layer and head over a batch of images.
+    /// Mean attention distance per layer and head over a batch of images (a ViT's).
     pub async fn attention_distance(
         &self,
         images: &[[u8; IMAGE_PIXELS]],
     ) -> Result<Vec<Vec<f32>>, String> {
+        if self.config.vit().is_none() {
+            return Err(NO_ATTENTION.into());
+        }
         match &self.executor {
             Executor::Here(model) => model.attention_distance(images).await,
             Executor::Worker(worker) => worker.distances(images).await,

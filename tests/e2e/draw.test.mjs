@@ -102,6 +102,50 @@ test("the shipped seed-recipe model can replace the default and still reads digi
   await lab.page.close();
 });
 
+test("the shipped CNN reads digits in the page and shows what it builds in instead of attention", async () => {
+  const lab = new LabPage(await app.browser.newPage());
+  const errors = [];
+  lab.page.on("pageerror", (error) => errors.push(error.message));
+  await lab.open(`${app.server.url}?backend=cpu`);
+  await lab.byTestId("shipped-model").selectOption("pretrained/cnn-teacher.safetensors");
+  await lab.byTestId("cnn-view").waitFor({ timeout: 60_000 });
+  assert.match(await lab.byTestId("model-source").textContent(), /cnn-teacher/);
+  await lab.stroke(ONE);
+  assert.equal(await lab.settledPrediction(), "1");
+  await lab.clear();
+  await lab.stroke(ZERO);
+  assert.equal(await lab.settledPrediction(), "0");
+  const total = (await lab.probabilities()).reduce((a, b) => a + b, 0);
+  assert.ok(Math.abs(total - 1) < 1e-3, `probabilities sum to ${total}`);
+  // No attention to show: the CNN's receptive fields (3, 8, 18 px) and its 32 filters instead.
+  assert.equal(await lab.byTestId("attention-map").count(), 0);
+  const fields = await Promise.all([1, 2, 3].map((l) => lab.byTestId(`receptive-field-${l}`).getAttribute("data-value")));
+  assert.deepEqual(fields, ["3", "8", "18"]);
+  assert.equal(await lab.byTestId("cnn-view").locator("canvas").count(), 32);
+  // Back to a ViT: its attention returns.
+  await lab.byTestId("shipped-model").selectOption("pretrained/vit-lab.safetensors");
+  await lab.byTestId("distance-chart").waitFor({ timeout: 60_000 });
+  assert.deepEqual(errors, []);
+  await lab.page.close();
+});
+
+test("the ViT-against-CNN card charts accuracy against training-set size, with its table", async () => {
+  const lab = new LabPage(await app.browser.newPage());
+  await lab.open(`${app.server.url}?backend=cpu`);
+  const chart = lab.byTestId("data-scaling-chart");
+  await chart.scrollIntoViewIfNeeded();
+  // Two models at four sizes.
+  assert.equal(Number(await chart.getAttribute("data-points")), 8);
+  const table = await lab.byTestId("data-scaling-table").textContent();
+  for (const size of ["1000", "5000", "15000", "60000"]) assert.match(table, new RegExp(size));
+  assert.match(await lab.byTestId("data-scaling-verdict").textContent(), /ViT|CNN/);
+  // The CNN's receptive fields, and the lab ViT's distance per layer once measured (3 + 6).
+  await until(() => lab.byTestId("receptive-field-chart").getAttribute("data-points"), (n) => Number(n) === 9, {
+    what: "both series of the receptive-field chart",
+  });
+  await lab.page.close();
+});
+
 // The GPU runs in a worker of its own: whatever it does, the page carries on on the CPU.
 test("a GPU device lost while drawing: the page says so and goes on on the CPU", async () => {
   const context = await app.browser.newContext();

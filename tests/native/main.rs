@@ -4,6 +4,7 @@
 mod cli;
 mod cnn;
 mod data;
+mod data_scaling;
 mod fuzz;
 mod hostile;
 mod insight;

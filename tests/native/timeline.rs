@@ -16,7 +16,7 @@ fn probes() -> Vec<[u8; IMAGE_PIXELS]> {
 #[test]
 fn a_snapshot_holds_each_probe_s_maps_as_one_classification_gives_them() {
     let config = VitConfig::seed().with_depth(2).with_heads(4);
-    let model = config.init(&device());
+    let model = vitlab::model::Classifier::Vit(config.init(&device()));
     let images = probes();
     let packed = to_vec(inference::classify(&model, &images, &device()).packed);
     let snapshot = AttentionSnapshot::of_packed(&packed, images.len(), &config, 300);
@@ -39,7 +39,7 @@ fn a_snapshot_holds_each_probe_s_maps_as_one_classification_gives_them() {
     );
     // Probe 2 alone, as the draw panel would classify it: the same maps, to the 4 decimals kept.
     let alone = to_vec(inference::classify(&model, &images[2..], &device()).packed);
-    let alone = Classification::from_packed(&alone, &config);
+    let alone = Classification::from_packed(&alone, &config.clone().into());
     for (kept, exact) in snapshot.rollout[2].iter().zip(alone.rollout()) {
         assert!((kept - exact).abs() <= 6e-5, "{kept} against {exact}");
     }

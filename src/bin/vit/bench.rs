@@ -174,15 +174,9 @@ fn count_gpu_launches(
     // What a drawing costs in the page: probabilities and every map, read back at once.
     let device = trainer.device().clone().inner();
     let images = vitlab::analysis::inference::images_of(set, 1);
-    let (_, inference) = count_launches(|| match model {
-        Classifier::Vit(model) => {
-            let pending = vitlab::analysis::inference::classify(model, &images, &device);
-            let _ = pending.packed.into_data();
-        }
-        Classifier::Cnn(model) => {
-            let images = vitlab::data::images_tensor(&images, &device);
-            let _ = model.forward(images).into_data();
-        }
+    let (_, inference) = count_launches(|| {
+        let pending = vitlab::analysis::inference::classify(model, &images, &device);
+        let _ = pending.packed.into_data();
     });
     Ok(Some((step, inference)))
 }

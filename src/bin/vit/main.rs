@@ -41,6 +41,7 @@ use burn::tensor::Device;
 use std::path::PathBuf;
 #[cfg(not(target_arch = "wasm32"))]
 use vitlab::model::{CnnConfig, VitConfig};
+#[cfg(not(target_arch = "wasm32"))]
 use vitlab::native;
 
 #[cfg(not(target_arch = "wasm32"))]

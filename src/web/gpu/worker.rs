@@ -97,7 +97,7 @@ async fn load(bytes: &[u8]) -> Result<LocalModel, String> {
             .fallback_reason
             .unwrap_or_else(|| "WebGPU did not start".into()));
     }
-    let model = LocalModel::new(&file, started.device)?;
+    let model = LocalModel::new(&file, started.device);
     model.classify_packed(&[[0; IMAGE_PIXELS]]).await?;
     Ok(model)
 }

@@ -195,13 +195,10 @@ async fn probe_attention(run: &Run) -> Result<(), String> {
         return Ok(());
     }
     // A CNN has no attention to follow.
-    let (Some(config), Some(model)) = (
-        session.plan.config.vit(),
-        session.inference_model().into_vit(),
-    ) else {
+    let Some(config) = session.plan.config.vit() else {
         return Ok(());
     };
-    let pending = inference::classify(&model, &probes, &session.device());
+    let pending = inference::classify(&session.inference_model(), &probes, &session.device());
     let packed = read_floats(pending.packed, "the probes' attention").await?;
     let mut snapshot = AttentionSnapshot::of_packed(&packed, probes.len(), config, session.step());
     snapshot.drawing = run.drawing.map(|d| d.to_vec());

@@ -1,0 +1,123 @@
+use leptos::prelude::*;
+
+use super::chart::{LineChart, Series};
+use crate::analysis::data_scaling::{self, ScalingPoint};
+use crate::model::{Architecture, CnnConfig};
+
+/// The paper's central argument, on MNIST: a CNN builds in locality and translation
+/// equivariance where a ViT must learn them, so it should lead on little data. Test accuracy
+/// against training-set size for the two (`scripts/data-scaling.sh`), and the CNN's fixed
+/// receptive fields against the ViT's learned attention distance, layer by layer.
+#[component]
+pub fn InductiveBias(
+    /// The loaded ViT's mean attention distance per layer and head over test digits, if known.
+    #[prop(into)]
+    batch_distance: Signal<Option<Vec<Vec<f32>>>>,
+) -> impl IntoView {
+    let points = match data_scaling::points(data_scaling::SHIPPED) {
+        Ok(points) => points,
+        Err(error) => return view! { <p class="error">{error.to_string()}</p> }.into_any(),
+    };
+    let line = |model: Architecture, points: &[ScalingPoint]| Series {
+        label: format!("{} test accuracy %", model.name()),
+        class: match model {
+            Architecture::Vit => "vit",
+            Architecture::Cnn => "cnn",
+        },
+        points: points
+            .iter()
+            .filter(|p| p.model == model)
+            .map(|p| ((p.images as f64).log10(), 100.0 * p.test_accuracy))
+            .collect(),
+        dots: true,
+    };
+    let scaling = vec![
+        line(Architecture::Vit, &points),
+        line(Architecture::Cnn, &points),
+    ];
+    let verdict = match data_scaling::crossing(&points) {
+        _ if points.is_empty() => "No figures are shipped yet.".to_string(),
+        Some(images) => format!(
+            "From {images} training images on, the ViT is at least as accurate as the CNN."
+        ),
+        None => "The CNN stays ahead at every size measured: MNIST's 60,000 digits are still \"small data\" for a ViT, which the paper saw overtake CNNs only past ~100 million images (JFT-300M)."
+            .to_string(),
+    };
+    let mut sizes: Vec<usize> = points.iter().map(|p| p.images).collect();
+    sizes.sort_unstable();
+    sizes.dedup();
+    let row = |model: Architecture| {
+        let cells = sizes
+            .iter()
+            .map(|&n| {
+                let cell = points
+                    .iter()
+                    .find(|p| p.model == model && p.images == n)
+                    .map(|p| format!("{:.2} %", 100.0 * p.test_accuracy))
+                    .unwrap_or_default();
+                view! { <td>{cell}</td> }
+            })
+            .collect_view();
+        view! { <tr><th>{model.name()}</th>{cells}</tr> }
+    };
+    let header = sizes
+        .iter()
+        .map(|n| view! { <th>{n.to_string()}</th> })
+        .collect_view();
+
+    let fields = CnnConfig::seed().receptive_fields();
+    let depth_series = Signal::derive(move || {
+        let cnn = Series {
+            label: "CNN receptive field (px)".into(),
+            class: "cnn",
+            points: fields
+                .iter()
+                .enumerate()
+                .map(|(l, &f)| ((l + 1) as f64, f as f64))
+                .collect(),
+            dots: true,
+        };
+        let mut all = vec![cnn];
+        if let Some(distance) = batch_distance.get() {
+            all.push(Series {
+                label: "ViT mean attention distance (px)".into(),
+                class: "vit",
+                points: distance
+                    .iter()
+                    .enumerate()
+                    .map(|(l, heads)| {
+                        let mean = heads.iter().sum::<f32>() / heads.len().max(1) as f32;
+                        ((l + 1) as f64, f64::from(mean))
+                    })
+                    .collect(),
+                dots: true,
+            });
+        }
+        all
+    });
+    view! {
+        <section class="card wide" data-testid="inductive-bias">
+            <h2>"ViT against CNN"</h2>
+            <div class="analysis">
+                <section>
+                    <h3>"Accuracy against training-set size"</h3>
+                    <p class="hint">"The seed ViT (204,810 parameters) and a CNN of its size (204,330), each run seeing 300,000 images (300 epochs of 1,000 digits, 5 of 60,000) with one recipe per model; the test set scored once per run."</p>
+                    <LineChart series=Signal::stored(scaling) y_range=(90.0, 100.0) x_label="training images (log₁₀: 3 = 1,000, 4.78 = 60,000)" testid="data-scaling-chart" />
+                    <table class="scaling-table" data-testid="data-scaling-table">
+                        <tr><th>"images"</th>{header}</tr>
+                        {row(Architecture::Vit)}
+                        {row(Architecture::Cnn)}
+                    </table>
+                    <p class="caption" data-testid="data-scaling-verdict">{verdict}</p>
+                    <p class="hint">"Measured with "<code>"scripts/data-scaling.sh"</code>" (pretrained/README.md has the commands and the machine)."</p>
+                </section>
+                <section>
+                    <h3>"Receptive field against attention distance"</h3>
+                    <p class="hint">"What the CNN sees is fixed by its architecture and grows only with depth; how far the ViT's heads reach is learned, and some look across the whole digit from the first layer (Fig. 7, right: the paper likens attention distance to receptive field size)."</p>
+                    <LineChart series=depth_series x_label="layer" testid="receptive-field-chart" />
+                </section>
+            </div>
+        </section>
+    }
+    .into_any()
+}
