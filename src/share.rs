@@ -25,8 +25,8 @@ const SHOWN_PROBLEMS: usize = 4;
 const SHOWN_CHARS: usize = 24;
 
 /// The plan's parts a link may set, beside `preset`, `map`, `weights` and `backend`.
-const PLAN_KEYS: [&str; 10] = [
-    "depth", "dim", "heads", "patch", "mlp", "lr", "batch", "epochs", "augment", "seed",
+const PLAN_KEYS: [&str; 11] = [
+    "depth", "dim", "heads", "patch", "mlp", "lr", "batch", "epochs", "augment", "seed", "images",
 ];
 
 impl Experiment {
@@ -120,6 +120,9 @@ impl Experiment {
             ("seed", plan.seed.to_string()),
             ("map", map.to_param()),
         ]);
+        if let Some(images) = plan.train_limit {
+            pairs.push(("images", images.to_string()));
+        }
         if let Some(backend) = backend {
             pairs.push(("backend", backend.param().to_string()));
         }
@@ -163,6 +166,7 @@ fn set_part(plan: &mut TrainingPlan, key: &str, text: &str) -> Result<(), &'stat
         "patch" => vit(plan, |c, n| c.patch_size = n)?,
         "mlp" => vit(plan, |c, n| c.mlp_dim = n)?,
         "batch" => plan.batch_size = whole()?,
+        "images" => plan.train_limit = Some(whole()?),
         "epochs" => plan.epochs = whole()?,
         "lr" => {
             plan.lr = text

@@ -6,7 +6,8 @@ use burn::tensor::{Device, Tensor};
 use serde::{Deserialize, Serialize};
 
 use super::{
-    Budget, CnnConfig, ConfigError, ConvNet, CostError, ModelCost, VisionTransformer, VitConfig,
+    Budget, CnnConfig, ConfigError, ConvNet, CostError, ModelCost, Preset, VisionTransformer,
+    VitConfig,
 };
 
 /// Which architecture, with its shape.
@@ -53,6 +54,15 @@ impl From<CnnConfig> for ModelConfig {
 }
 
 impl ModelConfig {
+    /// A preset's model.
+    pub fn preset(preset: Preset) -> Self {
+        match preset {
+            Preset::Seed => VitConfig::seed().into(),
+            Preset::Lab => VitConfig::lab().into(),
+            Preset::Cnn => CnnConfig::seed().into(),
+        }
+    }
+
     pub fn architecture(&self) -> Architecture {
         match self {
             Self::Vit(_) => Architecture::Vit,
@@ -72,6 +82,13 @@ impl ModelConfig {
         match self {
             Self::Vit(config) => Some(config),
             Self::Cnn { .. } => None,
+        }
+    }
+
+    pub fn cnn_mut(&mut self) -> Option<&mut CnnConfig> {
+        match self {
+            Self::Cnn { cnn } => Some(cnn),
+            Self::Vit(_) => None,
         }
     }
 

@@ -62,16 +62,20 @@ pub enum Preset {
     Seed,
     /// The shipped lab model (patch 4: a 7×7 grid for the attention maps).
     Lab,
+    /// The CNN of `tools/seed_cnn.py`, the ViT's size, and the recipe of the lab model's
+    /// teacher.
+    Cnn,
 }
 
 impl Preset {
-    pub const ALL: [Preset; 2] = [Preset::Seed, Preset::Lab];
+    pub const ALL: [Preset; 3] = [Preset::Seed, Preset::Lab, Preset::Cnn];
 
     /// As the CLI and the page spell it.
     pub fn name(self) -> &'static str {
         match self {
             Self::Seed => "seed",
             Self::Lab => "lab",
+            Self::Cnn => "cnn",
         }
     }
 
@@ -84,7 +88,7 @@ impl std::str::FromStr for Preset {
     type Err = String;
 
     fn from_str(text: &str) -> Result<Self, String> {
-        Self::parse(text).ok_or_else(|| format!("unknown preset `{text}` (seed, lab)"))
+        Self::parse(text).ok_or_else(|| format!("unknown preset `{text}` (seed, lab, cnn)"))
     }
 }
 
@@ -97,14 +101,6 @@ impl VitConfig {
     /// The browser's model: patch 4 gives a 7×7 grid, fine enough for attention heatmaps.
     pub fn lab() -> Self {
         Self::new().with_patch_size(4)
-    }
-
-    /// A preset's model.
-    pub fn preset(preset: Preset) -> Self {
-        match preset {
-            Preset::Seed => Self::seed(),
-            Preset::Lab => Self::lab(),
-        }
     }
 
     /// Patches per side.

@@ -78,7 +78,7 @@ pub const JOIN_IMAGES: usize = 2500;
 
 impl Session {
     /// A fresh model for `plan`; an epoch is `train_items` images (the whole training split,
-    /// whether it has arrived yet or not).
+    /// whether it has arrived yet or not), or the plan's `train_limit` of them.
     pub fn new(plan: TrainingPlan, train_items: usize, device: &Device) -> Result<Self, PlanError> {
         Self::new_within(plan, train_items, device, &Budget::PAGE)
     }
@@ -109,7 +109,7 @@ impl Session {
         let mut trainer = Trainer::new(model, plan.config.clone(), plan.optimizer(), device);
         trainer.seed = plan.seed;
         let state = SessionState {
-            train_items,
+            train_items: plan.train_images(train_items),
             step: 0,
             images_seen: 0,
             seconds: 0.0,
@@ -267,9 +267,16 @@ impl Session {
 
     /// Training images join the pass under way as they arrive (those of a saved run take
     /// back the places it kept for them).
+    ///
+    /// Images past the run's `train_items` (a plan's `train_limit`) are left out.
     pub fn add_train(&mut self, set: &MnistSet) {
         let start = self.train.len();
-        self.train.extend(set);
+        let room = self.train_items.saturating_sub(start);
+        if set.len() > room {
+            self.train.extend(&set.slice(0..room));
+        } else {
+            self.train.extend(set);
+        }
         let fresh = start.max(self.rejoining)..self.train.len();
         if !fresh.is_empty() {
             self.order.extend(fresh);

@@ -3,6 +3,38 @@ use leptos::prelude::*;
 use super::chart::{LineChart, Series};
 use crate::analysis::data_scaling::{self, ScalingPoint};
 use crate::model::{Architecture, CnnConfig};
+use crate::run_record::RunRecord;
+
+/// The full training split, for a run that took all of it.
+const TRAIN_SPLIT: usize = 60_000;
+
+/// Each architecture's finished runs in the runs table, by training images.
+fn runs_here(records: &[RunRecord]) -> Vec<Series> {
+    [Architecture::Vit, Architecture::Cnn]
+        .into_iter()
+        .filter_map(|model| {
+            let mut points: Vec<(f64, f64)> = records
+                .iter()
+                .filter(|r| r.plan.config.architecture() == model)
+                .filter(|r| r.total_steps > 0 && r.step >= r.total_steps)
+                .filter_map(|r| {
+                    let images = r.plan.train_images(TRAIN_SPLIT) as f64;
+                    Some((images.log10(), 100.0 * f64::from(r.last_test?)))
+                })
+                .collect();
+            points.sort_by(|a, b| a.0.total_cmp(&b.0));
+            (!points.is_empty()).then(|| Series {
+                label: format!("{} runs here", model.name()),
+                class: match model {
+                    Architecture::Vit => "vit here",
+                    Architecture::Cnn => "cnn here",
+                },
+                points,
+                dots: true,
+            })
+        })
+        .collect()
+}
 
 /// The paper's central argument, on MNIST: a CNN builds in locality and translation
 /// equivariance where a ViT must learn them, so it should lead on little data. Test accuracy
@@ -13,6 +45,9 @@ pub fn InductiveBias(
     /// The loaded ViT's mean attention distance per layer and head over test digits, if known.
     #[prop(into)]
     batch_distance: Signal<Option<Vec<Vec<f32>>>>,
+    /// The runs table: its finished runs join the chart as points of their own.
+    #[prop(into)]
+    records: Signal<Vec<RunRecord>>,
 ) -> impl IntoView {
     let points = match data_scaling::points(data_scaling::SHIPPED) {
         Ok(points) => points,
@@ -31,10 +66,15 @@ pub fn InductiveBias(
             .collect(),
         dots: true,
     };
-    let scaling = vec![
+    let shipped = [
         line(Architecture::Vit, &points),
         line(Architecture::Cnn, &points),
     ];
+    let scaling = Signal::derive(move || {
+        let mut all = shipped.to_vec();
+        all.extend(records.with(|records| runs_here(records)));
+        all
+    });
     let verdict = match data_scaling::crossing(&points) {
         _ if points.is_empty() => "No figures are shipped yet.".to_string(),
         Some(images) => format!(
@@ -102,7 +142,8 @@ pub fn InductiveBias(
                 <section>
                     <h3>"Accuracy against training-set size"</h3>
                     <p class="hint">"The seed ViT (204,810 parameters) and a CNN of its size (204,330), each run seeing 300,000 images (300 epochs of 1,000 digits, 5 of 60,000) with one recipe per model; the test set scored once per run."</p>
-                    <LineChart series=Signal::stored(scaling) y_range=(90.0, 100.0) x_label="training images (log₁₀: 3 = 1,000, 4.78 = 60,000)" testid="data-scaling-chart" />
+                    <p class="hint">"Your own points: set the training form's \"Training images\" (1,000, say), train either preset here, and each finished run joins the chart (scored on the page's 1,000 test digits, after the epochs you chose)."</p>
+                    <LineChart series=scaling y_range=(90.0, 100.0) x_label="training images (log₁₀: 3 = 1,000, 4.78 = 60,000)" testid="data-scaling-chart" />
                     <table class="scaling-table" data-testid="data-scaling-table">
                         <tr><th>"images"</th>{header}</tr>
                         {row(Architecture::Vit)}

@@ -228,7 +228,7 @@ pub fn App() -> impl IntoView {
             host.generation.get();
             engine.get_untracked().map(|_| view! { <Lab engine=engine on_failure=on_failure on_problem=Callback::new(move |message| error.set(Some(message))) batch_distance=batch_distance test_digits=test_digits digit=shown_digit map=map input=model_input /> })
         }}
-        <InductiveBias batch_distance=batch_distance />
+        <InductiveBias batch_distance=batch_distance records=records />
         <TrainingPanel
             on_weights=on_weights
             preferred_backend=preferred

@@ -1,7 +1,8 @@
 // Benchmark (not a test): page load to model-ready, drawing-to-prediction latency, and what
 // reaches the GPU (dispatches, submits, readbacks, pipelines) at start-up and per
 // classification, on each backend. Run after `trunk build --release`:
-//   (cd tests/e2e && npm ci && node bench-draw.mjs [--backends cpu,webgpu,auto] [--rounds 3])
+//   (cd tests/e2e && npm ci && node bench-draw.mjs [--backends cpu,webgpu,auto] [--rounds 3]
+//    [--weights pretrained/cnn-teacher.safetensors])
 // One JSON line per backend.
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
@@ -12,8 +13,11 @@ const { values: options } = parseArgs({
     backends: { type: "string", default: "cpu,webgpu" },
     rounds: { type: "string", default: "3" },
     quiet: { type: "string", default: "20000" },
+    // Another shipped model than the page's default (the CNN, say).
+    weights: { type: "string" },
   },
 });
+const weights = options.weights ? `weights=${encodeURIComponent(options.weights)}` : "";
 const dist = process.env.VITLAB_DIST ?? fileURLToPath(new URL("../../dist", import.meta.url));
 const server = await serve(dist);
 const browser = await launch();
@@ -23,7 +27,8 @@ for (const backend of options.backends.split(",")) {
   await countGpu(page);
   const lab = new LabPage(page);
   const started = Date.now();
-  await lab.open(backend === "auto" ? server.url : `${server.url}?backend=${backend}`);
+  const query = [backend === "auto" ? "" : `backend=${backend}`, weights].filter(Boolean).join("&");
+  await lab.open(query ? `${server.url}?${query}` : server.url);
   const ready = Date.now() - started;
   const atReady = await gpuCounts(page);
   // The page's own start-up work (the attention-distance batch, a backend trial) ends first:
@@ -45,6 +50,7 @@ for (const backend of options.backends.split(",")) {
   const timings = (await lab.byTestId("backend-timings").count()) ? await lab.byTestId("backend-timings").textContent() : null;
   console.log(JSON.stringify({
     asked: backend,
+    weights: options.weights ?? "default",
     backend: await lab.backend(),
     backend_timings: timings,
     load_to_model_ready_ms: ready,

@@ -98,11 +98,20 @@ fn invalid_configs_are_named() {
     );
     use vitlab::model::Preset;
     assert_eq!(
-        Preset::parse("lab").map(VitConfig::preset),
-        Some(VitConfig::lab())
+        Preset::parse("lab").map(vitlab::model::ModelConfig::preset),
+        Some(VitConfig::lab().into())
+    );
+    assert_eq!(
+        Preset::parse("cnn").map(vitlab::model::ModelConfig::preset),
+        Some(vitlab::model::CnnConfig::seed().into())
     );
     assert!(Preset::parse("huge").is_none());
-    assert!("huge".parse::<Preset>().unwrap_err().contains("seed, lab"));
+    assert!(
+        "huge"
+            .parse::<Preset>()
+            .unwrap_err()
+            .contains("seed, lab, cnn")
+    );
 }
 
 #[test]

@@ -60,6 +60,7 @@ fn plan(epochs: usize, rate: Rate, test_images: usize) -> TrainingPlan {
         eval_images: test_images,
         eval_every: 0,
         distillation: None,
+        train_limit: None,
     }
 }
 

@@ -563,3 +563,38 @@ fn chunks_join_the_pass_at_their_steps_however_late_they_arrive() {
     short.data_complete();
     assert!(short.can_step());
 }
+
+/// A plan's training-image limit (a data-scaling point in the page): chunks arrive whole, the
+/// run takes the first images up to the limit, its epochs are that long, and it does not wait
+/// for the chunks it will never use.
+#[test]
+fn a_run_limited_to_some_images_takes_those_and_does_not_wait_for_the_rest() {
+    let device = device();
+    let plan = TrainingPlan {
+        train_limit: Some(100),
+        ..tiny_plan()
+    };
+    let mut session = Session::new(plan, 60_000, &device).unwrap();
+    assert_eq!(session.steps_per_epoch(), 4); // 100 images, batches of 32
+    let chunk = digits(300);
+    session.offer_train(chunk.slice(0..150));
+    session.offer_train(chunk.slice(150..300));
+    assert_eq!(session.train_loaded(), 100);
+    assert!(session.can_step(), "a full run waits for no chunk");
+    run_steps(&mut session, 8);
+    assert!(session.is_finished());
+    assert_eq!(session.state().train_items, 100);
+    // The limit travels with the plan (saved runs, checkpoints, links of the page).
+    let json = serde_json::to_string(&session.plan).unwrap();
+    assert!(json.contains("\"train_limit\":100"), "{json}");
+    assert!(
+        !serde_json::to_string(&tiny_plan())
+            .unwrap()
+            .contains("train_limit")
+    );
+    let refused = TrainingPlan {
+        train_limit: Some(0),
+        ..tiny_plan()
+    };
+    assert!(refused.validate().is_err());
+}

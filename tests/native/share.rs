@@ -115,3 +115,20 @@ fn a_map_fits_only_models_that_have_it() {
     assert!(!MapChoice::LayerMean(6).fits(6, 8));
     assert_eq!(MapChoice::from_param("head-1"), None);
 }
+
+#[test]
+fn a_link_carries_a_cnn_run_on_a_subset_and_refuses_vit_sizes_for_it() {
+    let mut plan = TrainingPlan::in_page(Preset::Cnn);
+    plan.train_limit = Some(1000);
+    let link = Experiment::query(&plan, None, MapChoice::Rollout, None);
+    assert!(
+        link.contains("preset=cnn") && link.contains("images=1000"),
+        "{link}"
+    );
+    assert!(!link.contains("depth="), "{link}");
+    let (read, problems) = Experiment::read_query(&link);
+    assert!(problems.is_empty(), "{problems:?}");
+    assert_eq!(read.plan, Some(plan));
+    let (_, problems) = Experiment::read_query("preset=cnn&depth=3");
+    assert_eq!(problems.len(), 1, "{problems:?}");
+}

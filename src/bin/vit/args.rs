@@ -71,10 +71,11 @@ pub enum Command {
         /// Timed batch-1 inferences.
         #[arg(long, default_value_t = 300)]
         inferences: usize,
-        /// Model preset: `seed` or `lab`.
+        /// Model preset: `seed`, `lab` or `cnn`.
         #[arg(long, default_value = "seed")]
         preset: Preset,
-        /// The architecture: `vit` (its shape from --preset) or `cnn` (the seed CNN).
+        /// The architecture: `vit` (its shape from --preset) or `cnn` (the seed CNN, as
+        /// `--preset cnn`).
         #[arg(long, value_enum, default_value_t = ModelChoice::Vit)]
         model: ModelChoice,
         /// The CPU's code for a step: `fused` (the model's own kernels, the batch in two halves
@@ -153,7 +154,8 @@ pub struct TrainArgs {
     /// The architecture: `vit` (the default) or `cnn`.
     #[arg(long, value_enum)]
     pub model: Option<ModelChoice>,
-    /// ViT preset: `seed` (patch 7) or `lab` (patch 4).
+    /// Model preset: `seed` (the seed ViT, patch 7), `lab` (patch 4) or `cnn` (the same as
+    /// `--model cnn`).
     #[arg(long, default_value = "seed")]
     pub preset: Preset,
     #[arg(long)]

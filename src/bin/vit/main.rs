@@ -40,7 +40,7 @@ use burn::tensor::Device;
 #[cfg(not(target_arch = "wasm32"))]
 use std::path::PathBuf;
 #[cfg(not(target_arch = "wasm32"))]
-use vitlab::model::{CnnConfig, VitConfig};
+use vitlab::model::{ModelConfig, Preset};
 #[cfg(not(target_arch = "wasm32"))]
 use vitlab::native;
 
@@ -108,9 +108,12 @@ fn run(command: Command) -> Result<(), String> {
                 batch_size,
                 inferences,
             },
-            match model {
-                ModelChoice::Vit => (preset.name(), VitConfig::preset(preset).into()),
-                ModelChoice::Cnn => ("cnn", CnnConfig::seed().into()),
+            {
+                let preset = match model {
+                    ModelChoice::Vit => preset,
+                    ModelChoice::Cnn => Preset::Cnn,
+                };
+                (preset.name(), ModelConfig::preset(preset))
             },
             cpu_kernels.kernels(),
             common,

@@ -9,7 +9,7 @@ use std::time::Instant;
 
 use burn::tensor::Device;
 use vitlab::data::Split;
-use vitlab::model::{Architecture, Budget, CnnConfig, ModelConfig, VitConfig};
+use vitlab::model::{Architecture, Budget, ModelConfig, Preset};
 use vitlab::native;
 use vitlab::train::{
     Checkpoint, Distillation, DistillationKind, Session, TrainingError, TrainingPlan,
@@ -41,55 +41,60 @@ fn cnn_options(args: &TrainArgs) -> [(&'static str, bool); 3] {
     ]
 }
 
+/// The preset `--model` and `--preset` name together (`--model cnn` is the CNN preset).
+fn chosen_preset(args: &TrainArgs) -> Result<Preset, String> {
+    match (args.model, args.preset) {
+        (Some(ModelChoice::Cnn), Preset::Seed | Preset::Cnn) => Ok(Preset::Cnn),
+        (Some(ModelChoice::Vit), Preset::Cnn) | (Some(ModelChoice::Cnn), Preset::Lab) => {
+            Err(format!(
+                "--preset {} is not a preset of that --model",
+                args.preset.name()
+            ))
+        }
+        (_, preset) => Ok(preset),
+    }
+}
+
 fn model_config(args: &TrainArgs) -> Result<ModelConfig, String> {
-    let model = args.model.unwrap_or(ModelChoice::Vit);
-    let other = match model {
-        ModelChoice::Vit => cnn_options(args).to_vec(),
-        ModelChoice::Cnn => vit_options(args).to_vec(),
+    let mut config = ModelConfig::preset(chosen_preset(args)?);
+    let other = match config.architecture() {
+        Architecture::Vit => cnn_options(args).to_vec(),
+        Architecture::Cnn => vit_options(args).to_vec(),
     };
     if let Some((flag, _)) = other.into_iter().find(|(_, given)| *given) {
         return Err(format!(
             "{flag} does not shape a {} (see vit train --help)",
-            match model {
-                ModelChoice::Vit => "ViT",
-                ModelChoice::Cnn => "CNN",
-            }
+            config.architecture().name()
         ));
     }
-    let mut config: ModelConfig = match model {
-        ModelChoice::Vit => {
-            let mut config = VitConfig::preset(args.preset);
-            if let Some(v) = args.patch_size {
-                config.patch_size = v;
-            }
-            if let Some(v) = args.dim {
-                config.dim = v;
-            }
-            if let Some(v) = args.depth {
-                config.depth = v;
-            }
-            if let Some(v) = args.heads {
-                config.heads = v;
-            }
-            if let Some(v) = args.mlp_dim {
-                config.mlp_dim = v;
-            }
-            config.into()
+    if let Some(config) = config.vit_mut() {
+        if let Some(v) = args.patch_size {
+            config.patch_size = v;
         }
-        ModelChoice::Cnn => {
-            let mut config = CnnConfig::seed();
-            if let Some(v) = &args.widths {
-                config.widths = v.clone();
-            }
-            if let Some(v) = args.kernel_size {
-                config.kernel_size = v;
-            }
-            if let Some(v) = args.hidden {
-                config.hidden = v;
-            }
-            config.into()
+        if let Some(v) = args.dim {
+            config.dim = v;
         }
-    };
+        if let Some(v) = args.depth {
+            config.depth = v;
+        }
+        if let Some(v) = args.heads {
+            config.heads = v;
+        }
+        if let Some(v) = args.mlp_dim {
+            config.mlp_dim = v;
+        }
+    }
+    if let Some(config) = config.cnn_mut() {
+        if let Some(v) = &args.widths {
+            config.widths = v.clone();
+        }
+        if let Some(v) = args.kernel_size {
+            config.kernel_size = v;
+        }
+        if let Some(v) = args.hidden {
+            config.hidden = v;
+        }
+    }
     if let Some(v) = args.dropout {
         config.set_dropout(v);
     }
@@ -194,7 +199,7 @@ fn ignored_model_options(args: &TrainArgs, saved: &ModelConfig) -> Vec<String> {
 
 pub fn train(args: TrainArgs) -> Result<(), String> {
     let (data_dir, device) = setup(&args.common)?;
-    let (mut train_set, scored) = if args.val > 0 {
+    let (train_set, scored) = if args.val > 0 {
         native::load_train_and_validation(&data_dir, args.val).map_err(|e| e.to_string())?
     } else {
         let train = native::load_split(&data_dir, Split::Train).map_err(|e| e.to_string())?;
@@ -202,9 +207,6 @@ pub fn train(args: TrainArgs) -> Result<(), String> {
         (train, test)
     };
     let scored_as = if args.val > 0 { "val" } else { "test" };
-    if let Some(limit) = args.limit {
-        train_set = train_set.slice(0..limit.min(train_set.len()));
-    }
     // The page's plan type: the schedule, optimiser and checks are made in one place.
     let mut plan = TrainingPlan {
         config: model_config(&args)?,
@@ -219,6 +221,7 @@ pub fn train(args: TrainArgs) -> Result<(), String> {
         // The whole validation (or test) split, after every epoch.
         eval_images: scored.len(),
         eval_every: 0,
+        train_limit: args.limit,
         distillation: args.teacher.as_ref().map(|_| Distillation {
             kind: match args.distill {
                 DistillChoice::Soft => DistillationKind::Soft,
@@ -293,7 +296,7 @@ pub fn train(args: TrainArgs) -> Result<(), String> {
         "training {} parameters ({:?}) on {} images, {} steps per epoch, on the {}, augmentation {}, scored on {} {} images",
         config.num_params(),
         config,
-        train_set.len(),
+        session.state().train_items,
         session.steps_per_epoch(),
         match args.common.device {
             DeviceChoice::Cpu => match rayon::current_num_threads() {
@@ -431,9 +434,10 @@ fn resumed(
     );
     // Allowed (a longer --epochs restarts the schedule warm), but never silent.
     let mut changes = changed_options(&saved.plan, &plan);
-    if saved.train_items != train_items {
+    let now_items = plan.train_images(train_items);
+    if saved.train_items != now_items {
         changes.push(format!(
-            "training images {} → {train_items}",
+            "training images {} → {now_items}",
             saved.train_items
         ));
     }
@@ -453,8 +457,8 @@ fn resumed(
     plan.config = saved.plan.config.clone();
     plan.validate_within(&Budget::CLI)
         .map_err(|e| e.to_string())?;
+    checkpoint.state.train_items = plan.train_images(train_items);
     checkpoint.state.plan = plan;
-    checkpoint.state.train_items = train_items;
     Session::resume(checkpoint, device).map_err(|e| format!("{}: {e}", path.display()))
 }
 

@@ -11,7 +11,7 @@ mod report;
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 
-use crate::model::{Preset, VitConfig};
+use crate::model::Preset;
 use reactive_stores::Store;
 
 use crate::protocol::{
@@ -306,6 +306,7 @@ pub fn TrainingPanel(
                     >
                         <option value="seed">"seed (patch 7, 4×4 grid)"</option>
                         <option value="lab">"pretrained lab (patch 4, 7×7 grid)"</option>
+                        <option value="cnn">"CNN (the ViT's size, no attention)"</option>
                         <option value="custom">"custom"</option>
                     </select>
                 </label>
@@ -317,6 +318,7 @@ pub fn TrainingPanel(
                 {number("Learning rate", field(|p| p.lr.to_string()), "0.0001", |p, v| p.lr = v)}
                 {number("Batch", field(|p| p.batch_size.to_string()), "1", |p, v| p.batch_size = v as usize)}
                 {number("Epochs", field(|p| p.epochs.to_string()), "1", |p, v| p.epochs = v as usize)}
+                {number("Training images", field(|p| p.train_limit.map_or_else(String::new, |n| n.to_string())), "1000", |p, v| p.train_limit = (v >= 1.0).then_some(v as usize))}
                 <label>
                     <span>"Seed"</span>
                     <input
@@ -362,8 +364,8 @@ pub fn TrainingPanel(
                         let plan = form.get();
                         let params = plan.config.num_params();
                         format!(
-                            "{params} parameters · {} tokens · {}",
-                            plan.config.vit().map_or(0, VitConfig::num_tokens),
+                            "{params} parameters · {} · {}",
+                            plan.config.vit().map_or_else(|| "CNN".to_string(), |c| format!("{} tokens", c.num_tokens())),
                             if plan.warmup_epochs.is_some() { "AdamW, warm-up + cosine" } else { "Adam, constant rate" }
                         )
                     }}
