@@ -11,6 +11,8 @@ use crate::model::Architecture;
 pub struct ScalingPoint {
     pub model: Architecture,
     pub images: usize,
+    /// Training images seen in the whole run (epochs × `images`), the same for every run.
+    pub budget: usize,
     pub test_accuracy: f64,
     /// Training time on the machine the model card names.
     pub seconds: f64,

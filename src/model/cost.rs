@@ -183,16 +183,6 @@ impl VitConfig {
             analysis_ops,
         })
     }
-
-    /// Refuses a model that `budget` cannot afford, naming the first limit it passes;
-    /// `batch`, where given, is the training batch it must also fit.
-    pub fn check_budget(
-        &self,
-        budget: &Budget,
-        batch: Option<usize>,
-    ) -> Result<ModelCost, CostError> {
-        self.cost()?.check(budget, batch)
-    }
 }
 
 impl ModelCost {
@@ -287,14 +277,5 @@ impl CnnConfig {
             attention_bytes: 0,
             analysis_ops: 0,
         })
-    }
-
-    /// Refuses a model that `budget` cannot afford (see [`ModelCost::check`]).
-    pub fn check_budget(
-        &self,
-        budget: &Budget,
-        batch: Option<usize>,
-    ) -> Result<ModelCost, CostError> {
-        self.cost()?.check(budget, batch)
     }
 }

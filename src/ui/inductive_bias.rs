@@ -83,6 +83,7 @@ pub fn InductiveBias(
         None => "The CNN stays ahead at every size measured: MNIST's 60,000 digits are still \"small data\" for a ViT, which the paper saw overtake CNNs only past ~100 million images (JFT-300M)."
             .to_string(),
     };
+    let budget = points.first().map_or(0, |p| p.budget);
     let mut sizes: Vec<usize> = points.iter().map(|p| p.images).collect();
     sizes.sort_unstable();
     sizes.dedup();
@@ -141,7 +142,7 @@ pub fn InductiveBias(
             <div class="analysis">
                 <section>
                     <h3>"Accuracy against training-set size"</h3>
-                    <p class="hint">"The seed ViT (204,810 parameters) and a CNN of its size (204,330), each run seeing 300,000 images (300 epochs of 1,000 digits, 5 of 60,000) with one recipe per model; the test set scored once per run."</p>
+                    <p class="hint">{format!("The seed ViT (204,810 parameters) and a CNN of its size (204,330), each run seeing {budget} training images ({} epochs of 1,000 digits, {} of 60,000) with one recipe for both; the test set scored once per run.", budget / 1000, budget as f64 / 60_000.0)}</p>
                     <p class="hint">"Your own points: set the training form's \"Training images\" (1,000, say), train either preset here, and each finished run joins the chart (scored on the page's 1,000 test digits, after the epochs you chose)."</p>
                     <LineChart series=scaling y_range=(90.0, 100.0) x_label="training images (log₁₀: 3 = 1,000, 4.78 = 60,000)" testid="data-scaling-chart" />
                     <table class="scaling-table" data-testid="data-scaling-table">

@@ -535,3 +535,23 @@ test("attention as it learns: the probes' maps at each evaluation, to scrub and 
   assert.equal(await page.locator('[data-testid="runs-panel"] .timeline-probe').count(), 5);
   await page.close();
 });
+
+test("a CNN trained here on 200 images joins the ViT-against-CNN chart as a point of its own", async () => {
+  const errors = [];
+  const { page, lab } = await openAt("?backend=cpu&preset=cnn&images=200&epochs=1&batch=32", async (page) => {
+    page.on("pageerror", (error) => errors.push(error.message));
+  });
+  assert.equal(await lab.byTestId("plan-training-images").inputValue(), "200");
+  // No ViT sizes for a CNN.
+  assert.equal(await lab.byTestId("plan-depth").inputValue(), "");
+  const chart = lab.byTestId("data-scaling-chart");
+  const before = Number(await chart.getAttribute("data-points"));
+  await lab.byTestId("train-button").click();
+  // 200 images in batches of 32: 7 steps, then the run ends on its own.
+  await until(() => lab.byTestId("run-state").textContent(), (s) => s === "finished", { timeout: 300_000, what: "the run finished" });
+  assert.equal(await numberIn(lab, "training-step"), 7);
+  await until(() => chart.getAttribute("data-points"), (n) => Number(n) === before + 1, { what: "the run's point on the chart" });
+  assert.match(await chart.locator("..").textContent(), /CNN runs here/);
+  assert.deepEqual(errors, []);
+  await page.close();
+});

@@ -63,7 +63,11 @@ fn card_figures(file: &str) -> (u64, Vec<Vec<u64>>) {
 /// The model card's figures are what `vit eval` says of each shipped file, to the image.
 #[test]
 fn eval_reproduces_the_model_card_for_every_shipped_file() {
-    for file in ["vit-seed.safetensors", "vit-lab.safetensors"] {
+    for file in [
+        "vit-seed.safetensors",
+        "vit-lab.safetensors",
+        "cnn-teacher.safetensors",
+    ] {
         let weights = format!("{}/pretrained/{file}", env!("CARGO_MANIFEST_DIR"));
         let stdout = vit(Command::new(VIT).args(["eval", "--weights", &weights, "--json"]));
         let summary: serde_json::Value =

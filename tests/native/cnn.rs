@@ -207,3 +207,26 @@ fn a_distilling_session_waits_for_its_teacher() {
     let step = session.begin_step().unwrap();
     assert!(to_vec(step.loss)[0].is_finite());
 }
+
+/// A distilling run's checkpoint, offered to the page (which cannot give it its teacher), is
+/// refused with a message that says how to continue it; `vit` reads it.
+#[test]
+fn the_page_refuses_a_distilling_checkpoint_and_says_how_to_continue_it() {
+    let device = device();
+    let mut plan = TrainingPlan::seed();
+    plan.config = CnnConfig::new().with_widths(vec![4]).with_hidden(8).into();
+    plan.distillation = Some(Distillation {
+        kind: DistillationKind::Soft,
+        temperature: 2.0,
+        weight: 0.5,
+    });
+    let mut session = Session::new_within(plan.clone(), 16, &device, &Budget::CLI).unwrap();
+    session.set_teacher(plan.config.init(&device)).unwrap();
+    let bytes = session.checkpoint().encode();
+    let error = vitlab::train::Checkpoint::decode(&bytes, &Budget::PAGE)
+        .err()
+        .expect("the page refuses it")
+        .to_string();
+    assert!(error.contains("--teacher FILE --resume-from"), "{error}");
+    assert!(vitlab::train::Checkpoint::decode(&bytes, &Budget::CLI).is_ok());
+}

@@ -7,6 +7,7 @@ fn point(model: Architecture, images: usize, test_accuracy: f64) -> ScalingPoint
     ScalingPoint {
         model,
         images,
+        budget: 150_000,
         test_accuracy,
         seconds: 1.0,
     }
@@ -32,9 +33,15 @@ fn the_crossing_is_the_size_from_which_the_vit_never_trails() {
 #[test]
 fn hostile_figures_are_refused_not_charted() {
     assert!(points("not json").is_err());
-    assert!(points(r#"[{"model":"vit","images":0,"test_accuracy":0.9,"seconds":1}]"#).is_err());
-    assert!(points(r#"[{"model":"vit","images":10,"test_accuracy":1.5,"seconds":1}]"#).is_err());
-    assert!(points(r#"[{"model":"mlp","images":10,"test_accuracy":0.5,"seconds":1}]"#).is_err());
+    let one = |model: &str, images: usize, accuracy: f64| {
+        format!(
+            r#"[{{"model":"{model}","images":{images},"budget":9,"test_accuracy":{accuracy},"seconds":1}}]"#
+        )
+    };
+    assert!(points(&one("vit", 10, 0.9)).is_ok());
+    assert!(points(&one("vit", 0, 0.9)).is_err());
+    assert!(points(&one("vit", 10, 1.5)).is_err());
+    assert!(points(&one("mlp", 10, 0.5)).is_err());
 }
 
 /// The shipped figures parse, and the model card's table says what they say.

@@ -3,7 +3,7 @@
 
 use burn::module::Module;
 use vitlab::data::{self, ChunkEntry, ChunkError, Manifest, MnistSet};
-use vitlab::model::{Budget, CostError, VitConfig};
+use vitlab::model::{Budget, CostError, ModelConfig, VitConfig};
 use vitlab::train::TrainingPlan;
 use vitlab::weights::{self, WeightsError};
 
@@ -67,12 +67,14 @@ fn models_the_page_cannot_afford_are_named_by_the_limit_they_pass() {
         (VitConfig::seed().with_depth(2000), "parameter count"),
         (VitConfig::seed().with_patch_size(28), "analysis work"),
     ] {
-        let error = config.check_budget(&Budget::PAGE, None).unwrap_err();
+        let error = ModelConfig::from(config.clone())
+            .check_budget(&Budget::PAGE, None)
+            .unwrap_err();
         assert!(error.to_string().contains(limit), "{config:?}: {error}");
         assert!(error.to_string().contains("the page"), "{error}");
     }
     // The command line affords patch 1 for inference, not a batch of 500 of its activations.
-    let patch1 = VitConfig::seed().with_patch_size(1);
+    let patch1 = ModelConfig::from(VitConfig::seed().with_patch_size(1));
     patch1.check_budget(&Budget::CLI, Some(1)).unwrap();
     let error = patch1.check_budget(&Budget::CLI, Some(500)).unwrap_err();
     assert!(error.to_string().contains("memory per batch"), "{error}");

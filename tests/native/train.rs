@@ -16,6 +16,12 @@ fn small_config() -> VitConfig {
         .with_mlp_dim(64)
 }
 
+/// The ViT head's weights, as the trainer holds them now.
+fn head_weights(trainer: &Trainer) -> Vec<f32> {
+    let model = trainer.inference_model().into_vit().expect("a ViT");
+    to_vec(model.head.weight.val())
+}
+
 pub fn first_train_images(count: usize) -> MnistSet {
     let dir = native::default_data_dir();
     let manifest = native::read_manifest(&dir).unwrap();
@@ -52,25 +58,9 @@ fn loaded_weights_keep_training() {
     let (model, config) = weights::load(&bytes, &device.clone().autodiff()).unwrap();
     let mut trainer = Trainer::new(model, config, OptimizerSettings::default(), &device);
     let batch = set.batch(&indices, trainer.device());
-    let before = to_vec(
-        trainer
-            .inference_model()
-            .into_vit()
-            .unwrap()
-            .head
-            .weight
-            .val(),
-    );
+    let before = head_weights(&trainer);
     trainer.step(&batch, 1e-3);
-    let after = to_vec(
-        trainer
-            .inference_model()
-            .into_vit()
-            .unwrap()
-            .head
-            .weight
-            .val(),
-    );
+    let after = head_weights(&trainer);
     assert_ne!(before, after, "a loaded model must still receive gradients");
 }
 
@@ -169,24 +159,8 @@ fn a_resumed_trainer_continues_exactly() {
     let resumed_loss = resumed.step(&batch, 1e-3).loss.into_scalar::<f32>();
     assert_eq!(original_loss, resumed_loss);
     // Adam's moments came back too: a fresh optimiser would take a different step.
-    let a = to_vec(
-        original
-            .inference_model()
-            .into_vit()
-            .unwrap()
-            .head
-            .weight
-            .val(),
-    );
-    let b = to_vec(
-        resumed
-            .inference_model()
-            .into_vit()
-            .unwrap()
-            .head
-            .weight
-            .val(),
-    );
+    let a = head_weights(&original);
+    let b = head_weights(&resumed);
     let worst = a
         .iter()
         .zip(&b)
