@@ -223,10 +223,10 @@ fn the_page_refuses_a_distilling_checkpoint_and_says_how_to_continue_it() {
     let mut session = Session::new_within(plan.clone(), 16, &device, &Budget::CLI).unwrap();
     session.set_teacher(plan.config.init(&device)).unwrap();
     let bytes = session.checkpoint().encode();
-    let error = vitlab::train::Checkpoint::decode(&bytes, &Budget::PAGE)
-        .err()
-        .expect("the page refuses it")
-        .to_string();
+    let Err(error) = vitlab::train::Checkpoint::decode(&bytes, &Budget::PAGE) else {
+        panic!("the page took a checkpoint it cannot continue");
+    };
+    let error = error.to_string();
     assert!(error.contains("--teacher FILE --resume-from"), "{error}");
     assert!(vitlab::train::Checkpoint::decode(&bytes, &Budget::CLI).is_ok());
 }
