@@ -140,35 +140,34 @@ fn changed_options(saved: &TrainingPlan, resumed: &TrainingPlan) -> Vec<String> 
         .collect()
 }
 
+/// Each `(flag, given, kept)` whose given size is not the model's, as "flag given (the model
+/// has kept)".
+fn differing(sizes: &[(&str, Option<usize>, usize)]) -> Vec<String> {
+    sizes
+        .iter()
+        .filter_map(|&(name, given, kept)| {
+            given
+                .filter(|&given| given != kept)
+                .map(|given| format!("{name} {given} (the model has {kept})"))
+        })
+        .collect()
+}
+
 /// The model options given with `--resume` that differ from the checkpoint's model.
 fn ignored_model_options(args: &TrainArgs, saved: &ModelConfig) -> Vec<String> {
     let mut ignored: Vec<String> = match saved {
-        ModelConfig::Vit(saved) => [
+        ModelConfig::Vit(saved) => differing(&[
             ("--patch-size", args.patch_size, saved.patch_size),
             ("--dim", args.dim, saved.dim),
             ("--depth", args.depth, saved.depth),
             ("--heads", args.heads, saved.heads),
             ("--mlp-dim", args.mlp_dim, saved.mlp_dim),
-        ]
-        .into_iter()
-        .filter_map(|(name, given, kept)| {
-            given
-                .filter(|&given| given != kept)
-                .map(|given| format!("{name} {given} (the model has {kept})"))
-        })
-        .collect(),
+        ]),
         ModelConfig::Cnn { cnn: saved } => {
-            let mut ignored: Vec<String> = [
+            let mut ignored = differing(&[
                 ("--kernel-size", args.kernel_size, saved.kernel_size),
                 ("--hidden", args.hidden, saved.hidden),
-            ]
-            .into_iter()
-            .filter_map(|(name, given, kept)| {
-                given
-                    .filter(|&given| given != kept)
-                    .map(|given| format!("{name} {given} (the model has {kept})"))
-            })
-            .collect();
+            ]);
             if let Some(widths) = args.widths.as_ref().filter(|&w| *w != saved.widths) {
                 ignored.push(format!(
                     "--widths {widths:?} (the model has {:?})",
