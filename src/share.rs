@@ -102,7 +102,7 @@ impl Experiment {
             .find(|&preset| same_recipe(&TrainingPlan::in_page(preset), plan))
             .unwrap_or(Preset::Seed);
         let mut pairs = vec![("preset", preset.name().to_string())];
-        // The page's links describe ViTs (the page trains no other model).
+        // A CNN has no ViT sizes to carry; its preset says its shape.
         if let Some(c) = plan.config.vit() {
             pairs.extend([
                 ("depth", c.depth.to_string()),

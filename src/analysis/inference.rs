@@ -7,7 +7,7 @@ use burn::tensor::{Device, Tensor};
 
 use crate::analysis::insight::{self, LayerAttention};
 use crate::data::{IMAGE_PIXELS, MnistSet, images_tensor};
-use crate::model::{Classifier, CnnConfig, ModelConfig, VitConfig};
+use crate::model::{Classifier, CnnConfig, FIRST_CONV_WEIGHT, ModelConfig, VitConfig};
 use crate::weights::WeightsFile;
 
 /// Everything one classification reads back, packed into one tensor so that the browser
@@ -190,7 +190,7 @@ impl CnnInsight {
         let first = file
             .tensors
             .iter()
-            .find(|t| t.name == "convs.0.weight")
+            .find(|t| t.name == FIRST_CONV_WEIGHT)
             .expect("a decoded CNN file has its first convolution");
         // PyTorch's layout: [out, in, k, k].
         let per_filter = config.channels * area;
@@ -211,19 +211,21 @@ impl CnnInsight {
     }
 }
 
-/// What the page shows of a model's weights alone, whichever it is.
+/// What the page shows of a model's weights alone, whichever it is; a ViT's with its config
+/// (the grid and depth its views are drawn for).
 #[derive(Debug, Clone, PartialEq)]
 pub enum ModelInsight {
-    Vit(WeightInsight),
+    Vit(VitConfig, WeightInsight),
     Cnn(CnnInsight),
 }
 
 impl ModelInsight {
     pub fn from_weights(file: &WeightsFile, filter_components: usize) -> Self {
         match &file.config {
-            ModelConfig::Vit(config) => {
-                Self::Vit(WeightInsight::from_weights(file, config, filter_components))
-            }
+            ModelConfig::Vit(config) => Self::Vit(
+                config.clone(),
+                WeightInsight::from_weights(file, config, filter_components),
+            ),
             ModelConfig::Cnn { cnn } => Self::Cnn(CnnInsight::from_weights(file, cnn)),
         }
     }

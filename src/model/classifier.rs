@@ -124,10 +124,7 @@ impl ModelConfig {
 
     /// Parameters, counted without building the model; `usize::MAX` for one too big to count.
     pub fn num_params(&self) -> usize {
-        self.cost()
-            .ok()
-            .and_then(|cost| usize::try_from(cost.params).ok())
-            .unwrap_or(usize::MAX)
+        ModelCost::params_or_max(self.cost())
     }
 
     pub fn num_classes(&self) -> usize {

@@ -41,6 +41,10 @@ pub struct CnnConfig {
     pub num_classes: usize,
 }
 
+/// The PyTorch name of the first convolution's weight: what marks a file's tensors as a CNN's,
+/// and where the page finds the filters it shows.
+pub const FIRST_CONV_WEIGHT: &str = "convs.0.weight";
+
 /// More convolutions than this would pool a 28-pixel image away.
 pub const MAX_CONV_LAYERS: usize = 4;
 

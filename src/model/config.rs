@@ -161,10 +161,7 @@ impl VitConfig {
     /// [`VitConfig::cost`], in checked arithmetic); saturates at `usize::MAX` (32 bits in the
     /// browser) for a config too big to count or build.
     pub fn num_params(&self) -> usize {
-        self.cost()
-            .ok()
-            .and_then(|cost| usize::try_from(cost.params).ok())
-            .unwrap_or(usize::MAX)
+        super::ModelCost::params_or_max(self.cost())
     }
 
     /// Builds a randomly initialised model.

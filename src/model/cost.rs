@@ -189,30 +189,29 @@ impl ModelCost {
     /// This cost, or the first limit of `budget` it passes; `batch`, where given, is the
     /// training batch it must also fit.
     pub fn check(self, budget: &Budget, batch: Option<usize>) -> Result<ModelCost, CostError> {
-        let cost = self;
         let training = match batch {
             Some(batch) => u64::try_from(batch)
                 .ok()
-                .and_then(|batch| batch.checked_mul(cost.training_bytes))
+                .and_then(|batch| batch.checked_mul(self.training_bytes))
                 .ok_or(CostError::Overflow)?,
             None => 0,
         };
         let limits = [
-            ("parameter count", cost.params, budget.max_params),
-            ("token count", cost.tokens, budget.max_tokens),
+            ("parameter count", self.params, budget.max_params),
+            ("token count", self.tokens, budget.max_tokens),
             (
                 "work per image (multiply-adds)",
-                cost.forward_macs,
+                self.forward_macs,
                 budget.max_forward_macs,
             ),
             (
                 "attention maps per image (bytes)",
-                cost.attention_bytes,
+                self.attention_bytes,
                 budget.max_attention_bytes,
             ),
             (
                 "analysis work (operations)",
-                cost.analysis_ops,
+                self.analysis_ops,
                 budget.max_analysis_ops,
             ),
             (
@@ -228,8 +227,16 @@ impl ModelCost {
                 limit,
                 owner: budget.owner,
             }),
-            None => Ok(cost),
+            None => Ok(self),
         }
+    }
+
+    /// The parameters of a counted cost; `usize::MAX` (32 bits in the browser) for a model too
+    /// big to count or to build.
+    pub fn params_or_max(cost: Result<Self, CostError>) -> usize {
+        cost.ok()
+            .and_then(|cost| usize::try_from(cost.params).ok())
+            .unwrap_or(usize::MAX)
     }
 }
 

@@ -19,7 +19,7 @@ mod vit;
 pub use attention::{MultiHeadAttention, attention_softmax};
 pub use block::{EncoderBlock, layer_norm};
 pub use classifier::{Architecture, Classifier, ModelConfig};
-pub use cnn::{CnnConfig, ConvNet, MAX_CONV_LAYERS};
+pub use cnn::{CnnConfig, ConvNet, FIRST_CONV_WEIGHT, MAX_CONV_LAYERS};
 pub use config::{ConfigError, Preset, VitConfig};
 pub use cost::{Budget, CostError, ModelCost};
 pub use dropout::{bernoulli_mask, dropout, kernel_dropout, seed_randomness, with_mask_stream};

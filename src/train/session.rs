@@ -296,6 +296,11 @@ impl Session {
         self.trainer.step
     }
 
+    /// Images an epoch takes: the split's, or the plan's `train_limit` of them.
+    pub fn train_items(&self) -> usize {
+        self.train_items
+    }
+
     pub fn steps_per_epoch(&self) -> usize {
         self.plan.steps_per_epoch(self.train_items)
     }

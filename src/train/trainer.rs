@@ -72,10 +72,6 @@ impl Teacher {
         }
     }
 
-    pub fn distillation(&self) -> &Distillation {
-        &self.distillation
-    }
-
     /// The teacher's logits for `images` (on the autodiff device), as a constant there.
     ///
     /// # Shapes

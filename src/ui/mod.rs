@@ -316,9 +316,9 @@ pub fn Lab(
     let Some(first) = engine.get_untracked() else {
         return view! { <p>"No model loaded."</p> }.into_any();
     };
-    let (config, insight) = (first.config.clone(), first.insight.clone());
+    let insight = first.insight.clone();
     // Other weights may have fewer layers or heads than the map asks for.
-    if let Some(config) = config.vit()
+    if let ModelInsight::Vit(config, _) = &insight
         && !map.get_untracked().fits(config.depth, config.heads)
     {
         map.set(MapChoice::Rollout);
@@ -395,8 +395,8 @@ pub fn Lab(
             }
         })
     };
-    let inside = match (config.vit().cloned(), insight) {
-        (Some(config), ModelInsight::Vit(insight)) => {
+    let inside = match insight {
+        ModelInsight::Vit(config, insight) => {
             let grid = config.grid_size();
             view! {
                 <section class="card heatmaps">
@@ -410,15 +410,13 @@ pub fn Lab(
             }
             .into_any()
         }
-        (_, ModelInsight::Cnn(insight)) => view! {
+        ModelInsight::Cnn(insight) => view! {
             <section class="card wide">
                 <h2>"Inside the CNN"</h2>
                 <CnnView insight=insight />
             </section>
         }
         .into_any(),
-        // An engine's insight is of its own model; this would be a bug, shown, not a crash.
-        (None, ModelInsight::Vit(_)) => view! { <p>"No view of this model."</p> }.into_any(),
     };
     view! {
         <div class="lab">

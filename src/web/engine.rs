@@ -64,7 +64,7 @@ enum Executor {
 }
 
 /// Asked of a CNN for what only a ViT has.
-pub const NO_ATTENTION: &str = "a CNN has no attention maps";
+const NO_ATTENTION: &str = "a CNN has no attention maps";
 
 /// A model ready to classify drawings, wherever it runs.
 pub struct Engine {
@@ -128,9 +128,6 @@ impl Engine {
         &self,
         images: &[[u8; IMAGE_PIXELS]],
     ) -> Result<Vec<Vec<f32>>, String> {
-        if self.config.vit().is_none() {
-            return Err(NO_ATTENTION.into());
-        }
         match &self.executor {
             Executor::Here(model) => model.attention_distance(images).await,
             Executor::Worker(worker) => worker.distances(images).await,

@@ -16,7 +16,7 @@ use serde::{Deserialize, Serialize};
 use super::error::{Mismatch, WeightsError, brief, shown};
 use super::{NamedTensor, WeightsFile, expected_tensors};
 use crate::data::{IMAGE_SIDE, NUM_CLASSES};
-use crate::model::{Budget, CnnConfig, ModelConfig, VitConfig};
+use crate::model::{Budget, CnnConfig, FIRST_CONV_WEIGHT, ModelConfig, VitConfig};
 
 /// Metadata key holding the [`ModelConfig`] as JSON.
 pub const CONFIG_KEY: &str = "vitlab.config";
@@ -84,7 +84,8 @@ pub fn encode_with(
 }
 
 /// Parses safetensors bytes and checks them against the config they carry (when they carry
-/// none, as a file saved by PyTorch: the seed CNN if its names are a CNN's, else the seed ViT): every name, shape, byte range and value, and the model's
+/// none, as a file saved by PyTorch: the seed CNN if its names are a CNN's, else the seed
+/// ViT): every name, shape, byte range and value, and the model's
 /// cost against the page's budget. [`decode_within`] takes another budget.
 pub fn decode(bytes: &[u8]) -> Result<WeightsFile, WeightsError> {
     decode_within(bytes, &Budget::PAGE)
@@ -169,7 +170,7 @@ pub(crate) fn decode_checked(
         }
     }
     let config = config.unwrap_or_else(|| {
-        if entries.contains_key("convs.0.weight") {
+        if entries.contains_key(FIRST_CONV_WEIGHT) {
             CnnConfig::seed().into()
         } else {
             VitConfig::seed().into()

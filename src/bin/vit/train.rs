@@ -205,7 +205,11 @@ pub fn train(args: TrainArgs) -> Result<(), String> {
         let test = native::load_split(&data_dir, Split::Test).map_err(|e| e.to_string())?;
         (train, test)
     };
-    let scored_as = if args.val > 0 { "val" } else { "test" };
+    let (scored_as, scored_name) = if args.val > 0 {
+        ("val", "held-out validation")
+    } else {
+        ("test", "test")
+    };
     // The page's plan type: the schedule, optimiser and checks are made in one place.
     let mut plan = TrainingPlan {
         config: model_config(&args)?,
@@ -256,34 +260,28 @@ pub fn train(args: TrainArgs) -> Result<(), String> {
         }
     };
     check_eval_batch(&session.plan.config, &args.common)?;
-    match &args.teacher {
-        Some(path) => {
-            let file = read_weights(path)?;
-            check_eval_batch(&file.config, &args.common)?;
-            let teacher = file.into_model(&device);
-            let scored_accuracy = native::evaluate(
-                &teacher,
-                &scored,
-                args.common.eval_batch_size,
-                file.config.num_classes(),
-                &device,
-            )
-            .accuracy();
-            println!(
-                "distilling from the {} in {} ({} parameters, {scored_as} acc {:.2}%)",
-                file.config.architecture().name(),
-                path.display(),
-                file.config.num_params(),
-                100.0 * scored_accuracy
-            );
-            session.set_teacher(teacher).map_err(|e| e.to_string())?;
-        }
-        None if session.plan.distillation.is_some() => {
-            return Err(
-                "the run learns from a teacher: give its weights again with --teacher FILE".into(),
-            );
-        }
-        None => {}
+    // The plan distils exactly when --teacher is given (`resumed` refuses a distilling run
+    // without it).
+    if let Some(path) = &args.teacher {
+        let file = read_weights(path)?;
+        check_eval_batch(&file.config, &args.common)?;
+        let teacher = file.into_model(&device);
+        let scored_accuracy = native::evaluate(
+            &teacher,
+            &scored,
+            args.common.eval_batch_size,
+            file.config.num_classes(),
+            &device,
+        )
+        .accuracy();
+        println!(
+            "distilling from the {} in {} ({} parameters, {scored_as} acc {:.2}%)",
+            file.config.architecture().name(),
+            path.display(),
+            file.config.num_params(),
+            100.0 * scored_accuracy
+        );
+        session.set_teacher(teacher).map_err(|e| e.to_string())?;
     }
     session.add_train(&train_set);
     // The session's evaluations score these: the validation split when there is one.
@@ -295,7 +293,7 @@ pub fn train(args: TrainArgs) -> Result<(), String> {
         "training {} parameters ({:?}) on {} images, {} steps per epoch, on the {}, augmentation {}, scored on {} {} images",
         config.num_params(),
         config,
-        session.state().train_items,
+        session.train_items(),
         session.steps_per_epoch(),
         match args.common.device {
             DeviceChoice::Cpu => match rayon::current_num_threads() {
@@ -306,11 +304,7 @@ pub fn train(args: TrainArgs) -> Result<(), String> {
         },
         if session.plan.augment { "on" } else { "off" },
         scored.len(),
-        if args.val > 0 {
-            "held-out validation"
-        } else {
-            "test"
-        },
+        scored_name,
     );
     let interrupted = Arc::new(AtomicBool::new(false));
     {
@@ -456,7 +450,7 @@ fn resumed(
     plan.config = saved.plan.config.clone();
     plan.validate_within(&Budget::CLI)
         .map_err(|e| e.to_string())?;
-    checkpoint.state.train_items = plan.train_images(train_items);
+    checkpoint.state.train_items = now_items;
     checkpoint.state.plan = plan;
     Session::resume(checkpoint, device).map_err(|e| format!("{}: {e}", path.display()))
 }
