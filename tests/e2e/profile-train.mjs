@@ -1,0 +1,145 @@
+// Profile (not a test): where the training worker spends its time on the CPU backend. Presses
+// Train with a preset, records V8's sampling profiler in every thread through Chromium's
+// tracing for `--seconds`, and prints the worker thread's self time per function.
+//
+// A release build strips the wasm's function names, so every frame would read
+// `wasm-function[N]`; for names, link the worker without stripping and put it in a copy of
+// the build (nothing else is rebuilt):
+//   cargo rustc --profile web --target wasm32-unknown-unknown --bin worker --features gpu \
+//     -- -C strip=none
+//   cp -r dist /tmp/named && wasm-bindgen --target no-modules --no-typescript \
+//     --out-dir /tmp/named --out-name worker target/wasm32-unknown-unknown/web/worker.wasm
+//   (cd tests/e2e && VITLAB_DIST=/tmp/named node profile-train.mjs [--preset seed] [--seconds 30])
+import { readFile } from "node:fs/promises";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { parseArgs } from "node:util";
+import { LabPage, launch, numberIn, serve, until } from "./support.mjs";
+
+const { values: options } = parseArgs({
+  options: {
+    preset: { type: "string", default: "seed" },
+    seconds: { type: "string", default: "30" },
+    top: { type: "string", default: "40" },
+  },
+});
+const dist = process.env.VITLAB_DIST ?? fileURLToPath(new URL("../../dist", import.meta.url));
+const server = await serve(dist);
+const browser = await launch();
+const page = await browser.newPage();
+const lab = new LabPage(page);
+await lab.open(`${server.url}?backend=cpu`);
+await page.waitForTimeout(5000);
+await page.locator('[data-testid="training-panel"] select').first().selectOption(options.preset);
+await lab.byTestId("train-button").click();
+await until(() => numberIn(lab, "training-step"), (s) => s >= 5, { timeout: 600_000, what: "step 5" });
+await browser.startTracing(page, { categories: ["disabled-by-default-v8.cpu_profiler", "__metadata"] });
+const firstStep = await numberIn(lab, "training-step");
+await page.waitForTimeout(Number(options.seconds) * 1000);
+const lastStep = await numberIn(lab, "training-step");
+const rate = await numberIn(lab, "images-per-second");
+const trace = JSON.parse((await browser.stopTracing()).toString());
+await browser.close();
+server.close();
+
+const events = trace.traceEvents ?? trace;
+const threadNames = new Map(
+  events.filter((e) => e.name === "thread_name").map((e) => [`${e.pid}:${e.tid}`, e.args.name]),
+);
+// A profile's chunks carry its call-tree nodes and its samples (node ids, time deltas in µs).
+const profiles = new Map();
+for (const event of events) {
+  if (event.name !== "Profile" && event.name !== "ProfileChunk") continue;
+  const key = `${event.pid}:${event.id}`;
+  const profile = profiles.get(key) ?? { thread: `${event.pid}:${event.tid}`, nodes: new Map(), samples: [], deltas: [] };
+  if (event.name === "Profile") profile.thread = `${event.pid}:${event.tid}`;
+  const data = event.args?.data ?? {};
+  for (const node of data.cpuProfile?.nodes ?? []) profile.nodes.set(node.id, node);
+  profile.samples.push(...(data.cpuProfile?.samples ?? []));
+  profile.deltas.push(...(data.timeDeltas ?? []));
+  profiles.set(key, profile);
+}
+const worker = [...profiles.values()].find((p) => /worker/i.test(threadNames.get(p.thread) ?? ""));
+if (!worker) throw new Error(`no worker thread among ${[...new Set(threadNames.values())].join(", ")}`);
+
+/** The wasm's function names by index (its `name` section; V8 reports only the index). */
+function functionNames(wasm) {
+  const names = new Map();
+  const leb = (at) => {
+    let value = 0;
+    let shift = 0;
+    for (;;) {
+      const byte = wasm[at.i++];
+      value += (byte & 0x7f) * 2 ** shift;
+      shift += 7;
+      if (byte < 0x80) return value;
+    }
+  };
+  const at = { i: 8 };
+  while (at.i < wasm.length) {
+    const id = wasm[at.i++];
+    const size = leb(at);
+    const end = at.i + size;
+    if (id === 0) {
+      const nameLength = leb(at);
+      const name = wasm.subarray(at.i, at.i + nameLength).toString();
+      at.i += nameLength;
+      while (name === "name" && at.i < end) {
+        const sub = wasm[at.i++];
+        const subEnd = leb(at) + at.i;
+        if (sub === 1) {
+          for (let count = leb(at); count > 0; count--) {
+            const index = leb(at);
+            const length = leb(at);
+            names.set(index, wasm.subarray(at.i, at.i + length).toString());
+            at.i += length;
+          }
+        }
+        at.i = subEnd;
+      }
+    }
+    at.i = end;
+  }
+  return names;
+}
+const wasmNames = functionNames(await readFile(join(dist, "worker_bg.wasm")));
+
+/** A Rust symbol without its crate hash, demangled when the name section kept it mangled. */
+function readable(name) {
+  const mangled = /^_ZN(.*)E$/.exec(name);
+  if (!mangled) return name.replace(/::h[0-9a-f]{16}$/, "");
+  const parts = [];
+  let rest = mangled[1];
+  while (rest.length) {
+    const length = /^(\d+)/.exec(rest);
+    if (!length) break;
+    const start = length[1].length;
+    parts.push(rest.slice(start, start + Number(length[1])));
+    rest = rest.slice(start + Number(length[1]));
+  }
+  return parts.filter((p) => !/^h[0-9a-f]{16}$/.test(p)).join("::").replaceAll("$LT$", "<").replaceAll("$GT$", ">").replaceAll("$u20$", " ").replaceAll("..", "::");
+}
+
+const self = new Map();
+let total = 0;
+worker.samples.forEach((id, i) => {
+  const frame = worker.nodes.get(id)?.callFrame;
+  const indexed = /^wasm-function\[(\d+)\]$/.exec(frame?.functionName ?? "");
+  const raw = indexed ? (wasmNames.get(Number(indexed[1])) ?? indexed[0]) : frame?.functionName;
+  const name = frame ? readable(raw || `(${frame.url || "anonymous"})`) : "(unknown)";
+  const micros = worker.deltas[i + 1] ?? 0;
+  self.set(name, (self.get(name) ?? 0) + micros);
+  total += micros;
+});
+console.log(
+  JSON.stringify({
+    preset: options.preset,
+    seconds: Number(options.seconds),
+    steps: lastStep - firstStep,
+    images_per_second: rate,
+    sampled_ms: Math.round(total / 1000),
+  }),
+);
+for (const [name, micros] of [...self].sort((a, b) => b[1] - a[1]).slice(0, Number(options.top))) {
+  console.log(`${((100 * micros) / total).toFixed(1).padStart(5)} %  ${name}`);
+}
