@@ -4,9 +4,8 @@
 //   (cd tests/e2e && npm ci && node bench-draw.mjs [--backends cpu,webgpu,auto] [--rounds 3]
 //    [--weights pretrained/cnn-teacher.safetensors])
 // One JSON line per backend.
-import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
-import { LabPage, ZERO, countGpu, gpuCounts, gpuDelta, launch, serve, settleGpu } from "./support.mjs";
+import { DIST, LabPage, ZERO, countGpu, gpuCounts, gpuDelta, launch, serve, settleGpu } from "./support.mjs";
 
 const { values: options } = parseArgs({
   options: {
@@ -18,8 +17,7 @@ const { values: options } = parseArgs({
   },
 });
 const weights = options.weights ? `weights=${encodeURIComponent(options.weights)}` : "";
-const dist = process.env.VITLAB_DIST ?? fileURLToPath(new URL("../../dist", import.meta.url));
-const server = await serve(dist);
+const server = await serve(DIST);
 const browser = await launch();
 for (const backend of options.backends.split(",")) {
   const context = await browser.newContext();

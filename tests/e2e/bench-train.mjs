@@ -6,9 +6,8 @@
 // `trunk build --release`:
 //   (cd tests/e2e && npm ci && node bench-train.mjs [--preset seed|lab] [--seconds 90]
 //        [--backends cpu,webgpu] [--target 0.98] [--batch-size N])
-import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
-import { LabPage, countGpu, gpuCounts, gpuDelta, launch, numberIn, serve, settleGpu, until, watchLongTasks } from "./support.mjs";
+import { DIST, LabPage, countGpu, gpuCounts, gpuDelta, launch, numberIn, serve, settleGpu, until, watchLongTasks } from "./support.mjs";
 
 const { values: options } = parseArgs({
   options: {
@@ -21,8 +20,7 @@ const { values: options } = parseArgs({
     "batch-size": { type: "string" },
   },
 });
-const dist = process.env.VITLAB_DIST ?? fileURLToPath(new URL("../../dist", import.meta.url));
-const server = await serve(dist);
+const server = await serve(DIST);
 const browser = await launch();
 for (const backend of options.backends.split(",")) {
   const context = await browser.newContext();

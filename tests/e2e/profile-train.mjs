@@ -12,9 +12,8 @@
 //   (cd tests/e2e && VITLAB_DIST=/tmp/named node profile-train.mjs [--preset seed] [--seconds 30])
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
-import { LabPage, launch, numberIn, serve, until } from "./support.mjs";
+import { DIST, LabPage, launch, numberIn, serve, until } from "./support.mjs";
 
 const { values: options } = parseArgs({
   options: {
@@ -23,8 +22,7 @@ const { values: options } = parseArgs({
     top: { type: "string", default: "40" },
   },
 });
-const dist = process.env.VITLAB_DIST ?? fileURLToPath(new URL("../../dist", import.meta.url));
-const server = await serve(dist);
+const server = await serve(DIST);
 const browser = await launch();
 const page = await browser.newPage();
 const lab = new LabPage(page);
@@ -52,7 +50,6 @@ for (const event of events) {
   if (event.name !== "Profile" && event.name !== "ProfileChunk") continue;
   const key = `${event.pid}:${event.id}`;
   const profile = profiles.get(key) ?? { thread: `${event.pid}:${event.tid}`, nodes: new Map(), samples: [], deltas: [] };
-  if (event.name === "Profile") profile.thread = `${event.pid}:${event.tid}`;
   const data = event.args?.data ?? {};
   for (const node of data.cpuProfile?.nodes ?? []) profile.nodes.set(node.id, node);
   profile.samples.push(...(data.cpuProfile?.samples ?? []));
@@ -102,23 +99,10 @@ function functionNames(wasm) {
   }
   return names;
 }
-const wasmNames = functionNames(await readFile(join(dist, "worker_bg.wasm")));
+const wasmNames = functionNames(await readFile(join(DIST, "worker_bg.wasm")));
 
-/** A Rust symbol without its crate hash, demangled when the name section kept it mangled. */
-function readable(name) {
-  const mangled = /^_ZN(.*)E$/.exec(name);
-  if (!mangled) return name.replace(/::h[0-9a-f]{16}$/, "");
-  const parts = [];
-  let rest = mangled[1];
-  while (rest.length) {
-    const length = /^(\d+)/.exec(rest);
-    if (!length) break;
-    const start = length[1].length;
-    parts.push(rest.slice(start, start + Number(length[1])));
-    rest = rest.slice(start + Number(length[1]));
-  }
-  return parts.filter((p) => !/^h[0-9a-f]{16}$/.test(p)).join("::").replaceAll("$LT$", "<").replaceAll("$GT$", ">").replaceAll("$u20$", " ").replaceAll("..", "::");
-}
+/** A Rust symbol without its hash (the linker writes the name section demangled). */
+const readable = (name) => name.replace(/::h[0-9a-f]{16}$/, "");
 
 const self = new Map();
 let total = 0;
