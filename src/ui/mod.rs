@@ -36,7 +36,7 @@ pub use crate::analysis::MapChoice;
 use crate::analysis::inference::{Classification, ModelInsight, images_of};
 use crate::data::{IMAGE_PIXELS, NUM_CLASSES};
 use crate::share::Experiment;
-use crate::web::{self, Backend};
+use crate::web::{self, Backend, Engine};
 
 /// The weights the page opens with, relative to the page; `?weights=URL` overrides.
 pub const DEFAULT_WEIGHTS: &str = "pretrained/vit-lab.safetensors";
@@ -126,7 +126,7 @@ pub fn App() -> impl IntoView {
         match &digits {
             // A CNN has no attention to measure.
             Ok(_) if vit.is_none() => {}
-            Ok(digits) => match test_batch_distance(engine, digits).await {
+            Ok(digits) => match test_batch_distance(host, digits).await {
                 Ok(distance) => batch_distance.set(Some(distance)),
                 Err(message) => error.set(Some(format!(
                     "The test batch for attention distance: {message}"
@@ -148,9 +148,13 @@ pub fn App() -> impl IntoView {
 
     // A failing GPU (lost device, driver reset, a worker that died) must not end the
     // session: the CPU copy of the model takes over.
-    let on_failure = Callback::new(move |message: String| {
-        if let Err(message) = host.classification_failed(message) {
-            error.set(Some(message));
+    let on_failure = Callback::new(move |(failed_on, message): (Backend, String)| {
+        match host.fail_over(failed_on, message) {
+            Ok(()) => true,
+            Err(message) => {
+                error.set(Some(message));
+                false
+            }
         }
     });
 
@@ -165,7 +169,7 @@ pub fn App() -> impl IntoView {
                     model_source.set(source);
                     error.set(None);
                     let distance = match distance_digits_of(test_digits).await {
-                        Ok(digits) => test_batch_distance(engine, &digits).await.ok(),
+                        Ok(digits) => test_batch_distance(host, &digits).await.ok(),
                         Err(_) => None,
                     };
                     batch_distance.set(distance);
@@ -200,13 +204,17 @@ pub fn App() -> impl IntoView {
                 <h1>"vitlab"</h1>
                 <p class="tagline">"A Vision Transformer in your browser: draw a digit and watch where it looks."</p>
             </div>
+            // Its lines are reserved and each holds one line (the whole text on hover): a note
+            // arriving while someone draws must not move the pad under the pen.
             <div class="backend">
-                <span data-testid="backend">
-                    {move || engine.with(|e| e.as_ref().map(|e| e.backend.label()).unwrap_or("starting…"))}
+                <span>
+                    <span data-testid="backend">
+                        {move || engine.with(|e| e.as_ref().map(|e| e.backend.label()).unwrap_or("starting…"))}
+                    </span>
+                    {move || engine.with(|e| e.is_some()).then(|| view! { " · " <span data-testid="model-ready" class="ready">"model ready"</span> })}
                 </span>
-                {move || host.note.get().map(|note| view! { <span class="note" data-testid="backend-note">{note}</span> })}
-                {move || host.timings.get().map(|timings| view! { <span class="note" data-testid="backend-timings">{timings}</span> })}
-                {move || engine.with(|e| e.is_some()).then(|| view! { <span data-testid="model-ready" class="ready">"model ready"</span> })}
+                {move || host.note.get().map(|note| view! { <span class="note" data-testid="backend-note" title=note.clone()>{note.clone()}</span> })}
+                {move || host.timings.get().map(|timings| view! { <span class="note" data-testid="backend-timings" title=timings.clone()>{timings.clone()}</span> })}
             </div>
         </header>
         <main>
@@ -252,11 +260,27 @@ async fn distance_digits_of(digits: TestDigits) -> Result<Vec<[u8; IMAGE_PIXELS]
     Ok(images_of(&*digits.get().await?, DISTANCE_BATCH))
 }
 
+/// Mean attention distance per layer and head over `images`. A GPU that fails meanwhile hands
+/// the model to the CPU, as a failed drawing does, and the batch is measured again there.
 async fn test_batch_distance(
-    engine: EngineSignal,
+    host: ModelHost,
     images: &[[u8; IMAGE_PIXELS]],
 ) -> Result<Vec<Vec<f32>>, String> {
-    let engine = engine.get_untracked().ok_or("no model")?;
+    let engine = host.engine.get_untracked().ok_or("no model")?;
+    match batch_distance_on(&engine, images).await {
+        Err(message) => {
+            host.fail_over(engine.backend, message)?;
+            let engine = host.engine.get_untracked().ok_or("no model")?;
+            batch_distance_on(&engine, images).await
+        }
+        measured => measured,
+    }
+}
+
+async fn batch_distance_on(
+    engine: &Engine,
+    images: &[[u8; IMAGE_PIXELS]],
+) -> Result<Vec<Vec<f32>>, String> {
     // In slices, yielding between them, so the page never stalls for the whole batch (this
     // also runs when weights are swapped in mid-training). Equal slices: the mean of their
     // means is the batch mean.
@@ -277,13 +301,14 @@ async fn test_batch_distance(
     Ok(total)
 }
 
-/// A visible message that can be dismissed; the app keeps working underneath.
+/// A visible message that can be dismissed; the app keeps working underneath. It floats over
+/// the page rather than pushing it down, so it never moves the pad while someone draws.
 #[component]
 pub fn ErrorBanner(error: RwSignal<Option<String>>) -> impl IntoView {
     move || {
         error.get().map(|message| {
             view! {
-                <div class="error" data-testid="error" role="alert">
+                <div class="error toast" data-testid="error" role="alert">
                     <span>{message}</span>
                     <button on:click=move |_| error.set(None)>"Dismiss"</button>
                 </div>
@@ -296,8 +321,9 @@ pub fn ErrorBanner(error: RwSignal<Option<String>>) -> impl IntoView {
 #[component]
 pub fn Lab(
     engine: EngineSignal,
-    /// Told when a classification fails, e.g. because the GPU was lost.
-    on_failure: Callback<String>,
+    /// Told where a classification failed and why, e.g. because the GPU was lost; answers
+    /// whether the model now runs elsewhere, to classify the drawing again there.
+    on_failure: Callback<(Backend, String), bool>,
     /// Told of any other problem, to show it (the model in use stays where it is).
     on_problem: Callback<String>,
     /// Mean attention distance over a batch of test digits, when known.
@@ -366,7 +392,13 @@ pub fn Lab(
                         });
                     }
                     Ok(_) => result.set(None),
-                    Err(message) => on_failure.run(message),
+                    Err(message) => {
+                        let moved = on_failure.run((engine.backend, message));
+                        // Tried again where the model now runs, unless a newer drawing waits.
+                        if moved && pending.with_value(Option::is_none) {
+                            pending.set_value(Some((image.to_vec(), asked_at)));
+                        }
+                    }
                 }
                 next = pending.try_update_value(Option::take).flatten();
             }

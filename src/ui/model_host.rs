@@ -73,9 +73,8 @@ impl ModelHost {
                 Ok(gpu) => Rc::new(gpu),
                 Err(message) => {
                     self.close_gpu();
-                    self.note.set(Some(format!(
-                        "WebGPU failed ({message}); running on the CPU"
-                    )));
+                    self.note
+                        .set(Some(format!("On the CPU: WebGPU failed ({message})")));
                     cpu.clone()
                 }
             },
@@ -104,14 +103,20 @@ impl ModelHost {
         self.gpu.set_value(None);
     }
 
-    /// A classification failed: on the GPU, the CPU copy takes over and the label says why.
-    pub fn classification_failed(&self, message: String) -> Result<(), String> {
-        if self.backend() != Some(Backend::WebGpu) {
+    /// Work on the model failed on `failed_on` (a drawing, the test batch): a GPU failure hands
+    /// the model to the CPU copy, and the label says why; a CPU failure has nowhere to go. `Ok`
+    /// means the work can be tried again where the model now runs. The drawing and the test
+    /// batch may both meet the same lost device: the second finds the CPU already in charge.
+    pub fn fail_over(&self, failed_on: Backend, message: String) -> Result<(), String> {
+        if failed_on != Backend::WebGpu {
             return Err(message);
+        }
+        if self.backend() != Some(Backend::WebGpu) {
+            return Ok(());
         }
         self.close_gpu();
         self.note.set(Some(format!(
-            "The GPU failed ({message}); switched to the CPU"
+            "Switched to the CPU: the GPU failed ({message})"
         )));
         match self.cpu.get_value() {
             Some(cpu) => {
@@ -136,7 +141,7 @@ impl ModelHost {
             Err(message) => {
                 self.close_gpu();
                 self.timings
-                    .set(Some(format!("WebGPU unavailable ({message}): CPU")));
+                    .set(Some(format!("CPU: WebGPU unavailable ({message})")));
                 return;
             }
         };
@@ -145,7 +150,7 @@ impl ModelHost {
             (Err(message), _) | (_, Err(message)) => {
                 self.close_gpu();
                 self.timings.set(Some(format!(
-                    "WebGPU failed during the timing ({message}): CPU"
+                    "CPU: WebGPU failed during the timing ({message})"
                 )));
                 return;
             }

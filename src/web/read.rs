@@ -2,8 +2,23 @@
 
 use burn::tensor::{Int, Tensor};
 
-fn failed(what: &str, error: &dyn std::fmt::Debug) -> String {
-    format!("reading the {what} back from the device failed: {error:?}")
+fn failed(what: &str, error: &dyn std::fmt::Display) -> String {
+    format!(
+        "reading the {what} back failed: {}",
+        innermost_cause(&error.to_string())
+    )
+}
+
+/// Burn's execution errors nest "An error happened during execution / Caused by:" once per
+/// layer and end with a backtrace: the innermost cause is the part that says what happened,
+/// and the only part short enough for the page's one-line note.
+fn innermost_cause(text: &str) -> String {
+    let before_backtrace = text.split("Backtrace:").next().unwrap_or_default();
+    let cause = before_backtrace
+        .rsplit("Caused by:")
+        .next()
+        .unwrap_or_default();
+    cause.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
 pub async fn read_floats<const D: usize>(

@@ -157,13 +157,20 @@ test("a GPU device lost while drawing: the page says so and goes on on the CPU",
   assert.match(await lab.backend(), /WebGPU/);
   await lab.stroke(ONE);
   assert.equal(await lab.settledPrediction(), "1");
+  const pad = lab.byTestId("draw-canvas");
+  const padBefore = await pad.boundingBox();
 
   await gpuWorker(lab.page).evaluate(() => globalThis.__gpuDevices.forEach((device) => device.destroy()));
   await lab.clear();
   await lab.stroke(ZERO);
   await until(() => lab.backend(), (backend) => /CPU/.test(backend), { what: "the CPU taking over" });
-  assert.match(await lab.byTestId("backend-note").textContent(), /The GPU failed/);
+  const note = await lab.byTestId("backend-note").textContent();
+  assert.match(note, /^Switched to the CPU: the GPU failed/);
+  assert.ok(note.length < 250 && !/Caused by|Backtrace/.test(note), `a short note: ${note}`);
   assert.equal(await lab.settledPrediction(), "0");
+  assert.deepEqual(await pad.boundingBox(), padBefore, "the note moved the pad under the pen");
+  // The test batch for attention distance, if the loss caught it, was measured again on the CPU.
+  assert.equal(await lab.byTestId("error").count(), 0);
   await lab.clear();
   await lab.stroke(ONE);
   assert.equal(await lab.settledPrediction(), "1");

@@ -428,6 +428,13 @@ test("a link's bad values are named and ignored, and the form keeps its own", as
   await lab.page.goto(`${app.server.url}?backend=cpu&map=head-7-1`);
   await lab.byTestId("model-ready").waitFor({ timeout: 120_000 });
   await until(() => lab.byTestId("error").textContent(), (text) => /map=head-7-1: the model has 6 layers/.test(text), { what: "the map named" });
+  // The message floats over the page: dismissing it moves nothing (a pad that moved mid-stroke
+  // would draw where the pen is not).
+  const pad = lab.byTestId("draw-canvas");
+  const padBefore = await pad.boundingBox();
+  await lab.byTestId("error").getByRole("button", { name: "Dismiss" }).click();
+  assert.equal(await lab.byTestId("error").count(), 0);
+  assert.deepEqual(await pad.boundingBox(), padBefore);
   await page.close();
 });
 
