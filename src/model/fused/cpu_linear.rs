@@ -1,5 +1,5 @@
-//! `input · weight + bias` and its gradients on the CPU, each one `gemm` call on the rows of
-//! the batch, writing into the output it returns.
+//! `input · weight + bias` and its gradients on the CPU, each one product on the rows of the
+//! batch (`gemm` natively, `cpu_matmul.rs` in the worker), writing into the output it returns.
 //!
 //! Through Burn on flex, each product is allocated by `FlexTensor::empty`: zeroed as bytes,
 //! then copied once more to meet the allocator's alignment (`Bytes::from_bytes_vec`), and the
@@ -13,67 +13,12 @@
 // compiled for the trait but never called there.
 #![cfg_attr(not(feature = "train"), allow(dead_code))]
 
+use super::cpu_matmul::Matrix;
+
 /// Below this many multiply-adds a product runs on the calling thread: waking the pool costs
 /// more than it saves (a batch-1 layer is 17 × 64 × 192 ≈ 0.2 M).
 #[cfg(not(target_arch = "wasm32"))]
 const PARALLEL_MULTIPLY_ADDS: usize = 1 << 21;
-
-fn parallelism(multiply_adds: usize) -> gemm::Parallelism {
-    #[cfg(not(target_arch = "wasm32"))]
-    {
-        let threads = rayon::current_num_threads();
-        if threads > 1 && multiply_adds >= PARALLEL_MULTIPLY_ADDS {
-            return gemm::Parallelism::Rayon(threads);
-        }
-    }
-    let _ = multiply_adds;
-    gemm::Parallelism::None
-}
-
-/// A matrix in a slice: its size and the strides of a row and of a column (a transposed view is
-/// the same values with the strides swapped).
-#[derive(Clone, Copy)]
-struct Matrix<'a> {
-    values: &'a [f32],
-    rows: usize,
-    columns: usize,
-    row_stride: usize,
-    column_stride: usize,
-}
-
-impl<'a> Matrix<'a> {
-    fn row_major(values: &'a [f32], rows: usize, columns: usize) -> Self {
-        Self {
-            values,
-            rows,
-            columns,
-            row_stride: columns,
-            column_stride: 1,
-        }
-    }
-
-    fn transposed(self) -> Self {
-        Self {
-            values: self.values,
-            rows: self.columns,
-            columns: self.rows,
-            row_stride: self.column_stride,
-            column_stride: self.row_stride,
-        }
-    }
-
-    /// Whether every element the strides reach lies in `values`.
-    fn fits(&self) -> bool {
-        if self.rows == 0 || self.columns == 0 {
-            return true;
-        }
-        let last = (self.rows - 1)
-            .checked_mul(self.row_stride)
-            .zip((self.columns - 1).checked_mul(self.column_stride))
-            .and_then(|(a, b)| a.checked_add(b));
-        last.is_some_and(|last| last < self.values.len())
-    }
-}
 
 /// `output += lhs · rhs`, with `output` row-major.
 fn add_product(output: &mut [f32], lhs: Matrix<'_>, rhs: Matrix<'_>) {
@@ -87,8 +32,18 @@ fn add_product(output: &mut [f32], lhs: Matrix<'_>, rhs: Matrix<'_>) {
     if m == 0 || n == 0 || k == 0 {
         return;
     }
+    // In the worker our own kernel: `cpu_matmul.rs` says why.
+    #[cfg(target_arch = "wasm32")]
+    super::cpu_matmul::add_product(output, lhs, rhs);
+    #[cfg(not(target_arch = "wasm32"))]
+    add_product_gemm(output, lhs, rhs);
+}
+
+#[cfg(not(target_arch = "wasm32"))]
+fn add_product_gemm(output: &mut [f32], lhs: Matrix<'_>, rhs: Matrix<'_>) {
+    let (m, k, n) = (lhs.rows, lhs.columns, rhs.columns);
     let stride = |s: usize| s as isize;
-    // SAFETY: the assertion above keeps every element gemm reads (lhs: m×k, rhs: k×n at their
+    // SAFETY: `add_product`'s assertion keeps every element gemm reads (lhs: m×k, rhs: k×n at their
     // strides) inside its slice and every element it writes (m×n, row-major) inside `output`,
     // which is borrowed mutably so nothing else reads or writes it meanwhile; the inputs are
     // shared borrows of other memory (a `&mut` cannot alias them).
@@ -115,6 +70,15 @@ fn add_product(output: &mut [f32], lhs: Matrix<'_>, rhs: Matrix<'_>) {
             parallelism(m * n * k),
         );
     }
+}
+
+#[cfg(not(target_arch = "wasm32"))]
+fn parallelism(multiply_adds: usize) -> gemm::Parallelism {
+    let threads = rayon::current_num_threads();
+    if threads > 1 && multiply_adds >= PARALLEL_MULTIPLY_ADDS {
+        return gemm::Parallelism::Rayon(threads);
+    }
+    gemm::Parallelism::None
 }
 
 /// `input · weight + bias`.

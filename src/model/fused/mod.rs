@@ -11,7 +11,7 @@
 //! allocation and a node of the graph, and evaluates `exp` and `erf` one element at a time.
 //! The kernels here (`cpu.rs`, `cpu_kernels.rs`) are one pass each, forward and backward, with
 //! vectorised `exp` and `erf` (`fast_math.rs`); the linear layers are one `gemm` each
-//! (`cpu_linear.rs`).
+//! (`cpu_linear.rs`), and one product of our own in the worker (`cpu_matmul.rs`).
 //!
 //! Each function returns `None` where its kernel does not run, and the caller composes Burn's
 //! ops instead: on a GPU, for the kernels without a GPU backward pass (a bias with GELU or with
@@ -26,6 +26,7 @@ mod autodiff;
 mod cpu;
 mod cpu_kernels;
 mod cpu_linear;
+mod cpu_matmul;
 pub mod fast_math;
 #[cfg(feature = "gpu")]
 mod kernels;
