@@ -221,7 +221,7 @@ async fn the_lab_mounts_and_a_stroke_gets_a_prediction() {
     let handle = leptos::mount::mount_to(container.unchecked_into(), move || {
         let engine: EngineSignal = RwSignal::new_local(Some(in_lab));
         view! {
-            <Lab engine=engine on_failure=Callback::new(|_| {}) on_problem=Callback::new(|_| {}) batch_distance=Signal::stored(None)
+            <Lab engine=engine on_failure=Callback::new(|_| false) on_problem=Callback::new(|_| {}) batch_distance=Signal::stored(None)
                 test_digits=TestDigits::new() digit=shown_digit map=RwSignal::new(MapChoice::Rollout) input=RwSignal::new(None) />
         }
     });
