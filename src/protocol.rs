@@ -184,6 +184,11 @@ pub enum FromTrainer {
     State {
         state: RunState,
     },
+    /// The run's steps are now computed by `count` workers: 2 once the training worker's
+    /// helper takes half of each CPU step, 1 again if it stops.
+    Workers {
+        count: usize,
+    },
     Data(DataProgress),
     /// A few digits from the first chunk, to show what was loaded.
     Samples {

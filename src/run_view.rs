@@ -25,6 +25,9 @@ pub struct RunView {
     pub backend: Option<Backend>,
     /// Why the device is not the one asked for, if it is not.
     pub device_note: Option<String>,
+    /// Workers computing the steps: 2 while the training worker's helper takes half of each
+    /// CPU step, else 1 (0 before any run).
+    pub workers: usize,
     pub data: DataProgress,
     /// A few digits of the first chunk, with their labels.
     pub samples: Vec<(Vec<u8>, u8)>,
@@ -77,6 +80,7 @@ impl RunView {
             } => {
                 self.backend = Some(backend);
                 self.device_note = note;
+                self.workers = 1;
                 self.history = history;
                 // Also sent after a NaN rolled the run back: the last report is not its state.
                 self.report = None;
@@ -90,6 +94,7 @@ impl RunView {
                     return Effect::RefreshSaved;
                 }
             }
+            FromTrainer::Workers { count } => self.workers = count,
             FromTrainer::Data(progress) => self.data = progress,
             FromTrainer::Samples { images, labels } => {
                 self.samples = images.into_iter().zip(labels).collect()

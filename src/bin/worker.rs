@@ -1,6 +1,7 @@
 //! The page's worker: Trunk builds this binary for wasm32 and the page starts it as a Web
-//! Worker (`worker_loader.js`) in one of two roles, so that neither ever blocks or ends the
-//! page: `?role=gpu` runs the page's model on WebGPU, any other trains.
+//! Worker (`worker_loader.js`) in one of its roles, so that none ever blocks or ends the page:
+//! `?role=gpu` runs the page's model on WebGPU, `?role=helper` (started by the training worker)
+//! computes half of each CPU step, any other trains.
 
 #[cfg(target_arch = "wasm32")]
 unsafe extern "C" {
@@ -18,6 +19,7 @@ fn main() {
     match vitlab::web::WorkerRole::of_this_worker() {
         vitlab::web::WorkerRole::Gpu => vitlab::web::run_gpu_worker(),
         vitlab::web::WorkerRole::Train => vitlab::web::run_training_worker(),
+        vitlab::web::WorkerRole::Helper => vitlab::web::run_helper_worker(),
     }
 }
 

@@ -10,13 +10,15 @@ mod checkpoint;
 mod distill;
 mod evaluate;
 #[cfg(feature = "train")]
+mod half_job;
+#[cfg(feature = "train")]
 mod optimizer;
 mod plan;
 mod report;
 mod schedule;
 #[cfg(feature = "train")]
 mod session;
-#[cfg(all(feature = "train", not(target_arch = "wasm32")))]
+#[cfg(feature = "train")]
 mod shards;
 mod state;
 #[cfg(feature = "train")]
@@ -29,6 +31,10 @@ pub use checkpoint::{ADAM_TIMES_KEY, Checkpoint, CheckpointError, SESSION_KEY, S
 pub use distill::{Distillation, DistillationError, DistillationKind};
 pub use evaluate::{Evaluation, classify_in_batches, count_correct, predictions};
 #[cfg(feature = "train")]
+pub use half_job::{
+    HalfDone, HalfDoneHeader, HalfHelper, HalfJob, HalfJobError, HalfJobHeader, parameter_values,
+};
+#[cfg(feature = "train")]
 pub use optimizer::{AdamW, Moments};
 pub use plan::{PlanError, TrainingPlan};
 pub use report::{
@@ -38,8 +44,8 @@ pub use report::{
 pub use schedule::LrSchedule;
 #[cfg(feature = "train")]
 pub use session::{JOIN_IMAGES, JOIN_STEPS, PendingStep, Session, TrainingError};
-#[cfg(all(feature = "train", not(target_arch = "wasm32")))]
-pub use shards::{in_halves, split_here};
+#[cfg(feature = "train")]
+pub use shards::{Half, add_halves, half_gradients, half_of_batch, in_halves, split_here};
 pub use state::{SavedRunError, SessionState, Smoothing};
 #[cfg(feature = "train")]
 pub use trainer::{

@@ -9,10 +9,10 @@ use burn::tensor::{Device, Int, Tensor};
 use super::optimizer::Moments;
 use super::plan::PlanError;
 use super::{
-    CellDigits, History, LrSchedule, SessionState, Smoothing, StepPoint, StepReport, Teacher,
-    TestReport, Trainer, TrainingPlan, test_report,
+    CellDigits, HalfHelper, History, LrSchedule, SessionState, Smoothing, StepOutput, StepPoint,
+    StepReport, Teacher, TestReport, Trainer, TrainingPlan, test_report,
 };
-use crate::data::{Augmentation, MnistSet};
+use crate::data::{Augmentation, Batch, MnistSet};
 use crate::model::{Budget, Classifier, seed_randomness};
 use crate::rng::SplitMix64;
 
@@ -33,6 +33,8 @@ pub struct PendingStep {
     pub lr: f64,
     /// The step count once this step is taken (1 for the first).
     pub step: usize,
+    /// Whether a helper computed half of it ([`Session::begin_step_with`]).
+    pub helped: bool,
 }
 
 /// A model in training with its data, schedule and metrics.
@@ -325,6 +327,22 @@ impl Session {
     /// Starts the next step; `None` until training images arrive (see
     /// [`Session::can_step`]) or once the plan is done.
     pub fn begin_step(&mut self) -> Option<PendingStep> {
+        let (batch, lr) = self.next_batch()?;
+        let output = self.trainer.step(&batch, lr);
+        Some(self.stepped(output, &batch, lr))
+    }
+
+    /// [`Session::begin_step`], the step's second half handed to `helper` where it can take
+    /// it ([`Trainer::step_with`]): the same step, bit for bit.
+    pub async fn begin_step_with(&mut self, helper: &impl HalfHelper) -> Option<PendingStep> {
+        let (batch, lr) = self.next_batch()?;
+        let output = self.trainer.step_with(&batch, lr, helper).await;
+        Some(self.stepped(output, &batch, lr))
+    }
+
+    /// The next step's batch (a new pass begins when the old one runs out) and learning rate;
+    /// `None` when no step can be taken now.
+    fn next_batch(&mut self) -> Option<(Batch, f64)> {
         if !self.can_step() {
             return None;
         }
@@ -345,17 +363,21 @@ impl Session {
             }
             None => self.train.batch(&indices, &device),
         };
-        let lr = self.schedule.at(self.trainer.step);
-        let output = self.trainer.step(&batch, lr);
+        Some((batch, self.schedule.at(self.trainer.step)))
+    }
+
+    /// The step just taken on `batch`, pending its read-back.
+    fn stepped(&mut self, output: StepOutput, batch: &Batch, lr: f64) -> PendingStep {
         // What is due at the next step joins before it draws.
         self.join_due();
-        Some(PendingStep {
+        PendingStep {
             loss: output.loss,
             correct: output.correct,
-            images: batch_size,
+            images: batch.images.dims()[0],
             lr,
             step: self.trainer.step,
-        })
+            helped: output.helped,
+        }
     }
 
     /// Books a finished step: its loss and correct count as read back, and how long it took.

@@ -6,7 +6,9 @@ use burn::optim::GradientsParams;
 use burn::tensor::activation::log_softmax;
 use burn::tensor::{Device, Int, Tensor};
 
+use super::half_job::{HalfHelper, HalfJob};
 use super::optimizer::{AdamW, Moments};
+use super::shards::{Half, add_halves, half_of_batch};
 use super::{Distillation, OptimizerSettings, count_correct};
 use crate::data::Batch;
 use crate::model::{Classifier, ModelConfig, seed_randomness};
@@ -38,6 +40,8 @@ pub struct StepOutput {
     pub loss: Tensor<1>,
     /// `[1]`, correct predictions in the batch (before the update).
     pub correct: Tensor<1, Int>,
+    /// Whether a helper computed half of the step ([`Trainer::step_with`]).
+    pub helped: bool,
 }
 
 /// What the forward and backward passes of a step give.
@@ -174,39 +178,96 @@ impl Trainer {
 
     /// One optimiser step on `batch` at learning rate `lr`.
     pub fn step(&mut self, batch: &Batch, lr: f64) -> StepOutput {
+        let (model, stream) = self.begin_step();
+        let objective = self.objective();
+        let gradients = if super::shards::split_here(batch.images.dims()[0], &self.device) {
+            super::shards::in_halves(&model, batch, objective, stream)
+        } else {
+            batch_gradients(
+                &model,
+                batch.images.clone(),
+                batch.labels.clone(),
+                objective,
+                1.0,
+            )
+        };
+        self.finish_step(model, gradients, lr, false)
+    }
+
+    /// [`Trainer::step`], its second half handed to `helper` where the batch splits in halves
+    /// and the helper is ready, while this thread computes the first: the same step, bit for
+    /// bit. Where the helper fails, this thread computes the second half too.
+    pub async fn step_with(
+        &mut self,
+        batch: &Batch,
+        lr: f64,
+        helper: &impl HalfHelper,
+    ) -> StepOutput {
+        let images = batch.images.dims()[0];
+        if !(helper.is_ready()
+            && self.teacher.is_none()
+            && super::shards::split_here(images, &self.device))
+        {
+            return self.step(batch, lr);
+        }
+        let (model, stream) = self.begin_step();
+        let objective = self.objective();
+        let job = HalfJob::second_half_of(&model, batch, objective, stream);
+        let second = helper.hand_over(job);
+        let first = half_of_batch(&model, batch, objective, stream, Half::First);
+        let (second, helped) = match second
+            .await
+            .and_then(|done| done.into_batch_gradients(&model, &self.device))
+        {
+            Ok(second) => (second, true),
+            Err(error) => {
+                helper.give_up(error);
+                let second = half_of_batch(&model, batch, objective, stream, Half::Second);
+                (second, false)
+            }
+        };
+        let gradients = add_halves(&model, first, second);
+        self.finish_step(model, gradients, lr, helped)
+    }
+
+    /// The model, out for the step, and the step's stream (the randomness seeded from it).
+    fn begin_step(&mut self) -> (Classifier, u64) {
         let model = self
             .model
             .take()
             .expect("the model is back after every step");
         let stream = step_seed(self.seed, self.step);
         seed_randomness(&self.device, stream);
-        let objective = Objective {
+        (model, stream)
+    }
+
+    fn objective(&self) -> Objective<'_> {
+        Objective {
             smoothing: self.settings.label_smoothing,
             teacher: self.teacher.as_ref(),
-        };
-        let whole = |model: &Classifier| {
-            let (images, labels) = (batch.images.clone(), batch.labels.clone());
-            batch_gradients(model, images, labels, objective, 1.0)
-        };
-        #[cfg(not(target_arch = "wasm32"))]
+        }
+    }
+
+    /// Updates `model` with the step's gradients and puts it back.
+    fn finish_step(
+        &mut self,
+        model: Classifier,
+        gradients: BatchGradients,
+        lr: f64,
+        helped: bool,
+    ) -> StepOutput {
         let BatchGradients {
             loss,
             correct,
             gradients,
-        } = if super::shards::split_here(batch.images.dims()[0], &self.device) {
-            super::shards::in_halves(&model, batch, objective, stream)
-        } else {
-            whole(&model)
-        };
-        #[cfg(target_arch = "wasm32")]
-        let BatchGradients {
-            loss,
-            correct,
-            gradients,
-        } = whole(&model);
+        } = gradients;
         self.model = Some(self.optimizer.step(lr, model, gradients));
         self.step += 1;
-        StepOutput { loss, correct }
+        StepOutput {
+            loss,
+            correct,
+            helped,
+        }
     }
 
     /// Continues with saved AdamW moments (by parameter position, as

@@ -9,6 +9,7 @@ use crate::data::{Batch, IMAGE_SIDE};
 use crate::train::{Trainer, TrainingPlan};
 
 use super::global::{now_ms, sleep_ms};
+use super::helper::HelperWorker;
 use super::read::read_floats;
 use super::{Backend, StartedDevice, start_device};
 
@@ -18,9 +19,17 @@ const TIMED_STEPS: usize = 2;
 /// GPU can take minutes to compile every kernel of a training step).
 const GPU_TRIAL_DEADLINE_MS: u32 = 30_000;
 
+/// A helper that is not ready by then is left out of the CPU's trial.
+const HELPER_DEADLINE_MS: f64 = 10_000.0;
+
 /// The device asked for; or with none asked for, the faster of WebGPU and the CPU for `plan`,
-/// with a note that says both times.
-pub async fn training_device(preferred: Option<Backend>, plan: &TrainingPlan) -> StartedDevice {
+/// with a note that says both times. The CPU is timed with `helper` where it is ready, as it
+/// would train.
+pub async fn training_device(
+    preferred: Option<Backend>,
+    plan: &TrainingPlan,
+    helper: Option<&HelperWorker>,
+) -> StartedDevice {
     if preferred.is_some() {
         return start_device(preferred).await;
     }
@@ -33,12 +42,16 @@ pub async fn training_device(preferred: Option<Backend>, plan: &TrainingPlan) ->
         backend: Backend::Cpu,
         fallback_reason: None,
     };
-    let cpu_ms = match step_ms(plan, &cpu.device).await {
+    let helper = match helper {
+        Some(helper) if helper.ready_within(HELPER_DEADLINE_MS).await => Some(helper),
+        _ => None,
+    };
+    let cpu_ms = match step_ms(plan, &cpu.device, helper).await {
         Ok(ms) => ms,
         // The CPU cannot even take a step: the GPU is all there is.
         Err(_) => return gpu,
     };
-    let trial = Box::pin(step_ms(plan, &gpu.device));
+    let trial = Box::pin(step_ms(plan, &gpu.device, None));
     let outcome = match select(trial, Box::pin(sleep_ms(GPU_TRIAL_DEADLINE_MS))).await {
         Either::Left((outcome, _)) => Some(outcome),
         Either::Right(_) => None,
@@ -69,8 +82,12 @@ pub async fn training_device(preferred: Option<Backend>, plan: &TrainingPlan) ->
 
 /// Milliseconds a training step of `plan` takes on `device`: the median of [`TIMED_STEPS`]
 /// after a warm-up step, on a made-up batch (the pixels do not change the time) with a model
-/// that is thrown away.
-async fn step_ms(plan: &TrainingPlan, device: &Device) -> Result<f64, String> {
+/// that is thrown away; on the CPU with `helper`'s help where one is given.
+async fn step_ms(
+    plan: &TrainingPlan,
+    device: &Device,
+    helper: Option<&HelperWorker>,
+) -> Result<f64, String> {
     let mut trainer = Trainer::new(
         plan.config.init(device),
         plan.config.clone(),
@@ -87,7 +104,10 @@ async fn step_ms(plan: &TrainingPlan, device: &Device) -> Result<f64, String> {
     let mut times = Vec::with_capacity(TIMED_STEPS);
     for step in 0..=TIMED_STEPS {
         let started = now_ms();
-        let output = trainer.step(&batch, plan.lr);
+        let output = match helper {
+            Some(helper) => trainer.step_with(&batch, plan.lr, helper).await,
+            None => trainer.step(&batch, plan.lr),
+        };
         read_floats(output.loss, "a trial step's loss").await?;
         if step > 0 {
             times.push(now_ms() - started);

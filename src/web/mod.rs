@@ -12,6 +12,8 @@ mod engine;
 mod fetch;
 mod global;
 pub mod gpu;
+#[cfg(feature = "train")]
+pub mod helper;
 mod packet;
 mod read;
 mod run_log;
@@ -28,6 +30,8 @@ pub use fetch::{MAX_FETCH_BYTES, fetch_bytes, within};
 pub use global::{describe, now_ms, report_rejections_as_errors, sleep_ms};
 #[cfg(feature = "gpu")]
 pub use gpu::run_gpu_worker;
+#[cfg(feature = "train")]
+pub use helper::run_helper_worker;
 pub use read::{read_floats, read_ints};
 pub use run_log::RunLog;
 #[cfg(feature = "train")]
@@ -49,6 +53,22 @@ pub fn query_param(name: &str) -> Option<String> {
         .get(name)
 }
 
+/// The page's query parameter by which a person (or a test) asks for CPU training in one
+/// worker, without the helper: `?cpu-workers=1`. The page passes it on to the training worker.
+pub const CPU_WORKERS_PARAM: &str = "cpu-workers";
+
+/// A query parameter of this worker's own URL (inside a worker; `None` elsewhere).
+pub fn this_worker_param(name: &str) -> Option<String> {
+    let search = js_sys::global()
+        .dyn_into::<web_sys::WorkerGlobalScope>()
+        .ok()?
+        .location()
+        .search();
+    web_sys::UrlSearchParams::new_with_str(&search)
+        .ok()?
+        .get(name)
+}
+
 /// What a worker started from [`WORKER_SCRIPT`] does, from its URL's `?role=`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum WorkerRole {
@@ -56,20 +76,15 @@ pub enum WorkerRole {
     Gpu,
     /// Trains.
     Train,
+    /// Computes half of each CPU step for the training worker that started it.
+    Helper,
 }
 
 impl WorkerRole {
     pub fn of_this_worker() -> Self {
-        let search = js_sys::global()
-            .dyn_into::<web_sys::WorkerGlobalScope>()
-            .map(|scope| scope.location().search())
-            .unwrap_or_default();
-        match web_sys::UrlSearchParams::new_with_str(&search)
-            .ok()
-            .and_then(|params| params.get("role"))
-            .as_deref()
-        {
+        match this_worker_param("role").as_deref() {
             Some("gpu") => Self::Gpu,
+            Some("helper") => Self::Helper,
             _ => Self::Train,
         }
     }

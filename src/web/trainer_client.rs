@@ -30,7 +30,12 @@ impl TrainerWorker {
         mut on_message: impl FnMut(FromTrainer, Option<Vec<u8>>) + 'static,
         mut on_error: impl FnMut(String) + 'static,
     ) -> Result<Self, String> {
-        let worker = Worker::new(&format!("{WORKER_SCRIPT}?role=train"))
+        // `?cpu-workers=1` on the page asks the worker to train without its helper.
+        let one_worker = super::query_param(super::CPU_WORKERS_PARAM)
+            .filter(|count| count == "1")
+            .map(|count| format!("&{}={count}", super::CPU_WORKERS_PARAM))
+            .unwrap_or_default();
+        let worker = Worker::new(&format!("{WORKER_SCRIPT}?role=train{one_worker}"))
             .map_err(|e| format!("the training worker did not start: {}", describe(e)))?;
         let waiting = Rc::new(RefCell::new(Some(Vec::<Packet>::new())));
         let (held, target) = (waiting.clone(), worker.clone());

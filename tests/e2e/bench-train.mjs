@@ -5,7 +5,9 @@
 // after
 // `trunk build --release`:
 //   (cd tests/e2e && npm ci && node bench-train.mjs [--preset seed|lab] [--seconds 90]
-//        [--backends cpu,webgpu] [--target 0.98] [--batch-size N])
+//        [--backends cpu,webgpu] [--cpu-workers 1,2] [--target 0.98] [--batch-size N])
+// `--cpu-workers 1,2` measures the CPU twice, side by side: one worker (`?cpu-workers=1`), then
+// the worker with its helper (the page's default where the machine has two cores or more).
 import { parseArgs } from "node:util";
 import { DIST, LabPage, countGpu, gpuCounts, gpuDelta, launch, numberIn, serve, settleGpu, until, watchLongTasks } from "./support.mjs";
 
@@ -18,17 +20,21 @@ const { values: options } = parseArgs({
     // A smaller batch takes more steps in the same time on a slow (software) GPU, so the
     // per-step GPU counts average over more steps; they do not depend on the batch size.
     "batch-size": { type: "string" },
+    "cpu-workers": { type: "string", default: "2" },
   },
 });
 const server = await serve(DIST);
 const browser = await launch();
-for (const backend of options.backends.split(",")) {
+const runs = options.backends.split(",").flatMap((backend) =>
+  backend === "cpu" ? options["cpu-workers"].split(",").map((workers) => ({ backend, workers })) : [{ backend, workers: "" }],
+);
+for (const { backend, workers } of runs) {
   const context = await browser.newContext();
   const page = await context.newPage();
   await watchLongTasks(page);
   await countGpu(page);
   const lab = new LabPage(page);
-  await lab.open(`${server.url}?backend=${backend}`);
+  await lab.open(`${server.url}?backend=${backend}${workers === "1" ? "&cpu-workers=1" : ""}`);
   // Let the page finish its own start-up work (the attention-distance batch) first.
   await page.waitForTimeout(5000);
   const idle = await settleGpu(page);
@@ -61,6 +67,7 @@ for (const backend of options.backends.split(",")) {
     }
   }
   const toStep = await step();
+  const helped = await lab.byTestId("cpu-workers").count();
   const running = gpuDelta(fromCounts, await gpuCounts(page));
   const perStep = Object.fromEntries(Object.entries(running).map(([k, v]) => [k, +(v / Math.max(1, toStep - fromStep)).toFixed(1)]));
   const settled = rates.slice(Math.floor(rates.length / 2)).filter(Number.isFinite);
@@ -69,6 +76,7 @@ for (const backend of options.backends.split(",")) {
   console.log(JSON.stringify({
     backend,
     device: await lab.byTestId("run-state").textContent(),
+    cpu_workers: backend === "cpu" ? (helped ? 2 : 1) : undefined,
     preset: options.preset,
     batch_size: options["batch-size"] ?? "preset",
     images_per_second: median,

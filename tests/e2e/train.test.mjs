@@ -418,6 +418,44 @@ test("an experiment as a link fills the form and the view, and trains the same o
   await slow.page.close();
 });
 
+/**
+ * Trains the plan of `query` to its end on the CPU. The run file's tensors (weights and AdamW
+ * moments, byte for byte), the loss of every step, and the step at which the page first said
+ * two workers train (null if it never did).
+ */
+async function finishedRun(query) {
+  const { page, lab } = await openAt(query);
+  await lab.byTestId("train-button").click();
+  let twoFrom = null;
+  await until(
+    async () => {
+      if (twoFrom === null && (await lab.byTestId("cpu-workers").count())) twoFrom = await numberIn(lab, "training-step");
+      return lab.byTestId("run-state").textContent();
+    },
+    (state) => state === "finished",
+    { timeout: 300_000, every: 100, what: "the run's end" },
+  );
+  const [download] = await Promise.all([page.waitForEvent("download"), lab.byTestId("run-download").click()]);
+  const bytes = await readFile(await download.path());
+  const headerLength = Number(bytes.readBigUInt64LE(0));
+  const header = JSON.parse(bytes.subarray(8, 8 + headerLength).toString());
+  const history = JSON.parse(header.__metadata__["vitlab.session"]).history;
+  await page.close();
+  return { tensors: bytes.subarray(8 + headerLength), losses: history.steps.map((p) => p.loss), twoFrom };
+}
+
+test("two CPU workers (the worker and its helper) train the run one trains, bit for bit, and the page says so", async () => {
+  // 100 steps of the seed preset: the helper (a second wasm instance) is ready long before.
+  const link = "?backend=cpu&preset=seed&batch=64&epochs=1&images=6400&seed=3";
+  const two = await finishedRun(link);
+  const one = await finishedRun(`${link}&cpu-workers=1`);
+  assert.equal(one.twoFrom, null, "?cpu-workers=1 trains in one worker");
+  assert.ok(two.twoFrom !== null && two.twoFrom < 80, `the helper took part from step ${two.twoFrom}`);
+  assert.equal(two.losses.length, 100);
+  assert.deepEqual(two.losses, one.losses, "the same loss at every step");
+  assert.ok(two.tensors.equals(one.tensors), "the same weights and moments, byte for byte");
+});
+
 test("a link's bad values are named and ignored, and the form keeps its own", async () => {
   const { page, lab } = await openAt(`?backend=cpu&depth=abc&lr=1e999&map=head-99-1&seed=${"9".repeat(300)}`);
   const message = await lab.byTestId("error").textContent();

@@ -6,6 +6,7 @@ mod cnn;
 mod data;
 mod data_scaling;
 mod fuzz;
+mod helper;
 mod hostile;
 mod insight;
 mod kernels;

@@ -190,3 +190,23 @@ fn a_cell_s_digits_are_shown_until_the_run_is_cleared() {
     view.clear();
     assert_eq!(view.cell, None, "a new run has no cell of the old one's");
 }
+
+#[test]
+fn the_view_counts_the_workers_the_trainer_says_compute_the_steps() {
+    let mut view = RunView::default();
+    let started = || FromTrainer::Started {
+        backend: Backend::Cpu,
+        note: None,
+        plan: TrainingPlan::seed(),
+        history: History::default(),
+    };
+    view.apply(started(), None);
+    assert_eq!(view.workers, 1, "one worker until the helper takes a step");
+    view.apply(FromTrainer::Workers { count: 2 }, None);
+    assert_eq!(view.workers, 2);
+    view.apply(FromTrainer::Workers { count: 1 }, None);
+    assert_eq!(view.workers, 1, "the helper stopped");
+    view.apply(FromTrainer::Workers { count: 2 }, None);
+    view.apply(started(), None);
+    assert_eq!(view.workers, 1, "a new or rolled-back run starts from one");
+}

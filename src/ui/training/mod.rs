@@ -39,6 +39,7 @@ struct Shown {
     state: Memo<RunState>,
     backend: Memo<Option<Backend>>,
     device_note: Memo<Option<String>>,
+    workers: Memo<usize>,
     data: Memo<DataProgress>,
     samples: Memo<Vec<(Vec<u8>, u8)>>,
     history: Memo<History>,
@@ -105,6 +106,7 @@ pub fn TrainingPanel(
         state: Memo::new(move |_| run.state().get()),
         backend: Memo::new(move |_| run.backend().get()),
         device_note: Memo::new(move |_| run.device_note().get()),
+        workers: Memo::new(move |_| run.workers().get()),
         data: Memo::new(move |_| run.data().get()),
         samples: Memo::new(move |_| run.samples().get()),
         history: Memo::new(move |_| run.history().get()),
@@ -410,6 +412,10 @@ pub fn TrainingPanel(
             <p class="run-state">
                 <span data-testid="run-state">{move || shown.state.get().label()}</span>
                 {move || shown.backend.get().map(|b| format!(" on {}", b.label()))}
+                {move || {
+                    let workers = shown.workers.get();
+                    (workers > 1).then(|| view! { <span data-testid="cpu-workers">{format!(", {workers} workers")}</span> })
+                }}
                 {move || shown.device_note.get().map(|n| view! { <span class="note">" — " {n}</span> })}
             </p>
             {move || shown.failure.get().map(|message| view! { <p class="error" data-testid="training-error" role="alert">{message}</p> })}

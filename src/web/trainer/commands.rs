@@ -18,6 +18,7 @@ use crate::weights;
 use crate::web::Backend;
 use crate::web::chunks::{ChunkSource, DATA_BASE};
 use crate::web::device_trial::training_device;
+use crate::web::helper::HelperWorker;
 use crate::web::saved_run;
 
 use super::inbox::Inbox;
@@ -144,6 +145,16 @@ pub(super) async fn handle(
     }
 }
 
+/// Tells the page why the helper stopped helping.
+fn helper_stopped(why: String) {
+    notice(
+        format!(
+            "The second CPU worker stopped ({why}): training goes on in one, with the same results."
+        ),
+        true,
+    );
+}
+
 /// The run is gone, or never began: says why, and the page goes back to idle.
 pub(super) fn fail_without_run(message: String) {
     post(&FromTrainer::Failed { message }, None);
@@ -173,10 +184,15 @@ pub(super) async fn launch(
         },
         None,
     );
+    // Started first, so that a timed choice times the CPU as it would train: in two workers
+    // where the machine has two cores. Kept only if the run trains on the CPU.
+    let helper = (*backend != Some(Backend::WebGpu))
+        .then(|| HelperWorker::start(&plan.config, helper_stopped))
+        .flatten();
     // The slow part (timing the devices, fetching the manifest: seconds, or a stall's 20 s)
     // gives way to a Stop or a Reset, which the loop then handles with no run begun.
     let prepare = async {
-        let started = training_device(*backend, plan).await;
+        let started = training_device(*backend, plan, helper.as_ref()).await;
         let source = ChunkSource::open(DATA_BASE).await;
         let manifest = source.manifest().await;
         (started, source, manifest)
@@ -205,6 +221,7 @@ pub(super) async fn launch(
     };
     inbox.generation.set(inbox.generation.get() + 1);
     inbox.chunks.borrow_mut().clear();
+    let helper = helper.filter(|_| started.backend == Backend::Cpu);
     let mut new_run = Run {
         session,
         backend: started.backend,
@@ -217,6 +234,8 @@ pub(super) async fn launch(
         last_report_ms: 0.0,
         saved_step,
         drawing: None,
+        helper,
+        workers: 1,
     };
     announce(&new_run);
     set_state(&mut new_run, RunState::Running);

@@ -13,6 +13,7 @@ use crate::train::{
 
 use crate::web::Backend;
 use crate::web::global::{now_ms, sleep_ms};
+use crate::web::helper::HelperWorker;
 use crate::web::read::{read_floats, read_ints};
 use crate::web::saved_run;
 
@@ -40,6 +41,10 @@ pub(super) struct Run {
     pub(super) saved_step: Option<usize>,
     /// The drawing on the page's pad, probed with the test digits at each evaluation.
     pub(super) drawing: Option<[u8; IMAGE_PIXELS]>,
+    /// The worker that computes the second half of each CPU step, where there is one.
+    pub(super) helper: Option<HelperWorker>,
+    /// Workers computing the steps, as the page was last told.
+    pub(super) workers: usize,
 }
 
 /// Tells the page the run's device, plan and history (the charts start from it).
@@ -81,8 +86,17 @@ pub(super) async fn train_step(slot: &mut Option<Run>) {
     if run.in_flight.is_empty() {
         run.in_flight_since = now_ms();
     }
-    let began = match run.session.begin_step() {
+    let stepped = match &run.helper {
+        Some(helper) => run.session.begin_step_with(helper).await,
+        None => run.session.begin_step(),
+    };
+    let began = match stepped {
         Some(pending) => {
+            let workers = if pending.helped { 2 } else { 1 };
+            if workers != run.workers {
+                run.workers = workers;
+                post(&FromTrainer::Workers { count: workers }, None);
+            }
             run.in_flight.push(pending);
             true
         }

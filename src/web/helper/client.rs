@@ -1,0 +1,183 @@
+//! The training worker's side of its helper: started for a CPU run where the machine has a
+//! second core, one job at a time, and given up on (with a note to the page) the first time
+//! it fails, after which the training worker computes both halves itself.
+
+use std::cell::{Cell, RefCell};
+use std::future::Future;
+use std::rc::Rc;
+
+use futures::channel::oneshot;
+use futures::future::{Either, select};
+use wasm_bindgen::prelude::*;
+use web_sys::{ErrorEvent, MessageEvent, Worker};
+
+use super::protocol::{FromHelper, ToHelper};
+use crate::model::ModelConfig;
+use crate::train::{HalfDone, HalfHelper, HalfJob, HalfJobError};
+use crate::web::global::{describe, now_ms, sleep_ms};
+use crate::web::packet::Packet;
+use crate::web::{CPU_WORKERS_PARAM, WORKER_SCRIPT, this_worker_param};
+
+/// A half that takes longer than this is taken as lost: a half of the largest batch the page
+/// allows takes seconds on a slow machine.
+const JOB_DEADLINE_MS: u32 = 60_000;
+
+type Outcome = Result<HalfDone, HalfJobError>;
+
+/// Hears once why a helper stopped helping.
+type Listener = Rc<dyn Fn(String)>;
+
+#[derive(Default)]
+struct Shared {
+    /// Jobs are handed over only once the helper has built the model.
+    ready: Cell<bool>,
+    /// The job in progress.
+    waiting: RefCell<Option<oneshot::Sender<Outcome>>>,
+    /// Why the helper can no longer be used, once it cannot.
+    gone: RefCell<Option<String>>,
+}
+
+impl Shared {
+    /// Fails the job in progress, and every later one, with `message`; reports it once.
+    fn end(&self, message: String, report: &dyn Fn(String)) {
+        self.ready.set(false);
+        if self.gone.borrow().is_some() {
+            return;
+        }
+        *self.gone.borrow_mut() = Some(message.clone());
+        if let Some(waiting) = self.waiting.borrow_mut().take() {
+            let _ = waiting.send(Err(HalfJobError::Damaged(message.clone())));
+        }
+        report(message);
+    }
+}
+
+/// A running helper worker; dropping it ends the worker.
+pub struct HelperWorker {
+    worker: Worker,
+    shared: Rc<Shared>,
+    report: Listener,
+    _on_message: Closure<dyn FnMut(MessageEvent)>,
+    _on_error: Closure<dyn FnMut(ErrorEvent)>,
+}
+
+impl HelperWorker {
+    /// Starts a helper for `config`'s model where this machine has more than one core and
+    /// the page did not ask for one worker (`?cpu-workers=1`); `None` otherwise, or when no
+    /// worker can start (the training worker then computes both halves, with the same
+    /// results). `report` hears once why a helper stopped helping.
+    pub fn start(config: &ModelConfig, report: impl Fn(String) + 'static) -> Option<Self> {
+        let scope: web_sys::WorkerGlobalScope = js_sys::global().dyn_into().ok()?;
+        let one_asked = this_worker_param(CPU_WORKERS_PARAM).as_deref() == Some("1");
+        if one_asked || scope.navigator().hardware_concurrency() < 2.0 {
+            return None;
+        }
+        let worker = Worker::new(&format!("{WORKER_SCRIPT}?role=helper")).ok()?;
+        let report: Listener = Rc::new(report);
+        let shared = Rc::new(Shared::default());
+        let setup = Packet::new(
+            &ToHelper::Setup {
+                config: config.clone(),
+            },
+            None,
+        );
+        let setup = RefCell::new(Some(setup));
+        let (state, target, told) = (shared.clone(), worker.clone(), report.clone());
+        let on_message = Closure::<dyn FnMut(MessageEvent)>::new(move |event: MessageEvent| {
+            let Some(packet) = Packet::read(&event) else {
+                return;
+            };
+            match packet.parse::<FromHelper>() {
+                Ok(FromHelper::Listening) => {
+                    if let Some(setup) = setup.borrow_mut().take()
+                        && let Err(error) = setup.send_to(&target)
+                    {
+                        state.end(format!("it refused its setup: {}", describe(error)), &*told);
+                    }
+                }
+                Ok(FromHelper::Ready) => state.ready.set(true),
+                Ok(FromHelper::Done(header)) => {
+                    let outcome = HalfDone::from_parts(header, &packet.bytes.unwrap_or_default());
+                    if let Some(waiting) = state.waiting.borrow_mut().take() {
+                        let _ = waiting.send(outcome);
+                    }
+                }
+                Ok(FromHelper::Failed { message }) => state.end(message, &*told),
+                Err(message) => state.end(message, &*told),
+            }
+        });
+        let (state, told) = (shared.clone(), report.clone());
+        let on_error = Closure::<dyn FnMut(ErrorEvent)>::new(move |event: ErrorEvent| {
+            event.prevent_default();
+            let message = event.message();
+            state.end(
+                if message.is_empty() {
+                    "it stopped".to_string()
+                } else {
+                    format!("it stopped: {message}")
+                },
+                &*told,
+            );
+        });
+        worker.set_onmessage(Some(on_message.as_ref().unchecked_ref()));
+        worker.set_onerror(Some(on_error.as_ref().unchecked_ref()));
+        Some(Self {
+            worker,
+            shared,
+            report,
+            _on_message: on_message,
+            _on_error: on_error,
+        })
+    }
+}
+
+impl HelperWorker {
+    /// Waits until the helper takes jobs, at most `deadline_ms`; whether it does.
+    pub async fn ready_within(&self, deadline_ms: f64) -> bool {
+        let until = now_ms() + deadline_ms;
+        while !self.is_ready() && self.shared.gone.borrow().is_none() && now_ms() < until {
+            sleep_ms(20).await;
+        }
+        self.is_ready()
+    }
+}
+
+impl HalfHelper for HelperWorker {
+    fn is_ready(&self) -> bool {
+        self.shared.ready.get() && self.shared.waiting.borrow().is_none()
+    }
+
+    fn hand_over(&self, job: HalfJob) -> impl Future<Output = Outcome> {
+        let (header, bytes) = job.into_parts();
+        let (answer, waiting) = oneshot::channel();
+        *self.shared.waiting.borrow_mut() = Some(answer);
+        if let Err(error) = Packet::new(&ToHelper::Job(header), Some(bytes)).send_to(&self.worker) {
+            let message = format!("it refused a job: {}", describe(error));
+            self.shared.end(message, &*self.report);
+        }
+        async move {
+            match select(waiting, Box::pin(sleep_ms(JOB_DEADLINE_MS))).await {
+                Either::Left((Ok(outcome), _)) => outcome,
+                Either::Left((Err(_), _)) => Err(HalfJobError::Damaged("it went away".into())),
+                Either::Right(_) => Err(HalfJobError::Damaged(format!(
+                    "no answer within {} s",
+                    JOB_DEADLINE_MS / 1000
+                ))),
+            }
+        }
+    }
+
+    fn give_up(&self, error: HalfJobError) {
+        self.worker.terminate();
+        self.shared.end(error.to_string(), &*self.report);
+    }
+}
+
+impl Drop for HelperWorker {
+    fn drop(&mut self) {
+        // Events already queued must find no handler rather than a dropped closure.
+        self.worker.set_onmessage(None);
+        self.worker.set_onerror(None);
+        self.worker.terminate();
+    }
+}

@@ -1,0 +1,88 @@
+//! The helper worker: builds the run's model once, then computes one half of a step per job
+//! with the parameters that come with it, in the order the jobs came.
+
+use std::cell::RefCell;
+
+use burn::module::Module;
+use burn::tensor::Device;
+use futures::StreamExt;
+use futures::channel::mpsc;
+use wasm_bindgen::prelude::*;
+use wasm_bindgen_futures::spawn_local;
+use web_sys::{DedicatedWorkerGlobalScope, MessageEvent};
+
+use super::protocol::{FromHelper, ToHelper};
+use crate::model::{Budget, Classifier, ModelConfig};
+use crate::train::HalfJob;
+use crate::web::packet::Packet;
+
+/// The run's model, built at setup.
+struct Model {
+    config: ModelConfig,
+    model: Classifier,
+    device: Device,
+}
+
+/// The worker's entry point.
+pub fn run_helper_worker() {
+    let scope: DedicatedWorkerGlobalScope = js_sys::global().unchecked_into();
+    let (inbox, mut requests) = mpsc::unbounded::<Packet>();
+    let listener = Closure::<dyn FnMut(MessageEvent)>::new(move |event: MessageEvent| {
+        if let Some(packet) = Packet::read(&event) {
+            let _ = inbox.unbounded_send(packet);
+        }
+    });
+    scope.set_onmessage(Some(listener.as_ref().unchecked_ref()));
+    listener.forget();
+    spawn_local(async move {
+        let model = RefCell::new(None::<Model>);
+        while let Some(packet) = requests.next().await {
+            let answer = match packet.parse::<ToHelper>() {
+                Ok(request) => handle(request, packet.bytes.unwrap_or_default(), &model),
+                Err(message) => Err(message),
+            };
+            let (answer, bytes) = answer.unwrap_or_else(|message| {
+                // Whatever went wrong, the training worker computes the half itself.
+                *model.borrow_mut() = None;
+                (FromHelper::Failed { message }, None)
+            });
+            Packet::new(&answer, bytes).send_to_page();
+        }
+    });
+    Packet::new(&FromHelper::Listening, None).send_to_page();
+}
+
+fn handle(
+    request: ToHelper,
+    bytes: Vec<u8>,
+    slot: &RefCell<Option<Model>>,
+) -> Result<(FromHelper, Option<Vec<u8>>), String> {
+    match request {
+        ToHelper::Setup { config } => {
+            config
+                .check_budget(&Budget::PAGE, None)
+                .map_err(|e| e.to_string())?;
+            // As the trainer builds its own: on the CPU, then in training mode (autodiff on).
+            let model = config.init(&Device::flex()).train();
+            let device = Device::flex().autodiff();
+            *slot.borrow_mut() = Some(Model {
+                config,
+                model,
+                device,
+            });
+            Ok((FromHelper::Ready, None))
+        }
+        ToHelper::Job(header) => {
+            let slot = slot.borrow();
+            let Some(built) = slot.as_ref() else {
+                return Err("a job came before the model was set up".into());
+            };
+            let job = HalfJob::from_parts(header, &bytes).map_err(|e| e.to_string())?;
+            let done = job
+                .run(built.model.clone(), &built.config, &built.device)
+                .map_err(|e| e.to_string())?;
+            let (header, bytes) = done.into_parts();
+            Ok((FromHelper::Done(header), Some(bytes)))
+        }
+    }
+}
