@@ -44,7 +44,7 @@ pub enum HalfJobError {
     LabelsMismatch { images: usize, labels: usize },
     #[error("a label of {0} where the model has {1} classes")]
     BadLabel(i64, usize),
-    #[error("the helper's reply: {0}")]
+    #[error("{0}")]
     Damaged(String),
 }
 
@@ -258,7 +258,7 @@ impl HalfDone {
         }
         if register.present.next().is_some() || !register.values.is_empty() {
             return Err(HalfJobError::Damaged(
-                "more gradients than the model has parameters".into(),
+                "it sent more gradients than the model has values".into(),
             ));
         }
         let gradients = register.gradients;

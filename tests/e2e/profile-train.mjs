@@ -1,6 +1,7 @@
 // Profile (not a test): where the training worker spends its time on the CPU backend. Presses
 // Train with a preset, records V8's sampling profiler in every thread through Chromium's
-// tracing for `--seconds`, and prints the worker thread's self time per function.
+// tracing for `--seconds`, and prints each worker thread's self time per function (the training
+// worker and, on a machine with two cores or more, its helper, which computes half of each step).
 //
 // A release build strips the wasm's function names, so every frame would read
 // `wasm-function[N]`; for names, link the worker without stripping and put it in a copy of
@@ -56,8 +57,8 @@ for (const event of events) {
   profile.deltas.push(...(data.timeDeltas ?? []));
   profiles.set(key, profile);
 }
-const worker = [...profiles.values()].find((p) => /worker/i.test(threadNames.get(p.thread) ?? ""));
-if (!worker) throw new Error(`no worker thread among ${[...new Set(threadNames.values())].join(", ")}`);
+const workers = [...profiles.values()].filter((p) => /worker/i.test(threadNames.get(p.thread) ?? ""));
+if (!workers.length) throw new Error(`no worker thread among ${[...new Set(threadNames.values())].join(", ")}`);
 
 /** The wasm's function names by index (its `name` section; V8 reports only the index). */
 function functionNames(wasm) {
@@ -104,26 +105,28 @@ const wasmNames = functionNames(await readFile(join(DIST, "worker_bg.wasm")));
 /** A Rust symbol without its hash (the linker writes the name section demangled). */
 const readable = (name) => name.replace(/::h[0-9a-f]{16}$/, "");
 
-const self = new Map();
-let total = 0;
-worker.samples.forEach((id, i) => {
-  const frame = worker.nodes.get(id)?.callFrame;
-  const indexed = /^wasm-function\[(\d+)\]$/.exec(frame?.functionName ?? "");
-  const raw = indexed ? (wasmNames.get(Number(indexed[1])) ?? indexed[0]) : frame?.functionName;
-  const name = frame ? readable(raw || `(${frame.url || "anonymous"})`) : "(unknown)";
-  const micros = worker.deltas[i + 1] ?? 0;
-  self.set(name, (self.get(name) ?? 0) + micros);
-  total += micros;
-});
 console.log(
   JSON.stringify({
     preset: options.preset,
     seconds: Number(options.seconds),
     steps: lastStep - firstStep,
     images_per_second: rate,
-    sampled_ms: Math.round(total / 1000),
   }),
 );
-for (const [name, micros] of [...self].sort((a, b) => b[1] - a[1]).slice(0, Number(options.top))) {
-  console.log(`${((100 * micros) / total).toFixed(1).padStart(5)} %  ${name}`);
+for (const worker of workers) {
+  const self = new Map();
+  let total = 0;
+  worker.samples.forEach((id, i) => {
+    const frame = worker.nodes.get(id)?.callFrame;
+    const indexed = /^wasm-function\[(\d+)\]$/.exec(frame?.functionName ?? "");
+    const raw = indexed ? (wasmNames.get(Number(indexed[1])) ?? indexed[0]) : frame?.functionName;
+    const name = frame ? readable(raw || `(${frame.url || "anonymous"})`) : "(unknown)";
+    const micros = worker.deltas[i + 1] ?? 0;
+    self.set(name, (self.get(name) ?? 0) + micros);
+    total += micros;
+  });
+  console.log(`\n${threadNames.get(worker.thread)} ${worker.thread}: ${Math.round(total / 1000)} ms sampled`);
+  for (const [name, micros] of [...self].sort((a, b) => b[1] - a[1]).slice(0, Number(options.top))) {
+    console.log(`${((100 * micros) / total).toFixed(1).padStart(5)} %  ${name}`);
+  }
 }

@@ -423,8 +423,8 @@ test("an experiment as a link fills the form and the view, and trains the same o
  * moments, byte for byte), the loss of every step, and the step at which the page first said
  * two workers train (null if it never did).
  */
-async function finishedRun(query) {
-  const { page, lab } = await openAt(query);
+async function finishedRun(query, prepare = async () => {}) {
+  const { page, lab } = await openAt(query, prepare);
   await lab.byTestId("train-button").click();
   let twoFrom = null;
   await until(
@@ -440,11 +440,13 @@ async function finishedRun(query) {
   const headerLength = Number(bytes.readBigUInt64LE(0));
   const header = JSON.parse(bytes.subarray(8, 8 + headerLength).toString());
   const history = JSON.parse(header.__metadata__["vitlab.session"]).history;
+  const notices = await page.locator(".notices li").allTextContents();
+  const twoAtEnd = (await lab.byTestId("cpu-workers").count()) > 0;
   await page.close();
-  return { tensors: bytes.subarray(8 + headerLength), losses: history.steps.map((p) => p.loss), twoFrom };
+  return { tensors: bytes.subarray(8 + headerLength), losses: history.steps.map((p) => p.loss), twoFrom, twoAtEnd, notices };
 }
 
-test("two CPU workers (the worker and its helper) train the run one trains, bit for bit, and the page says so", async () => {
+test("two CPU workers (the worker and its helper) train the run one trains, bit for bit, the page says so, and a helper that dies costs nothing", async () => {
   // 100 steps of the seed preset: the helper (a second wasm instance) is ready long before.
   const link = "?backend=cpu&preset=seed&batch=64&epochs=1&images=6400&seed=3";
   const two = await finishedRun(link);
@@ -454,6 +456,24 @@ test("two CPU workers (the worker and its helper) train the run one trains, bit 
   assert.equal(two.losses.length, 100);
   assert.deepEqual(two.losses, one.losses, "the same loss at every step");
   assert.ok(two.tensors.equals(one.tensors), "the same weights and moments, byte for byte");
+
+  // A helper that closes itself mid-run answers nothing: the worker waits out the deadline,
+  // says so, and computes both halves from then on, with the same results. (Playwright does
+  // not see a nested worker's own script, only what it imports: on the CPU the training
+  // worker loads worker.js first, its helper second.)
+  const dying = await finishedRun(link, async (page) => {
+    let loads = 0;
+    await page.context().route(/\/worker\.js$/, async (route) => {
+      if (++loads !== 2) return route.continue();
+      const script = await (await route.fetch()).text();
+      await route.fulfill({ contentType: "text/javascript", body: `${script}\nsetTimeout(() => close(), 2500);` });
+    });
+  });
+  assert.ok(dying.twoFrom !== null, "the helper took part before it closed");
+  assert.equal(dying.twoAtEnd, false, "one worker at the end");
+  assert.ok(dying.notices.some((n) => /second CPU worker stopped \(no answer within \d+ s\)/.test(n)), dying.notices.join(" | "));
+  assert.deepEqual(dying.losses, one.losses);
+  assert.ok(dying.tensors.equals(one.tensors), "the same weights and moments, byte for byte");
 });
 
 test("a link's bad values are named and ignored, and the form keeps its own", async () => {

@@ -18,9 +18,14 @@ use crate::web::global::{describe, now_ms, sleep_ms};
 use crate::web::packet::Packet;
 use crate::web::{CPU_WORKERS_PARAM, WORKER_SCRIPT, this_worker_param};
 
-/// A half that takes longer than this is taken as lost: a half of the largest batch the page
-/// allows takes seconds on a slow machine.
-const JOB_DEADLINE_MS: u32 = 60_000;
+/// The first job's deadline: a half of the largest batch the page allows takes seconds on a
+/// slow machine.
+const FIRST_DEADLINE_MS: f64 = 60_000.0;
+/// Later jobs may take this many times the previous one's round trip (but never less than
+/// [`MIN_DEADLINE_MS`]) before the helper is taken as lost: a worker that closed or hung
+/// answers nothing, and without a deadline the run would wait on it forever.
+const SLOWER_THAN_LAST: f64 = 20.0;
+const MIN_DEADLINE_MS: f64 = 5_000.0;
 
 type Outcome = Result<HalfDone, HalfJobError>;
 
@@ -35,6 +40,8 @@ struct Shared {
     waiting: RefCell<Option<oneshot::Sender<Outcome>>>,
     /// Why the helper can no longer be used, once it cannot.
     gone: RefCell<Option<String>>,
+    /// The last job's round trip, in milliseconds.
+    last_ms: Cell<Option<f64>>,
 }
 
 impl Shared {
@@ -155,13 +162,20 @@ impl HalfHelper for HelperWorker {
             let message = format!("it refused a job: {}", describe(error));
             self.shared.end(message, &*self.report);
         }
+        let deadline_ms = self.shared.last_ms.get().map_or(FIRST_DEADLINE_MS, |last| {
+            (last * SLOWER_THAN_LAST).clamp(MIN_DEADLINE_MS, FIRST_DEADLINE_MS)
+        });
+        let (shared, began) = (self.shared.clone(), now_ms());
         async move {
-            match select(waiting, Box::pin(sleep_ms(JOB_DEADLINE_MS))).await {
-                Either::Left((Ok(outcome), _)) => outcome,
+            match select(waiting, Box::pin(sleep_ms(deadline_ms as u32))).await {
+                Either::Left((Ok(outcome), _)) => {
+                    shared.last_ms.set(Some(now_ms() - began));
+                    outcome
+                }
                 Either::Left((Err(_), _)) => Err(HalfJobError::Damaged("it went away".into())),
                 Either::Right(_) => Err(HalfJobError::Damaged(format!(
-                    "no answer within {} s",
-                    JOB_DEADLINE_MS / 1000
+                    "no answer within {:.0} s",
+                    deadline_ms / 1000.0
                 ))),
             }
         }
