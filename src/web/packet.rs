@@ -74,6 +74,24 @@ impl Packet {
     }
 }
 
+/// The packets posted to this worker from now on, in the order they came (call it once,
+/// inside a worker: it takes the worker's `message` handler for as long as the worker lives).
+#[cfg(any(feature = "train", feature = "gpu"))]
+pub fn packets_to_this_worker() -> futures::channel::mpsc::UnboundedReceiver<Packet> {
+    let scope: web_sys::DedicatedWorkerGlobalScope = js_sys::global().unchecked_into();
+    let (inbox, packets) = futures::channel::mpsc::unbounded::<Packet>();
+    let listener = wasm_bindgen::closure::Closure::<dyn FnMut(MessageEvent)>::new(
+        move |event: MessageEvent| {
+            if let Some(packet) = Packet::read(&event) {
+                let _ = inbox.unbounded_send(packet);
+            }
+        },
+    );
+    scope.set_onmessage(Some(listener.as_ref().unchecked_ref()));
+    listener.forget();
+    packets
+}
+
 /// `values` as little-endian bytes, to travel beside a message.
 #[cfg(feature = "gpu")]
 pub fn floats_to_bytes(values: &[f32]) -> Vec<u8> {

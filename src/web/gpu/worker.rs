@@ -6,30 +6,19 @@ use std::cell::RefCell;
 use std::rc::Rc;
 
 use futures::StreamExt;
-use futures::channel::mpsc;
-use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::spawn_local;
-use web_sys::{DedicatedWorkerGlobalScope, MessageEvent};
 
 use crate::data::IMAGE_PIXELS;
 use crate::weights;
 
 use super::protocol::{FromGpu, ToGpu};
 use crate::web::engine::LocalModel;
-use crate::web::packet::{Packet, floats_to_bytes};
+use crate::web::packet::{Packet, floats_to_bytes, packets_to_this_worker};
 use crate::web::{Backend, start_device};
 
 /// The worker's entry point: requests are handled one at a time, in the order they came.
 pub fn run_gpu_worker() {
-    let scope: DedicatedWorkerGlobalScope = js_sys::global().unchecked_into();
-    let (inbox, mut requests) = mpsc::unbounded::<Packet>();
-    let listener = Closure::<dyn FnMut(MessageEvent)>::new(move |event: MessageEvent| {
-        if let Some(packet) = Packet::read(&event) {
-            let _ = inbox.unbounded_send(packet);
-        }
-    });
-    scope.set_onmessage(Some(listener.as_ref().unchecked_ref()));
-    listener.forget();
+    let mut requests = packets_to_this_worker();
     spawn_local(async move {
         let model = Rc::new(RefCell::new(None::<Rc<LocalModel>>));
         while let Some(packet) = requests.next().await {

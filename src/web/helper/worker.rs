@@ -6,15 +6,12 @@ use std::cell::RefCell;
 use burn::module::Module;
 use burn::tensor::Device;
 use futures::StreamExt;
-use futures::channel::mpsc;
-use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::spawn_local;
-use web_sys::{DedicatedWorkerGlobalScope, MessageEvent};
 
 use super::protocol::{FromHelper, ToHelper};
 use crate::model::{Budget, Classifier, ModelConfig};
 use crate::train::HalfJob;
-use crate::web::packet::Packet;
+use crate::web::packet::{Packet, packets_to_this_worker};
 
 /// The run's model, built at setup.
 struct Model {
@@ -25,15 +22,7 @@ struct Model {
 
 /// The worker's entry point.
 pub fn run_helper_worker() {
-    let scope: DedicatedWorkerGlobalScope = js_sys::global().unchecked_into();
-    let (inbox, mut requests) = mpsc::unbounded::<Packet>();
-    let listener = Closure::<dyn FnMut(MessageEvent)>::new(move |event: MessageEvent| {
-        if let Some(packet) = Packet::read(&event) {
-            let _ = inbox.unbounded_send(packet);
-        }
-    });
-    scope.set_onmessage(Some(listener.as_ref().unchecked_ref()));
-    listener.forget();
+    let mut requests = packets_to_this_worker();
     spawn_local(async move {
         let model = RefCell::new(None::<Model>);
         while let Some(packet) = requests.next().await {
