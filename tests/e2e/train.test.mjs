@@ -538,6 +538,12 @@ test("runs are kept, compared, loaded and deleted across reloads; storage that r
   console.log(`runs storage for two runs: ${JSON.stringify(kept)} bytes`);
   await rows.first().getByRole("button", { name: /^Delete/ }).click();
   await until(() => rows.count(), (n) => n === 1, { what: "one row after a delete" });
+  // The table drops the row at once and the browser's storage a moment later: reload after it.
+  await until(
+    () => page.evaluate(async () => JSON.parse(await (await (await caches.open("vitlab-runs-v1")).match("runs/index.json")).text()).length),
+    (n) => n === 1,
+    { what: "the delete stored" },
+  );
   await page.reload();
   await lab.byTestId("model-ready").waitFor({ timeout: 120_000 });
   await until(() => rows.count(), (n) => n === 1, { what: "one row after a delete and a reload" });
