@@ -229,3 +229,17 @@ pub enum FromTrainer {
         message: String,
     },
 }
+
+/// `values` as little-endian bytes, to travel beside a message (a worker's read-back values,
+/// a half step's parameters or gradients).
+pub fn floats_to_bytes<'a>(values: impl IntoIterator<Item = &'a f32>) -> Vec<u8> {
+    values.into_iter().flat_map(|v| v.to_le_bytes()).collect()
+}
+
+/// The floats [`floats_to_bytes`] made; trailing bytes that make no whole float are dropped.
+pub fn bytes_to_floats(bytes: &[u8]) -> Vec<f32> {
+    bytes
+        .chunks_exact(4)
+        .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+        .collect()
+}

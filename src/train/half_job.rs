@@ -17,6 +17,7 @@ use super::shards::{Half, half_gradients};
 use super::trainer::{BatchGradients, Objective};
 use crate::data::Batch;
 use crate::model::{Classifier, ModelConfig};
+use crate::protocol::{bytes_to_floats, floats_to_bytes};
 
 /// Why a half could not be computed or taken back: the two workers disagree about the model
 /// or the message was damaged. The worker then computes the half itself.
@@ -36,6 +37,8 @@ pub enum HalfJobError {
         channels: usize,
         side: usize,
     },
+    #[error("{what}: {bytes} bytes are not whole 4-byte floats")]
+    Ragged { what: &'static str, bytes: usize },
     #[error("the half's images, {0:?}, are too many to count")]
     Uncountable([usize; 4]),
     #[error("a share of {share} of the batch, or a label smoothing of {smoothing}")]
@@ -121,10 +124,7 @@ impl HalfJob {
 
     /// The header and the bytes that travel beside it.
     pub fn into_parts(self) -> (HalfJobHeader, Vec<u8>) {
-        let mut bytes = Vec::with_capacity((self.params.len() + self.images.len()) * 4);
-        for value in self.params.iter().chain(&self.images) {
-            bytes.extend_from_slice(&value.to_le_bytes());
-        }
+        let bytes = floats_to_bytes(self.params.iter().chain(&self.images));
         (self.header, bytes)
     }
 
@@ -221,11 +221,7 @@ impl HalfJob {
 impl HalfDone {
     /// The header and the bytes that travel beside it.
     pub fn into_parts(self) -> (HalfDoneHeader, Vec<u8>) {
-        let bytes = self
-            .gradients
-            .iter()
-            .flat_map(|v| v.to_le_bytes())
-            .collect();
+        let bytes = floats_to_bytes(&self.gradients);
         (self.header, bytes)
     }
 
@@ -379,18 +375,21 @@ fn little_endian_floats(
     what: &'static str,
     expected: Option<usize>,
 ) -> Result<Vec<f32>, HalfJobError> {
+    if !bytes.len().is_multiple_of(4) {
+        return Err(HalfJobError::Ragged {
+            what,
+            bytes: bytes.len(),
+        });
+    }
     let found = bytes.len() / 4;
-    if !bytes.len().is_multiple_of(4) || expected.is_some_and(|expected| expected != found) {
+    if let Some(expected) = expected.filter(|&expected| expected != found) {
         return Err(HalfJobError::WrongLength {
             what,
             found,
-            expected: expected.unwrap_or(found),
+            expected,
         });
     }
-    Ok(bytes
-        .chunks_exact(4)
-        .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
-        .collect())
+    Ok(bytes_to_floats(bytes))
 }
 
 /// A CPU tensor's values (read at once: on the CPU a read is ready as it is asked for).

@@ -47,8 +47,12 @@ pub fn query() -> String {
 
 /// A query parameter of the page's URL, e.g. `backend` in `?backend=cpu`.
 pub fn query_param(name: &str) -> Option<String> {
-    let search = web_sys::window()?.location().search().ok()?;
-    web_sys::UrlSearchParams::new_with_str(&search)
+    param_of(&web_sys::window()?.location().search().ok()?, name)
+}
+
+/// Parameter `name` of the query string `search`.
+fn param_of(search: &str, name: &str) -> Option<String> {
+    web_sys::UrlSearchParams::new_with_str(search)
         .ok()?
         .get(name)
 }
@@ -59,14 +63,10 @@ pub const CPU_WORKERS_PARAM: &str = "cpu-workers";
 
 /// A query parameter of this worker's own URL (inside a worker; `None` elsewhere).
 pub fn this_worker_param(name: &str) -> Option<String> {
-    let search = js_sys::global()
+    let scope = js_sys::global()
         .dyn_into::<web_sys::WorkerGlobalScope>()
-        .ok()?
-        .location()
-        .search();
-    web_sys::UrlSearchParams::new_with_str(&search)
-        .ok()?
-        .get(name)
+        .ok()?;
+    param_of(&scope.location().search(), name)
 }
 
 /// What a worker started from [`WORKER_SCRIPT`] does, from its URL's `?role=`.

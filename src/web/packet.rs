@@ -91,17 +91,3 @@ pub fn packets_to_this_worker() -> futures::channel::mpsc::UnboundedReceiver<Pac
     listener.forget();
     packets
 }
-
-/// `values` as little-endian bytes, to travel beside a message.
-#[cfg(feature = "gpu")]
-pub fn floats_to_bytes(values: &[f32]) -> Vec<u8> {
-    values.iter().flat_map(|v| v.to_le_bytes()).collect()
-}
-
-/// The floats `floats_to_bytes` made; trailing bytes that make no whole float are dropped.
-pub fn bytes_to_floats(bytes: &[u8]) -> Vec<f32> {
-    bytes
-        .chunks_exact(4)
-        .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
-        .collect()
-}

@@ -206,7 +206,7 @@ fn a_job_is_the_second_half_and_damaged_or_mismatched_jobs_are_refused_by_name()
     );
     let ragged = HalfJob::from_parts(header.clone(), &bytes[..bytes.len() - 1]);
     assert!(
-        matches!(ragged, Err(HalfJobError::WrongLength { .. })),
+        matches!(ragged, Err(HalfJobError::Ragged { .. })),
         "{ragged:?}"
     );
     let mut huge = header.clone();

@@ -13,9 +13,10 @@ use web_sys::{ErrorEvent, MessageEvent, Worker};
 use crate::data::IMAGE_PIXELS;
 
 use super::protocol::{FromGpu, ToGpu};
+use crate::protocol::bytes_to_floats;
 use crate::web::WORKER_SCRIPT;
 use crate::web::global::{describe, sleep_ms};
-use crate::web::packet::{Packet, bytes_to_floats};
+use crate::web::packet::Packet;
 
 /// Loading compiles every kernel, which takes seconds on a software GPU.
 const LOAD_DEADLINE_MS: u32 = 180_000;

@@ -12,8 +12,9 @@ use crate::data::IMAGE_PIXELS;
 use crate::weights;
 
 use super::protocol::{FromGpu, ToGpu};
+use crate::protocol::floats_to_bytes;
 use crate::web::engine::LocalModel;
-use crate::web::packet::{Packet, floats_to_bytes, packets_to_this_worker};
+use crate::web::packet::{Packet, packets_to_this_worker};
 use crate::web::{Backend, start_device};
 
 /// The worker's entry point: requests are handled one at a time, in the order they came.

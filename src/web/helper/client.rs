@@ -29,11 +29,9 @@ const MIN_DEADLINE_MS: f64 = 5_000.0;
 
 type Outcome = Result<HalfDone, HalfJobError>;
 
-/// Hears once why a helper stopped helping.
-type Listener = Rc<dyn Fn(String)>;
-
-#[derive(Default)]
 struct Shared {
+    /// Hears once why the helper stopped helping.
+    report: Box<dyn Fn(String)>,
     /// Jobs are handed over only once the helper has built the model.
     ready: Cell<bool>,
     /// The job in progress.
@@ -46,7 +44,7 @@ struct Shared {
 
 impl Shared {
     /// Fails the job in progress, and every later one, with `message`; reports it once.
-    fn end(&self, message: String, report: &dyn Fn(String)) {
+    fn end(&self, message: String) {
         self.ready.set(false);
         if self.gone.borrow().is_some() {
             return;
@@ -55,7 +53,7 @@ impl Shared {
         if let Some(waiting) = self.waiting.borrow_mut().take() {
             let _ = waiting.send(Err(HalfJobError::Damaged(message.clone())));
         }
-        report(message);
+        (self.report)(message);
     }
 }
 
@@ -63,7 +61,6 @@ impl Shared {
 pub struct HelperWorker {
     worker: Worker,
     shared: Rc<Shared>,
-    report: Listener,
     _on_message: Closure<dyn FnMut(MessageEvent)>,
     _on_error: Closure<dyn FnMut(ErrorEvent)>,
 }
@@ -80,8 +77,13 @@ impl HelperWorker {
             return None;
         }
         let worker = Worker::new(&format!("{WORKER_SCRIPT}?role=helper")).ok()?;
-        let report: Listener = Rc::new(report);
-        let shared = Rc::new(Shared::default());
+        let shared = Rc::new(Shared {
+            report: Box::new(report),
+            ready: Cell::new(false),
+            waiting: RefCell::new(None),
+            gone: RefCell::new(None),
+            last_ms: Cell::new(None),
+        });
         let setup = Packet::new(
             &ToHelper::Setup {
                 config: config.clone(),
@@ -89,7 +91,7 @@ impl HelperWorker {
             None,
         );
         let setup = RefCell::new(Some(setup));
-        let (state, target, told) = (shared.clone(), worker.clone(), report.clone());
+        let (state, target) = (shared.clone(), worker.clone());
         let on_message = Closure::<dyn FnMut(MessageEvent)>::new(move |event: MessageEvent| {
             let Some(packet) = Packet::read(&event) else {
                 return;
@@ -99,7 +101,7 @@ impl HelperWorker {
                     if let Some(setup) = setup.borrow_mut().take()
                         && let Err(error) = setup.send_to(&target)
                     {
-                        state.end(format!("it refused its setup: {}", describe(error)), &*told);
+                        state.end(format!("it refused its setup: {}", describe(error)));
                     }
                 }
                 Ok(FromHelper::Ready) => state.ready.set(true),
@@ -109,36 +111,29 @@ impl HelperWorker {
                         let _ = waiting.send(outcome);
                     }
                 }
-                Ok(FromHelper::Failed { message }) => state.end(message, &*told),
-                Err(message) => state.end(message, &*told),
+                Ok(FromHelper::Failed { message }) | Err(message) => state.end(message),
             }
         });
-        let (state, told) = (shared.clone(), report.clone());
+        let state = shared.clone();
         let on_error = Closure::<dyn FnMut(ErrorEvent)>::new(move |event: ErrorEvent| {
             event.prevent_default();
             let message = event.message();
-            state.end(
-                if message.is_empty() {
-                    "it stopped".to_string()
-                } else {
-                    format!("it stopped: {message}")
-                },
-                &*told,
-            );
+            state.end(if message.is_empty() {
+                "it stopped".to_string()
+            } else {
+                format!("it stopped: {message}")
+            });
         });
         worker.set_onmessage(Some(on_message.as_ref().unchecked_ref()));
         worker.set_onerror(Some(on_error.as_ref().unchecked_ref()));
         Some(Self {
             worker,
             shared,
-            report,
             _on_message: on_message,
             _on_error: on_error,
         })
     }
-}
 
-impl HelperWorker {
     /// Waits until the helper takes jobs, at most `deadline_ms`; whether it does.
     pub async fn ready_within(&self, deadline_ms: f64) -> bool {
         let until = now_ms() + deadline_ms;
@@ -160,7 +155,7 @@ impl HalfHelper for HelperWorker {
         *self.shared.waiting.borrow_mut() = Some(answer);
         if let Err(error) = Packet::new(&ToHelper::Job(header), Some(bytes)).send_to(&self.worker) {
             let message = format!("it refused a job: {}", describe(error));
-            self.shared.end(message, &*self.report);
+            self.shared.end(message);
         }
         let deadline_ms = self.shared.last_ms.get().map_or(FIRST_DEADLINE_MS, |last| {
             (last * SLOWER_THAN_LAST).clamp(MIN_DEADLINE_MS, FIRST_DEADLINE_MS)
@@ -183,7 +178,7 @@ impl HalfHelper for HelperWorker {
 
     fn give_up(&self, error: HalfJobError) {
         self.worker.terminate();
-        self.shared.end(error.to_string(), &*self.report);
+        self.shared.end(error.to_string());
     }
 }
 
