@@ -14,8 +14,11 @@ step "cargo fmt --check"
 cargo fmt --all -- --check
 
 # Cargo.toml's [lints] table sets the levels; any warning fails the run.
-step "clippy (native, wasm32)"
+step "clippy (native, native with the GPU, wasm32)"
 cargo clippy --release --all-targets -- -D warnings
+# What ships but the tests never build natively: `vit --device gpu` and the GPU tests in
+# tests/native (burn-wgpu on Vulkan), so that it cannot rot unseen.
+cargo clippy --release --all-targets --features gpu -- -D warnings
 # The worker and the browser tests (training, WebGPU), and the page's own build (neither).
 cargo clippy --release --target wasm32-unknown-unknown --features gpu --lib --bins --tests -- -D warnings
 cargo clippy --release --target wasm32-unknown-unknown --no-default-features --lib --bin vitlab -- -D warnings

@@ -204,10 +204,11 @@ fn small_attention_softmax_has_the_fused_gradient() {
 #[test]
 fn fused_gpu_gradients_equal_those_of_burn_on_the_cpu() {
     use burn::tensor::DeviceKind;
+    use vitlab::model::ModelConfig;
     use vitlab::train::parameter_gradients;
     use vitlab::{native, weights};
 
-    let config = VitConfig::seed().with_depth(2).with_dropout(0.0);
+    let config: ModelConfig = VitConfig::seed().with_depth(2).with_dropout(0.0).into();
     let cpu = device();
     seed_randomness(&cpu, 3);
     let bytes = weights::to_safetensors(&config.init(&cpu), &config);

@@ -275,7 +275,7 @@ fn a_checkpoint_the_gpu_wrote_resumes_on_the_cpu() {
 
 /// Every parameter of `model`, flattened, in the module's order.
 #[cfg(feature = "gpu")]
-fn parameters(model: &vitlab::model::VisionTransformer) -> Vec<Vec<f32>> {
+fn parameters(model: &vitlab::model::Classifier) -> Vec<Vec<f32>> {
     use burn::module::{Module, ModuleVisitor, Param};
     use burn::tensor::Tensor;
     struct Collect(Vec<Vec<f32>>);
