@@ -127,7 +127,8 @@ fn corrupt_weights_are_an_error_not_a_panic() {
     let truncated = &PARITY_WEIGHTS[..PARITY_WEIGHTS.len() / 2];
     let error = Engine::load(truncated, burn::tensor::Device::flex(), Backend::Cpu)
         .err()
-        .unwrap();
+        .unwrap()
+        .to_string();
     assert!(error.contains("truncated or corrupt"), "{error}");
 }
 
