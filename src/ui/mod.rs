@@ -96,9 +96,9 @@ pub fn App() -> impl IntoView {
         .await
         {
             Ok(bytes) => bytes,
-            Err(message) => {
+            Err(failed) => {
                 status.set("No model loaded.".into());
-                error.set(Some(message));
+                error.set(Some(failed.to_string()));
                 return;
             }
         };

@@ -94,13 +94,15 @@ pub enum Heard<M> {
 
 type Listener<M> = Rc<RefCell<Box<dyn FnMut(Heard<M>)>>>;
 
+/// Packets held back until the worker says it listens, with what each is called; `None` once
+/// it does.
+type Held = Rc<RefCell<Option<Vec<(Packet, &'static str)>>>>;
+
 /// A running worker that takes `To` messages; dropping it ends the worker.
 pub struct Link<To> {
     role: WorkerRole,
     worker: Worker,
-    /// Packets held back until the worker says it listens, with what each is called; `None`
-    /// once it does.
-    held: Rc<RefCell<Option<Vec<(Packet, &'static str)>>>>,
+    held: Held,
     _on_message: Closure<dyn FnMut(MessageEvent)>,
     _on_error: Closure<dyn FnMut(ErrorEvent)>,
     _to: PhantomData<fn(&To)>,
@@ -121,7 +123,7 @@ impl<To: Serialize + Called> Link<To> {
             why: describe(e),
         })?;
         let heard: Listener<Answer> = Rc::new(RefCell::new(Box::new(heard)));
-        let held = Rc::new(RefCell::new(Some(Vec::<(Packet, &'static str)>::new())));
+        let held: Held = Rc::new(RefCell::new(Some(Vec::new())));
         let (listener, waiting, target) = (heard.clone(), held.clone(), worker.clone());
         let on_message = Closure::<dyn FnMut(MessageEvent)>::new(move |event: MessageEvent| {
             let Some(packet) = Packet::read(&event) else {

@@ -24,20 +24,20 @@ mod run_log;
 pub mod saved_run;
 mod trainer;
 
-pub use cache::{ByteCache, delete_cache};
-pub use chunks::{CHUNK_CACHE, ChunkSource, DATA_BASE, LoadedChunk, Network};
+pub use cache::{ByteCache, StorageError, delete_cache};
+pub use chunks::{CHUNK_CACHE, ChunkSource, DATA_BASE, LoadedChunk, ManifestError, Network};
 pub use device::{Backend, StartedDevice, start_device};
-pub use engine::{Engine, FILTER_COMPONENTS};
-pub use fetch::{MAX_FETCH_BYTES, fetch_bytes, within};
+pub use engine::{Engine, EngineError, FILTER_COMPONENTS};
+pub use fetch::{FetchError, MAX_FETCH_BYTES, fetch_bytes, within};
 pub use global::{describe, now_ms, report_rejections_as_errors, sleep_ms};
 #[cfg(feature = "gpu")]
 pub use gpu::run_gpu_worker;
 #[cfg(feature = "train")]
 pub use helper::run_helper_worker;
 pub use link::{LinkError, WORKER_SCRIPT, WorkerRole};
-pub use local_model::LocalModel;
+pub use local_model::{LocalModel, ModelError};
 pub use read::{ReadError, read_floats, read_ints};
-pub use run_log::RunLog;
+pub use run_log::{RunLog, RunLogError};
 #[cfg(feature = "train")]
 pub use trainer::run_training_worker;
 pub use trainer::{TrainerLost, TrainerWorker};
