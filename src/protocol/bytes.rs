@@ -1,5 +1,8 @@
-//! Values that travel beside a message rather than inside it: `f32`s as little-endian bytes,
-//! so a transport copies megabytes once instead of writing them out as JSON.
+//! Values that travel beside a message rather than inside it: `f32`s as little-endian bytes
+//! and 28×28 images as their pixels one after another, so a transport copies megabytes once
+//! instead of writing them out as JSON.
+
+use crate::data::IMAGE_PIXELS;
 
 /// Bytes that do not hold the floats a message announced.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -52,4 +55,22 @@ pub fn whole_floats(
         });
     }
     Ok(bytes_to_floats(bytes))
+}
+
+/// `images` one after another, to travel beside a message.
+pub fn images_to_bytes(images: &[[u8; IMAGE_PIXELS]]) -> Vec<u8> {
+    images.iter().flatten().copied().collect()
+}
+
+/// The `count` images [`images_to_bytes`] made; `None` unless `bytes` holds exactly that many
+/// and there is at least one.
+pub fn bytes_to_images(bytes: &[u8], count: usize) -> Option<Vec<[u8; IMAGE_PIXELS]>> {
+    if count == 0 || bytes.len() != count.checked_mul(IMAGE_PIXELS)? {
+        return None;
+    }
+    let images = bytes
+        .chunks_exact(IMAGE_PIXELS)
+        .map(|image| image.try_into().expect("chunks of IMAGE_PIXELS"))
+        .collect();
+    Some(images)
 }

@@ -11,7 +11,7 @@ pub mod gpu;
 pub mod helper;
 pub mod trainer;
 
-pub use bytes::{BytesError, bytes_to_floats, floats_to_bytes};
+pub use bytes::{BytesError, bytes_to_floats, bytes_to_images, floats_to_bytes, images_to_bytes};
 pub use gpu::{FromGpu, ToGpu};
 #[cfg(feature = "train")]
 pub use helper::{FromHelper, PartsError, ToHelper};

@@ -1,8 +1,8 @@
 //! The second half of a CPU step, computed by someone else: what the browser's training worker
 //! hands its helper worker (the parameters, the half's images and labels, the step's dropout
 //! stream) and what comes back (the half's loss, correct count and gradients). Values are held
-//! flat, in the model's parameter order, beside a small header: `protocol::helper` sends them
-//! as bytes beside the header.
+//! flat, in the model's parameter order, beside a small header, so that the workers' messages
+//! carry them as bytes beside the header: copied once rather than written out as JSON.
 //!
 //! The helper runs [`half_gradients`] on the same values the worker would have used, so its
 //! half is the one the worker would have computed itself, bit for bit: whether a helper took

@@ -129,7 +129,7 @@ impl<To: Serialize + Called> Link<To> {
             let Some(packet) = Packet::read(&event) else {
                 return;
             };
-            let heard = match packet.parse::<Answer>() {
+            let news = match packet.parse::<Answer>() {
                 Ok(message) if message.is_greeting() => {
                     let released = waiting.borrow_mut().take().unwrap_or_default();
                     for (packet, what) in released {
@@ -147,7 +147,7 @@ impl<To: Serialize + Called> Link<To> {
                 Ok(message) => Heard::Message(message, packet.bytes),
                 Err(error) => Heard::Trouble(error.into()),
             };
-            (listener.borrow_mut())(heard);
+            (listener.borrow_mut())(news);
         });
         let on_error = Closure::<dyn FnMut(ErrorEvent)>::new(move |event: ErrorEvent| {
             event.prevent_default();

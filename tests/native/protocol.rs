@@ -6,11 +6,12 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use std::fmt::Debug;
 
+use vitlab::data::IMAGE_PIXELS;
 use vitlab::model::ModelConfig;
 use vitlab::protocol::{
     Backend, BytesError, Called, DataProgress, FromGpu, FromHelper, FromTrainer, Greeting,
     PartsError, RunState, SavedSummary, ToGpu, ToHelper, ToTrainer, WeightsPurpose,
-    bytes_to_floats, floats_to_bytes,
+    bytes_to_floats, bytes_to_images, floats_to_bytes, images_to_bytes,
 };
 use vitlab::train::{
     HalfDone, HalfDoneHeader, HalfJob, HalfJobError, HalfJobHeader, History, TrainingPlan,
@@ -200,6 +201,23 @@ fn floats_travel_as_little_endian_bytes_and_come_back_bit_for_bit() {
     // Trailing bytes that make no whole float are dropped.
     assert_eq!(bits(&bytes_to_floats(&bytes[..5])), bits(&values[..1]));
     assert!(bytes_to_floats(&[]).is_empty());
+}
+
+#[test]
+fn images_travel_as_their_pixels_and_only_whole_announced_images_come_back() {
+    let images: Vec<[u8; IMAGE_PIXELS]> = (0..3u8).map(|i| [i; IMAGE_PIXELS]).collect();
+    let bytes = images_to_bytes(&images);
+    assert_eq!(bytes.len(), 3 * IMAGE_PIXELS);
+    assert_eq!(bytes_to_images(&bytes, 3), Some(images.clone()));
+    assert_eq!(
+        bytes_to_images(&bytes[..IMAGE_PIXELS], 1),
+        Some(images[..1].to_vec())
+    );
+    // Not the count announced, a part of an image, none at all, or a count that overflows.
+    assert_eq!(bytes_to_images(&bytes, 2), None);
+    assert_eq!(bytes_to_images(&bytes[1..], 3), None);
+    assert_eq!(bytes_to_images(&[], 0), None);
+    assert_eq!(bytes_to_images(&bytes, usize::MAX), None);
 }
 
 #[test]

@@ -9,7 +9,7 @@ use futures::channel::oneshot;
 use futures::future::{Either, select};
 
 use crate::data::IMAGE_PIXELS;
-use crate::protocol::{FromGpu, ToGpu, bytes_to_floats};
+use crate::protocol::{FromGpu, ToGpu, bytes_to_floats, images_to_bytes};
 
 use crate::web::global::sleep_ms;
 use crate::web::link::{Heard, Link, LinkError, WorkerRole};
@@ -154,7 +154,7 @@ impl GpuWorker {
         match self
             .request(
                 |id| ToGpu::Classify { id },
-                image.to_vec(),
+                images_to_bytes(std::slice::from_ref(image)),
                 REQUEST_DEADLINE_MS,
             )
             .await?
@@ -172,7 +172,7 @@ impl GpuWorker {
         &self,
         images: &[[u8; IMAGE_PIXELS]],
     ) -> Result<Vec<Vec<f32>>, GpuError> {
-        let bytes = images.iter().flatten().copied().collect();
+        let bytes = images_to_bytes(images);
         let count = images.len();
         match self
             .request(

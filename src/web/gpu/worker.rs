@@ -9,7 +9,7 @@ use futures::StreamExt;
 use wasm_bindgen_futures::spawn_local;
 
 use crate::data::IMAGE_PIXELS;
-use crate::protocol::{FromGpu, ToGpu, floats_to_bytes};
+use crate::protocol::{FromGpu, ToGpu, bytes_to_images, floats_to_bytes};
 use crate::weights::{self, WeightsError};
 
 use crate::web::local_model::{LocalModel, ModelError};
@@ -71,7 +71,8 @@ async fn handle(
             let Some(model) = slot.borrow().clone() else {
                 return failed(id, RequestError::NoModel);
             };
-            let Ok(image) = <[u8; IMAGE_PIXELS]>::try_from(bytes.as_slice()) else {
+            let Some(image) = bytes_to_images(&bytes, 1).and_then(|images| images.first().copied())
+            else {
                 return failed(id, RequestError::NotAnImage);
             };
             match model.classify_packed(&[image]).await {
@@ -83,14 +84,10 @@ async fn handle(
             let Some(model) = slot.borrow().clone() else {
                 return failed(id, RequestError::NoModel);
             };
-            if bytes.len() != images.saturating_mul(IMAGE_PIXELS) || images == 0 {
+            let Some(images) = bytes_to_images(&bytes, images) else {
                 let bytes = bytes.len();
                 return failed(id, RequestError::NotImages { images, bytes });
-            }
-            let images: Vec<[u8; IMAGE_PIXELS]> = bytes
-                .chunks_exact(IMAGE_PIXELS)
-                .map(|image| image.try_into().expect("chunks of 784"))
-                .collect();
+            };
             match model.attention_distance(&images).await {
                 Ok(values) => (FromGpu::Distances { id, values }, None),
                 Err(error) => failed(id, error.into()),

@@ -39,8 +39,8 @@ impl TrainerWorker {
             Heard::Trouble(LinkError::Stopped { said, .. }) => {
                 on_lost(said.map_or(TrainerLost::Stopped, TrainerLost::Said))
             }
-            // A command the worker did not take is as lost as one it ignored: the panel
-            // shows the state the worker reports, not the one it asked for.
+            // A command that could not be posted is dropped: the panel shows the state the
+            // worker reports, not the one it asked for. (A link that hears anything has started.)
             Heard::Trouble(LinkError::Refused { .. } | LinkError::NotStarted { .. }) => {}
             Heard::Trouble(error @ LinkError::Unreadable(_)) => {
                 web_sys::console::warn_1(&format!("the training worker sent {error}").into())
@@ -51,7 +51,8 @@ impl TrainerWorker {
 
     /// Sends `message`, with `bytes` (a run file) beside it.
     pub fn send(&self, message: &ToTrainer, bytes: Option<Vec<u8>>) {
-        // As above: a refused command shows in the state the worker does not report.
+        // As above: a command that could not be posted shows in the state the worker then
+        // does not report.
         let _ = self.link.send(message, bytes);
     }
 }

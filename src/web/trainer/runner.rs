@@ -1,6 +1,8 @@
 //! The owner of the run in progress: the training loop holds one, the page's commands start,
 //! end and change the run through it, and `stepping.rs` adds the steps.
 
+use crate::protocol::RunState;
+
 use super::run::Run;
 
 /// The run in progress, if there is one.
@@ -19,7 +21,7 @@ impl Runner {
     }
 
     /// The run, if it is in `state`.
-    pub(super) fn run_in(&mut self, state: crate::protocol::RunState) -> Option<&mut Run> {
+    pub(super) fn run_in(&mut self, state: RunState) -> Option<&mut Run> {
         self.run.as_mut().filter(|run| run.state == state)
     }
 
