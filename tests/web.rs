@@ -127,7 +127,8 @@ fn corrupt_weights_are_an_error_not_a_panic() {
     let truncated = &PARITY_WEIGHTS[..PARITY_WEIGHTS.len() / 2];
     let error = Engine::load(truncated, burn::tensor::Device::flex(), Backend::Cpu)
         .err()
-        .unwrap();
+        .unwrap()
+        .to_string();
     assert!(error.contains("truncated or corrupt"), "{error}");
 }
 
@@ -488,7 +489,8 @@ async fn a_chunk_that_is_never_served_is_an_error_after_the_retries() {
         .load(&entry, quick_retries(3), |_| retries += 1)
         .await
         .err()
-        .unwrap();
+        .unwrap()
+        .to_string();
     assert_eq!(retries, 2);
     assert!(
         error.contains("3 tries") && error.contains("404"),
@@ -713,7 +715,8 @@ async fn a_response_that_never_comes_is_given_up_on() {
     let never: js_sys::Promise = js_sys::Promise::new(&mut |_, _| {});
     let error = vitlab::web::within(50, "never.bin", JsFuture::from(never))
         .await
-        .unwrap_err();
+        .unwrap_err()
+        .to_string();
     assert!(error.contains("never.bin stalled"), "{error}");
     let soon: js_sys::Promise = js_sys::Promise::resolve(&wasm_bindgen::JsValue::from(7));
     let value = vitlab::web::within(5_000, "soon.bin", JsFuture::from(soon)).await;

@@ -1,8 +1,8 @@
 //! The second half of a CPU step, computed by someone else: what the browser's training worker
 //! hands its helper worker (the parameters, the half's images and labels, the step's dropout
-//! stream) and what comes back (the half's loss, correct count and gradients). Values travel
-//! flat, in the model's parameter order, as little-endian bytes beside a small header, so the
-//! transport copies megabytes once instead of writing them out as JSON.
+//! stream) and what comes back (the half's loss, correct count and gradients). Values are held
+//! flat, in the model's parameter order, beside a small header, so that the workers' messages
+//! carry them as bytes beside the header: copied once rather than written out as JSON.
 //!
 //! The helper runs [`half_gradients`] on the same values the worker would have used, so its
 //! half is the one the worker would have computed itself, bit for bit: whether a helper took
@@ -13,11 +13,10 @@ use burn::optim::GradientsParams;
 use burn::tensor::{Device, Int, Tensor, TensorData};
 use serde::{Deserialize, Serialize};
 
+use super::objective::{BatchGradients, Objective};
 use super::shards::{Half, half_gradients};
-use super::trainer::{BatchGradients, Objective};
 use crate::data::Batch;
 use crate::model::{Classifier, ModelConfig};
-use crate::protocol::{bytes_to_floats, floats_to_bytes};
 
 /// Why a half could not be computed or taken back: the two workers disagree about the model
 /// or the message was damaged. The worker then computes the half itself.
@@ -37,10 +36,6 @@ pub enum HalfJobError {
         channels: usize,
         side: usize,
     },
-    #[error("{what}: {bytes} bytes are not whole 4-byte floats")]
-    Ragged { what: &'static str, bytes: usize },
-    #[error("the half's images, {0:?}, are too many to count")]
-    Uncountable([usize; 4]),
     #[error("a share of {share} of the batch, or a label smoothing of {smoothing}")]
     OutOfRange { share: f64, smoothing: f32 },
     #[error("the half has {images} images and {labels} labels")]
@@ -122,29 +117,6 @@ impl HalfJob {
         }
     }
 
-    /// The header and the bytes that travel beside it.
-    pub fn into_parts(self) -> (HalfJobHeader, Vec<u8>) {
-        let bytes = floats_to_bytes(self.params.iter().chain(&self.images));
-        (self.header, bytes)
-    }
-
-    /// The job from its header and bytes, which must hold exactly the values it announces.
-    pub fn from_parts(header: HalfJobHeader, bytes: &[u8]) -> Result<Self, HalfJobError> {
-        let expected = header
-            .image_shape
-            .iter()
-            .try_fold(1usize, |n, &d| n.checked_mul(d))
-            .and_then(|images| images.checked_add(header.params))
-            .ok_or(HalfJobError::Uncountable(header.image_shape))?;
-        let mut values = little_endian_floats(bytes, "the job's bytes", Some(expected))?;
-        let images = values.split_off(header.params);
-        Ok(Self {
-            header,
-            params: values,
-            images,
-        })
-    }
-
     /// Runs the half on `model` (the helper's copy of `config`'s model on the autodiff
     /// `device`: its values are replaced by the job's), the computation the worker would have
     /// run itself.
@@ -219,19 +191,6 @@ impl HalfJob {
 }
 
 impl HalfDone {
-    /// The header and the bytes that travel beside it.
-    pub fn into_parts(self) -> (HalfDoneHeader, Vec<u8>) {
-        let bytes = floats_to_bytes(&self.gradients);
-        (self.header, bytes)
-    }
-
-    pub fn from_parts(header: HalfDoneHeader, bytes: &[u8]) -> Result<Self, HalfJobError> {
-        Ok(Self {
-            gradients: little_endian_floats(bytes, "the gradients' bytes", None)?,
-            header,
-        })
-    }
-
     /// The half as the worker's own [`half_gradients`] would have given it: the loss and
     /// count on the autodiff `device`, the gradients as tensors of `model`'s parameters (by
     /// their ids) on its inner side.
@@ -367,29 +326,6 @@ impl<'a, P: Iterator<Item = &'a bool>> ModuleVisitor for RegisterGradients<'a, P
         self.gradients
             .register(param.id, Tensor::<D>::from_data(data, self.device));
     }
-}
-
-/// The values of `bytes` as little-endian `f32`s, `expected` of them where that is given.
-fn little_endian_floats(
-    bytes: &[u8],
-    what: &'static str,
-    expected: Option<usize>,
-) -> Result<Vec<f32>, HalfJobError> {
-    if !bytes.len().is_multiple_of(4) {
-        return Err(HalfJobError::Ragged {
-            what,
-            bytes: bytes.len(),
-        });
-    }
-    let found = bytes.len() / 4;
-    if let Some(expected) = expected.filter(|&expected| expected != found) {
-        return Err(HalfJobError::WrongLength {
-            what,
-            found,
-            expected,
-        });
-    }
-    Ok(bytes_to_floats(bytes))
 }
 
 /// A CPU tensor's values (read at once: on the CPU a read is ready as it is asked for).

@@ -12,6 +12,8 @@ mod evaluate;
 #[cfg(feature = "train")]
 mod half_job;
 #[cfg(feature = "train")]
+mod objective;
+#[cfg(feature = "train")]
 mod optimizer;
 mod plan;
 mod report;
@@ -35,6 +37,8 @@ pub use half_job::{
     HalfDone, HalfDoneHeader, HalfHelper, HalfJob, HalfJobError, HalfJobHeader, parameter_values,
 };
 #[cfg(feature = "train")]
+pub use objective::{BatchGradients, Objective, Teacher, cross_entropy};
+#[cfg(feature = "train")]
 pub use optimizer::{AdamW, Moments};
 pub use plan::{PlanError, TrainingPlan};
 pub use report::{
@@ -46,11 +50,9 @@ pub use schedule::LrSchedule;
 pub use session::{JOIN_IMAGES, JOIN_STEPS, PendingStep, Session, TrainingError};
 #[cfg(feature = "train")]
 pub use shards::{Half, add_halves, half_gradients, half_of_batch, in_halves, split_here};
-pub use state::{SavedRunError, SessionState, Smoothing};
+pub use state::{SavedRunError, SavedSummary, SessionState, Smoothing};
 #[cfg(feature = "train")]
-pub use trainer::{
-    BatchGradients, Objective, StepOutput, Teacher, Trainer, cross_entropy, parameter_gradients,
-};
+pub use trainer::{StepOutput, Trainer, parameter_gradients};
 
 /// Optimiser settings.
 #[derive(Debug, Clone, Copy, PartialEq)]

@@ -22,7 +22,7 @@ use burn::module::{Module, ModuleMapper, ModuleVisitor, Param};
 use burn::optim::GradientsParams;
 use burn::tensor::{Device, Int, Tensor};
 
-use super::trainer::{BatchGradients, Objective, batch_gradients};
+use super::objective::{BatchGradients, Objective, batch_gradients};
 use crate::data::Batch;
 use crate::model::{Classifier, CpuKernels, with_mask_stream};
 use crate::rng::mix;

@@ -5,7 +5,6 @@ use serde::{Deserialize, Serialize};
 use super::plan::PlanError;
 use super::{History, TrainingPlan};
 use crate::model::Budget;
-use crate::protocol::SavedSummary;
 
 /// Why a saved run cannot be resumed.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -27,6 +26,14 @@ pub enum SavedRunError {
     Pass { left: usize, loaded: usize },
     #[error("its plan's model is not the model its weights are for")]
     ModelMismatch,
+}
+
+/// What a saved run offers to resume, read without reading the run itself.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SavedSummary {
+    pub step: usize,
+    pub total_steps: usize,
+    pub plan: TrainingPlan,
 }
 
 /// The part of a session that is not tensors, saved beside the model so a reload resumes.

@@ -96,9 +96,9 @@ pub fn App() -> impl IntoView {
         .await
         {
             Ok(bytes) => bytes,
-            Err(message) => {
+            Err(failed) => {
                 status.set("No model loaded.".into());
-                error.set(Some(message));
+                error.set(Some(failed.to_string()));
                 return;
             }
         };
@@ -286,7 +286,10 @@ async fn batch_distance_on(
     // means is the batch mean.
     let mut total: Vec<Vec<f32>> = Vec::new();
     for slice in images.chunks(DISTANCE_SLICE) {
-        let part = engine.attention_distance(slice).await?;
+        let part = engine
+            .attention_distance(slice)
+            .await
+            .map_err(|e| e.to_string())?;
         if total.is_empty() {
             total = part;
         } else {
@@ -392,8 +395,8 @@ pub fn Lab(
                         });
                     }
                     Ok(_) => result.set(None),
-                    Err(message) => {
-                        let moved = on_failure.run((engine.backend, message));
+                    Err(error) => {
+                        let moved = on_failure.run((engine.backend, error.to_string()));
                         // Tried again where the model now runs, unless a newer drawing waits.
                         if moved && pending.with_value(Option::is_none) {
                             pending.set_value(Some((image.to_vec(), asked_at)));

@@ -60,11 +60,10 @@ impl ModelHost {
     /// saying why), and only then swaps it in: on an error the model in use stays.
     pub async fn install(&self, bytes: &[u8], backend: Backend) -> Result<(), String> {
         let cpu = Rc::new(
-            warm(Engine::load(
-                bytes,
-                burn::tensor::Device::flex(),
-                Backend::Cpu,
-            )?)
+            warm(
+                Engine::load(bytes, burn::tensor::Device::flex(), Backend::Cpu)
+                    .map_err(|e| e.to_string())?,
+            )
             .await?,
         );
         let chosen = match backend {
@@ -90,12 +89,14 @@ impl ModelHost {
         let worker = match self.gpu.get_value().filter(|w| w.failure().is_none()) {
             Some(worker) => worker,
             None => {
-                let worker = GpuWorker::spawn()?;
+                let worker = GpuWorker::spawn().map_err(|e| e.to_string())?;
                 self.gpu.set_value(Some(worker.clone()));
                 worker
             }
         };
-        Engine::load_on_gpu(bytes, worker).await
+        Engine::load_on_gpu(bytes, worker)
+            .await
+            .map_err(|e| e.to_string())
     }
 
     fn close_gpu(&self) {
@@ -176,7 +177,10 @@ impl ModelHost {
 
 /// The first pass compiles the GPU kernels; done before the first stroke.
 async fn warm(engine: Engine) -> Result<Engine, String> {
-    engine.classify(&[0u8; IMAGE_PIXELS]).await?;
+    engine
+        .classify(&[0u8; IMAGE_PIXELS])
+        .await
+        .map_err(|e| e.to_string())?;
     Ok(engine)
 }
 
@@ -185,7 +189,7 @@ async fn median_ms(engine: &Engine, probe: &[u8; IMAGE_PIXELS]) -> Result<f64, S
     let mut times = Vec::with_capacity(TIMED_RUNS);
     for _ in 0..TIMED_RUNS {
         let started = web::now_ms();
-        engine.classify(probe).await?;
+        engine.classify(probe).await.map_err(|e| e.to_string())?;
         times.push(web::now_ms() - started);
     }
     times.sort_by(f64::total_cmp);

@@ -95,7 +95,7 @@ pub fn RunsPanel(
             };
             match weights {
                 Ok(bytes) => on_weights.run((bytes, format!("run #{}", id % 10_000))),
-                Err(message) => problem.set(Some(message)),
+                Err(error) => problem.set(Some(error.to_string())),
             }
         })
     };
@@ -110,8 +110,8 @@ pub fn RunsPanel(
                 Ok(log) => log.delete(id).await,
                 Err(message) => Err(message),
             };
-            if let Err(message) = deleted {
-                problem.set(Some(message));
+            if let Err(error) = deleted {
+                problem.set(Some(error.to_string()));
             }
         })
     };
@@ -235,7 +235,7 @@ impl RunKeeper {
         spawn_local(async move {
             match RunLog::open().await {
                 Ok(log) => self.records.set(log.records().await),
-                Err(message) => self.problem.set(Some(message)),
+                Err(error) => self.problem.set(Some(error.to_string())),
             }
         });
     }
@@ -319,8 +319,8 @@ impl RunKeeper {
                 Ok(log) => log.save_weights(id, &bytes).await,
                 Err(message) => Err(message),
             };
-            if let Err(message) = kept {
-                return self.said(message);
+            if let Err(error) = kept {
+                return self.said(error.to_string());
             }
             // The record as it is now: messages may have moved it while the weights were saved.
             let current = self.current.get_value().filter(|c| c.id == id);
@@ -349,8 +349,8 @@ impl RunKeeper {
                 Ok(log) => log.save(&record).await,
                 Err(message) => Err(message),
             };
-            if let Err(message) = kept {
-                self.said(message);
+            if let Err(error) = kept {
+                self.said(error.to_string());
             }
         });
     }

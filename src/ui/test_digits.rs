@@ -22,12 +22,15 @@ impl TestDigits {
             return Ok(set);
         }
         let source = web::ChunkSource::open(web::DATA_BASE).await.in_slices();
-        let manifest = source.manifest().await?;
+        let manifest = source.manifest().await.map_err(|e| e.to_string())?;
         let entry = manifest
             .chunks(Split::Test)
             .first()
             .ok_or("the manifest lists no test chunk")?;
-        let chunk = source.load(entry, RetryPolicy::default(), |_| {}).await?;
+        let chunk = source
+            .load(entry, RetryPolicy::default(), |_| {})
+            .await
+            .map_err(|e| e.to_string())?;
         let set = Rc::new(chunk.set);
         self.0.set_value(Some(set.clone()));
         Ok(set)

@@ -8,6 +8,18 @@ use web_sys::{Cache, Response};
 
 use super::global::{caches, describe};
 
+/// A write to Cache Storage that did not happen.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum StorageError {
+    /// The body could not be made into a response (the browser's words).
+    #[error("{0}")]
+    Body(String),
+    #[error("saving {key} in the browser cache failed: {why}")]
+    Save { key: String, why: String },
+    #[error("deleting {key} from the browser cache failed: {why}")]
+    Delete { key: String, why: String },
+}
+
 /// One named cache. Keys are URLs relative to the page (the cache resolves them).
 #[derive(Clone)]
 pub struct ByteCache {
@@ -30,24 +42,25 @@ impl ByteCache {
         Some(Uint8Array::new(&buffer).to_vec())
     }
 
-    pub async fn put(&self, key: &str, bytes: &[u8]) -> Result<(), String> {
-        let response =
-            Response::new_with_opt_u8_array(Some(&mut bytes.to_vec())).map_err(describe)?;
+    pub async fn put(&self, key: &str, bytes: &[u8]) -> Result<(), StorageError> {
+        let response = Response::new_with_opt_u8_array(Some(&mut bytes.to_vec()))
+            .map_err(|e| StorageError::Body(describe(e)))?;
         JsFuture::from(self.cache.put_with_str(key, &response))
             .await
             .map(drop)
-            .map_err(|e| format!("saving {key} in the browser cache failed: {}", describe(e)))
+            .map_err(|e| StorageError::Save {
+                key: key.to_string(),
+                why: describe(e),
+            })
     }
 
-    pub async fn delete(&self, key: &str) -> Result<(), String> {
+    pub async fn delete(&self, key: &str) -> Result<(), StorageError> {
         JsFuture::from(self.cache.delete_with_str(key))
             .await
             .map(drop)
-            .map_err(|e| {
-                format!(
-                    "deleting {key} from the browser cache failed: {}",
-                    describe(e)
-                )
+            .map_err(|e| StorageError::Delete {
+                key: key.to_string(),
+                why: describe(e),
             })
     }
 }

@@ -6,7 +6,8 @@ use std::pin::Pin;
 use std::rc::Rc;
 
 use crate::data::{
-    ChunkEntry, Decoding, Manifest, MnistSet, Retry, RetryPolicy, UI_SLICE_BYTES, load_verified,
+    ChunkEntry, ChunkError, Decoding, GaveUp, Manifest, MnistSet, Retry, RetryPolicy,
+    UI_SLICE_BYTES, load_verified,
 };
 
 use super::cache::ByteCache;
@@ -18,7 +19,18 @@ pub const DATA_BASE: &str = "mnist";
 /// The cache chunks are kept in; a new data format gets a new name.
 pub const CHUNK_CACHE: &str = "vitlab-mnist-v1";
 
-/// Bytes of a URL from the network.
+/// Why the manifest could not be read.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum ManifestError {
+    /// What the network said.
+    #[error("{0}")]
+    Network(String),
+    #[error(transparent)]
+    Unreadable(#[from] ChunkError),
+}
+
+/// Bytes of a URL from the network, or why not as text: the chunk loader keeps the reason of
+/// each try as text (`data::Retry`), so this is where a fetch's error becomes text.
 pub type Network = Rc<dyn Fn(String) -> Pin<Box<dyn Future<Output = Result<Vec<u8>, String>>>>>;
 
 /// Where chunks come from: `base` (the folder of `manifest.json`), the cache and the network.
@@ -31,7 +43,13 @@ pub struct ChunkSource {
 }
 
 fn http() -> Network {
-    Rc::new(|url: String| Box::pin(async move { fetch_bytes(&url, |_, _| {}).await }))
+    Rc::new(|url: String| {
+        Box::pin(async move {
+            fetch_bytes(&url, |_, _| {})
+                .await
+                .map_err(|e| e.to_string())
+        })
+    })
 }
 
 /// A chunk that checked out.
@@ -74,9 +92,11 @@ impl ChunkSource {
         format!("{}/{file}", self.base)
     }
 
-    pub async fn manifest(&self) -> Result<Manifest, String> {
-        let bytes = (self.network)(self.url("manifest.json")).await?;
-        Manifest::parse(&String::from_utf8_lossy(&bytes)).map_err(|e| e.to_string())
+    pub async fn manifest(&self) -> Result<Manifest, ManifestError> {
+        let bytes = (self.network)(self.url("manifest.json"))
+            .await
+            .map_err(ManifestError::Network)?;
+        Ok(Manifest::parse(&String::from_utf8_lossy(&bytes))?)
     }
 
     /// The chunk's images, verified against the manifest. The first try may come from the
@@ -87,7 +107,7 @@ impl ChunkSource {
         entry: &ChunkEntry,
         policy: RetryPolicy,
         on_retry: impl FnMut(&Retry),
-    ) -> Result<LoadedChunk, String> {
+    ) -> Result<LoadedChunk, GaveUp> {
         let url = self.url(&entry.file);
         let from_cache = Rc::new(Cell::new(false));
         let fetched = Rc::new(Cell::new(None::<Vec<u8>>));
@@ -117,8 +137,7 @@ impl ChunkSource {
             sleep_ms,
             on_retry,
         )
-        .await
-        .map_err(|gave_up| gave_up.to_string())?;
+        .await?;
         if let (Some(cache), false, Some(bytes)) = (&self.cache, from_cache.get(), fetched.take()) {
             // A cache that will not take it costs only a download next time.
             let _ = cache.put(&url, &bytes).await;

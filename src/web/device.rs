@@ -1,3 +1,6 @@
+//! The device a page or worker computes on: WebGPU unless the CPU is asked for, the CPU
+//! where WebGPU does not start (with why).
+
 pub use crate::protocol::Backend;
 use burn::tensor::Device;
 

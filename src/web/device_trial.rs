@@ -10,7 +10,7 @@ use crate::train::{Trainer, TrainingPlan};
 
 use super::global::{now_ms, sleep_ms};
 use super::helper::HelperWorker;
-use super::read::read_floats;
+use super::read::{ReadError, read_floats};
 use super::{Backend, StartedDevice, start_device};
 
 /// Steps timed on each device, after one that warms it up (and compiles the GPU's kernels).
@@ -68,7 +68,7 @@ pub async fn training_device(
         Some(Ok(gpu_ms)) => {
             format!("the CPU is faster: {cpu_ms:.0} ms a step, WebGPU {gpu_ms:.0} ms")
         }
-        Some(Err(message)) => format!("WebGPU failed its trial steps ({message})"),
+        Some(Err(error)) => format!("WebGPU failed its trial steps ({error})"),
         None => format!(
             "WebGPU took over {} s for its first steps; the CPU takes {cpu_ms:.0} ms a step",
             GPU_TRIAL_DEADLINE_MS / 1000
@@ -87,7 +87,7 @@ async fn step_ms(
     plan: &TrainingPlan,
     device: &Device,
     helper: Option<&HelperWorker>,
-) -> Result<f64, String> {
+) -> Result<f64, ReadError> {
     let mut trainer = Trainer::new(
         plan.config.init(device),
         plan.config.clone(),

@@ -7,54 +7,27 @@ use burn::tensor::Device;
 
 use crate::analysis::inference::{self, Classification, ModelInsight};
 use crate::data::IMAGE_PIXELS;
-use crate::model::{Classifier, ModelConfig};
-use crate::weights::{self, WeightsFile};
+use crate::model::ModelConfig;
+use crate::weights::{self, WeightsError, WeightsFile};
 
 use super::Backend;
-use super::gpu::GpuWorker;
-use super::read::read_floats;
+use super::gpu::{GpuError, GpuWorker};
+use super::local_model::{LocalModel, ModelError};
 
-/// A model on a device in this thread: the page's CPU model, or the GPU worker's model.
-pub struct LocalModel {
-    pub device: Device,
-    pub model: Classifier,
-    pub config: ModelConfig,
-}
-
-impl LocalModel {
-    pub fn new(file: &WeightsFile, device: Device) -> Self {
-        Self {
-            model: file.into_model(&device),
-            config: file.config.clone(),
-            device,
-        }
-    }
-
-    /// Probabilities and every attention map for `images`, from one forward pass and one
-    /// readback, packed as [`inference::PendingClassification`] describes.
-    pub async fn classify_packed(&self, images: &[[u8; IMAGE_PIXELS]]) -> Result<Vec<f32>, String> {
-        let pending = inference::classify(&self.model, images, &self.device);
-        let packed = read_floats(pending.packed, "probabilities and attention maps").await?;
-        let probabilities = &packed[..(images.len() * self.config.num_classes()).min(packed.len())];
-        if probabilities.iter().any(|p| !p.is_finite()) {
-            return Err("the model produced NaN probabilities".into());
-        }
-        Ok(packed)
-    }
-
-    /// Mean attention distance per layer and head over `images` (a ViT's).
-    pub async fn attention_distance(
-        &self,
-        images: &[[u8; IMAGE_PIXELS]],
-    ) -> Result<Vec<Vec<f32>>, String> {
-        let config = self.config.vit().ok_or(NO_ATTENTION)?;
-        let packed = self.classify_packed(images).await?;
-        Ok(inference::batch_attention_distance(
-            inference::attention_part(&packed, images.len(), config),
-            images.len(),
-            config,
-        ))
-    }
+/// Why the engine could not load a model, or the model could not answer.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum EngineError {
+    /// Weights that are not a model this page takes.
+    #[error(transparent)]
+    Weights(#[from] WeightsError),
+    /// The model in this thread.
+    #[error(transparent)]
+    Model(#[from] ModelError),
+    /// The model in the GPU worker.
+    #[error(transparent)]
+    Gpu(#[from] GpuError),
+    #[error("the classification came back with {found} values instead of {expected}")]
+    WrongLength { found: usize, expected: usize },
 }
 
 /// Where the page's model runs.
@@ -62,9 +35,6 @@ enum Executor {
     Here(Box<LocalModel>),
     Worker(Rc<GpuWorker>),
 }
-
-/// Asked of a CNN for what only a ViT has.
-const NO_ATTENTION: &str = "a CNN has no attention maps";
 
 /// A model ready to classify drawings, wherever it runs.
 pub struct Engine {
@@ -85,8 +55,8 @@ fn insight_of(file: &WeightsFile) -> ModelInsight {
 impl Engine {
     /// Validates `bytes` and builds the model on `device` in this thread; an error leaves
     /// nothing half-loaded.
-    pub fn load(bytes: &[u8], device: Device, backend: Backend) -> Result<Self, String> {
-        let file: WeightsFile = weights::decode(bytes).map_err(|e| e.to_string())?;
+    pub fn load(bytes: &[u8], device: Device, backend: Backend) -> Result<Self, EngineError> {
+        let file: WeightsFile = weights::decode(bytes)?;
         Ok(Self {
             insight: insight_of(&file),
             config: file.config.clone(),
@@ -96,8 +66,8 @@ impl Engine {
     }
 
     /// Validates `bytes` here, then has the GPU worker build and warm the same model.
-    pub async fn load_on_gpu(bytes: &[u8], worker: Rc<GpuWorker>) -> Result<Self, String> {
-        let file: WeightsFile = weights::decode(bytes).map_err(|e| e.to_string())?;
+    pub async fn load_on_gpu(bytes: &[u8], worker: Rc<GpuWorker>) -> Result<Self, EngineError> {
+        let file: WeightsFile = weights::decode(bytes)?;
         worker.load(bytes).await?;
         Ok(Self {
             insight: insight_of(&file),
@@ -108,17 +78,20 @@ impl Engine {
     }
 
     /// Probabilities and attention for one 28×28 image, from one forward pass.
-    pub async fn classify(&self, image: &[u8; IMAGE_PIXELS]) -> Result<Classification, String> {
+    pub async fn classify(
+        &self,
+        image: &[u8; IMAGE_PIXELS],
+    ) -> Result<Classification, EngineError> {
         let packed = match &self.executor {
             Executor::Here(model) => model.classify_packed(std::slice::from_ref(image)).await?,
             Executor::Worker(worker) => worker.classify(image).await?,
         };
         let expected = inference::packed_len(1, &self.config);
         if packed.len() != expected {
-            return Err(format!(
-                "the classification came back with {} values instead of {expected}",
-                packed.len()
-            ));
+            return Err(EngineError::WrongLength {
+                found: packed.len(),
+                expected,
+            });
         }
         Ok(Classification::from_packed(&packed, &self.config))
     }
@@ -127,10 +100,10 @@ impl Engine {
     pub async fn attention_distance(
         &self,
         images: &[[u8; IMAGE_PIXELS]],
-    ) -> Result<Vec<Vec<f32>>, String> {
-        match &self.executor {
-            Executor::Here(model) => model.attention_distance(images).await,
-            Executor::Worker(worker) => worker.distances(images).await,
-        }
+    ) -> Result<Vec<Vec<f32>>, EngineError> {
+        Ok(match &self.executor {
+            Executor::Here(model) => model.attention_distance(images).await?,
+            Executor::Worker(worker) => worker.distances(images).await?,
+        })
     }
 }

@@ -13,12 +13,31 @@ use super::global::{describe, sleep_ms};
 /// something this page asked for.
 pub const MAX_FETCH_BYTES: usize = 4 * crate::model::Budget::PAGE.max_params as usize + (16 << 20);
 
-fn too_big(url: &str, bytes: usize) -> String {
-    format!(
-        "{url} is {} MB or more, larger than the {} MB this page reads",
-        bytes >> 20,
-        MAX_FETCH_BYTES >> 20
-    )
+/// Why a fetch gave no bytes.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum FetchError {
+    #[error("fetching {url} stalled: nothing arrived for {seconds} s")]
+    Stalled { url: String, seconds: u32 },
+    /// The request failed before a response (gloo's words for why).
+    #[error("fetching {url} failed: {why}")]
+    Failed { url: String, why: String },
+    #[error("fetching {url} failed: HTTP {status}")]
+    Status { url: String, status: u16 },
+    #[error("{url} is {} MB or more, larger than the {} MB this page reads", .bytes >> 20, MAX_FETCH_BYTES >> 20)]
+    TooBig { url: String, bytes: usize },
+    /// The body broke off (the browser's words for why).
+    #[error("reading {url} failed: {why}")]
+    Read { url: String, why: String },
+    /// A piece of the body that is not one (the browser's words).
+    #[error("{0}")]
+    NotAPiece(String),
+}
+
+fn too_big(url: &str, bytes: usize) -> FetchError {
+    FetchError::TooBig {
+        url: url.to_string(),
+        bytes,
+    }
 }
 
 /// How long a response may keep the page waiting without a byte before it counts as stalled
@@ -26,20 +45,20 @@ fn too_big(url: &str, bytes: usize) -> String {
 /// or a Reset for longer than this.
 pub const STALL_MS: u32 = 20_000;
 
-async fn unless_stalled<T>(url: &str, work: impl Future<Output = T>) -> Result<T, String> {
+async fn unless_stalled<T>(url: &str, work: impl Future<Output = T>) -> Result<T, FetchError> {
     within(STALL_MS, url, work).await
 }
 
 /// `work`, or an error naming `url` once it has waited `ms` milliseconds.
-pub async fn within<T>(ms: u32, url: &str, work: impl Future<Output = T>) -> Result<T, String> {
+pub async fn within<T>(ms: u32, url: &str, work: impl Future<Output = T>) -> Result<T, FetchError> {
     let work = std::pin::pin!(work);
     let timeout = std::pin::pin!(sleep_ms(ms));
     match futures::future::select(work, timeout).await {
         futures::future::Either::Left((value, _)) => Ok(value),
-        futures::future::Either::Right(_) => Err(format!(
-            "fetching {url} stalled: nothing arrived for {} s",
-            ms / 1000
-        )),
+        futures::future::Either::Right(_) => Err(FetchError::Stalled {
+            url: url.to_string(),
+            seconds: ms / 1000,
+        }),
     }
 }
 
@@ -47,12 +66,18 @@ pub async fn within<T>(ms: u32, url: &str, work: impl Future<Output = T>) -> Res
 pub async fn fetch_bytes(
     url: &str,
     mut on_progress: impl FnMut(usize, Option<usize>),
-) -> Result<Vec<u8>, String> {
+) -> Result<Vec<u8>, FetchError> {
     let response = unless_stalled(url, gloo_net::http::Request::get(url).send())
         .await?
-        .map_err(|e| format!("fetching {url} failed: {e}"))?;
+        .map_err(|e| FetchError::Failed {
+            url: url.to_string(),
+            why: e.to_string(),
+        })?;
     if !response.ok() {
-        return Err(format!("fetching {url} failed: HTTP {}", response.status()));
+        return Err(FetchError::Status {
+            url: url.to_string(),
+            status: response.status(),
+        });
     }
     let total = response
         .headers()
@@ -62,9 +87,13 @@ pub async fn fetch_bytes(
         return Err(too_big(url, total));
     }
     let Some(body) = response.body() else {
-        let bytes = unless_stalled(url, response.binary())
-            .await?
-            .map_err(|e| format!("reading {url} failed: {e}"))?;
+        let bytes =
+            unless_stalled(url, response.binary())
+                .await?
+                .map_err(|e| FetchError::Read {
+                    url: url.to_string(),
+                    why: e.to_string(),
+                })?;
         if bytes.len() > MAX_FETCH_BYTES {
             return Err(too_big(url, bytes.len()));
         }
@@ -74,7 +103,10 @@ pub async fn fetch_bytes(
     let mut bytes = Vec::with_capacity(total.unwrap_or(0));
     loop {
         let chunk = match unless_stalled(url, JsFuture::from(reader.read())).await {
-            Ok(chunk) => chunk.map_err(|e| format!("reading {url} failed: {}", describe(e)))?,
+            Ok(chunk) => chunk.map_err(|e| FetchError::Read {
+                url: url.to_string(),
+                why: describe(e),
+            })?,
             Err(stalled) => {
                 let _ = reader.cancel();
                 return Err(stalled);
@@ -86,7 +118,9 @@ pub async fn fetch_bytes(
         if done {
             break;
         }
-        let value = Uint8Array::new(&Reflect::get(&chunk, &"value".into()).map_err(describe)?);
+        let value = Reflect::get(&chunk, &"value".into())
+            .map_err(|e| FetchError::NotAPiece(describe(e)))?;
+        let value = Uint8Array::new(&value);
         // Straight into the buffer: no copy of each piece on the way.
         let start = bytes.len();
         bytes.resize(start + value.length() as usize, 0);

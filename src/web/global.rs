@@ -10,14 +10,15 @@ enum Scope {
     Worker(WorkerGlobalScope),
 }
 
-fn scope() -> Result<Scope, String> {
+/// `None` in neither a window nor a worker.
+fn scope() -> Option<Scope> {
     let global = js_sys::global();
     if let Some(window) = global.dyn_ref::<Window>() {
-        Ok(Scope::Window(window.clone()))
-    } else if let Some(worker) = global.dyn_ref::<WorkerGlobalScope>() {
-        Ok(Scope::Worker(worker.clone()))
+        Some(Scope::Window(window.clone()))
     } else {
-        Err("neither a window nor a worker".into())
+        global
+            .dyn_ref::<WorkerGlobalScope>()
+            .map(|worker| Scope::Worker(worker.clone()))
     }
 }
 
@@ -35,7 +36,7 @@ pub fn describe(error: JsValue) -> String {
 
 /// The origin's Cache Storage, where it is available (not on plain http off localhost).
 pub fn caches() -> Option<CacheStorage> {
-    match scope().ok()? {
+    match scope()? {
         Scope::Window(window) => window.caches().ok(),
         Scope::Worker(worker) => worker.caches().ok(),
     }
@@ -50,9 +51,9 @@ pub async fn sleep_ms(ms: u32) {
 /// Milliseconds since the page or worker started.
 pub fn now_ms() -> f64 {
     let performance = match scope() {
-        Ok(Scope::Window(window)) => window.performance(),
-        Ok(Scope::Worker(worker)) => worker.performance(),
-        Err(_) => None,
+        Some(Scope::Window(window)) => window.performance(),
+        Some(Scope::Worker(worker)) => worker.performance(),
+        None => None,
     };
     performance.map(|p| p.now()).unwrap_or(0.0)
 }

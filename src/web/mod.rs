@@ -1,5 +1,7 @@
 //! The browser boundary: device start-up, fetching and caching, the URL, the model engine,
-//! the training worker and the page's handle on it.
+//! and the workers. Each worker is a folder (`gpu`, `helper`, `trainer`) with its `client`
+//! (the side that starts it, on top of `link`) and its `worker` (inside it); `packet` is how
+//! they talk and `crate::protocol` what they say.
 
 use wasm_bindgen::JsCast;
 
@@ -14,29 +16,31 @@ mod global;
 pub mod gpu;
 #[cfg(feature = "train")]
 pub mod helper;
+mod link;
+mod local_model;
 mod packet;
 mod read;
 mod run_log;
 pub mod saved_run;
-#[cfg(feature = "train")]
 mod trainer;
-mod trainer_client;
 
-pub use cache::{ByteCache, delete_cache};
-pub use chunks::{CHUNK_CACHE, ChunkSource, DATA_BASE, LoadedChunk, Network};
+pub use cache::{ByteCache, StorageError, delete_cache};
+pub use chunks::{CHUNK_CACHE, ChunkSource, DATA_BASE, LoadedChunk, ManifestError, Network};
 pub use device::{Backend, StartedDevice, start_device};
-pub use engine::{Engine, FILTER_COMPONENTS, LocalModel};
-pub use fetch::{MAX_FETCH_BYTES, fetch_bytes, within};
+pub use engine::{Engine, EngineError, FILTER_COMPONENTS};
+pub use fetch::{FetchError, MAX_FETCH_BYTES, fetch_bytes, within};
 pub use global::{describe, now_ms, report_rejections_as_errors, sleep_ms};
 #[cfg(feature = "gpu")]
 pub use gpu::run_gpu_worker;
 #[cfg(feature = "train")]
 pub use helper::run_helper_worker;
-pub use read::{read_floats, read_ints};
-pub use run_log::RunLog;
+pub use link::{LinkError, WORKER_SCRIPT, WorkerRole};
+pub use local_model::{LocalModel, ModelError};
+pub use read::{ReadError, read_floats, read_ints};
+pub use run_log::{RunLog, RunLogError};
 #[cfg(feature = "train")]
 pub use trainer::run_training_worker;
-pub use trainer_client::{TrainerWorker, WORKER_SCRIPT};
+pub use trainer::{TrainerLost, TrainerWorker};
 
 /// The page's query string, with its `?` (empty when there is none).
 pub fn query() -> String {
@@ -67,25 +71,4 @@ pub fn this_worker_param(name: &str) -> Option<String> {
         .dyn_into::<web_sys::WorkerGlobalScope>()
         .ok()?;
     param_of(&scope.location().search(), name)
-}
-
-/// What a worker started from [`WORKER_SCRIPT`] does, from its URL's `?role=`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum WorkerRole {
-    /// Runs the page's model on WebGPU.
-    Gpu,
-    /// Trains.
-    Train,
-    /// Computes half of each CPU step for the training worker that started it.
-    Helper,
-}
-
-impl WorkerRole {
-    pub fn of_this_worker() -> Self {
-        match this_worker_param("role").as_deref() {
-            Some("gpu") => Self::Gpu,
-            Some("helper") => Self::Helper,
-            _ => Self::Train,
-        }
-    }
 }

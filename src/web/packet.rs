@@ -11,6 +11,16 @@ use js_sys::{Array, Uint8Array};
 use wasm_bindgen::{JsCast, JsValue};
 use web_sys::{MessageEvent, Worker};
 
+/// A posted value that is not the message it should be.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum PacketError {
+    #[error("a message that is not a packet")]
+    NotAPacket,
+    /// Its JSON is not a message of the expected kind (serde's words for why).
+    #[error("an unreadable message: {0}")]
+    Unreadable(String),
+}
+
 /// A message as it travels: JSON, and the bytes beside it if any.
 pub struct Packet {
     pub json: String,
@@ -43,8 +53,8 @@ impl Packet {
     }
 
     /// The message, parsed.
-    pub fn parse<T: serde::de::DeserializeOwned>(&self) -> Result<T, String> {
-        serde_json::from_str(&self.json).map_err(|e| format!("an unreadable message: {e}"))
+    pub fn parse<T: serde::de::DeserializeOwned>(&self) -> Result<T, PacketError> {
+        serde_json::from_str(&self.json).map_err(|e| PacketError::Unreadable(e.to_string()))
     }
 
     /// The JavaScript value to post and the buffers to transfer with it.

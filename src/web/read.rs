@@ -2,11 +2,21 @@
 
 use burn::tensor::{Int, Tensor};
 
-fn failed(what: &str, error: &dyn std::fmt::Display) -> String {
-    format!(
-        "reading the {what} back failed: {}",
-        innermost_cause(&error.to_string())
-    )
+/// A tensor that did not come back from the device (a lost WebGPU device, say).
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("reading the {what} back failed: {cause}")]
+pub struct ReadError {
+    /// What was read ("predictions").
+    what: String,
+    /// The innermost cause Burn gave.
+    cause: String,
+}
+
+fn failed(what: &str, error: &dyn std::fmt::Display) -> ReadError {
+    ReadError {
+        what: what.to_string(),
+        cause: innermost_cause(&error.to_string()),
+    }
 }
 
 /// Burn's execution errors nest "An error happened during execution / Caused by:" once per
@@ -24,7 +34,7 @@ fn innermost_cause(text: &str) -> String {
 pub async fn read_floats<const D: usize>(
     tensor: Tensor<D>,
     what: &str,
-) -> Result<Vec<f32>, String> {
+) -> Result<Vec<f32>, ReadError> {
     tensor
         .into_data_async()
         .await
@@ -37,7 +47,7 @@ pub async fn read_floats<const D: usize>(
 pub async fn read_ints<const D: usize>(
     tensor: Tensor<D, Int>,
     what: &str,
-) -> Result<Vec<i64>, String> {
+) -> Result<Vec<i64>, ReadError> {
     tensor
         .into_data_async()
         .await

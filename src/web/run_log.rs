@@ -6,7 +6,29 @@
 
 use crate::run_record::{MAX_RUNS, RunRecord};
 
-use super::cache::ByteCache;
+use super::cache::{ByteCache, StorageError};
+
+/// Why a record or its weights were not kept, read or deleted.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum RunLogError {
+    #[error("this browser gives the page no Cache Storage, so runs are not kept")]
+    NoStorage,
+    #[error(transparent)]
+    Storage(#[from] StorageError),
+    /// A record or the index that would not serialise (serde's words).
+    #[error("{0}")]
+    Json(String),
+    #[error("its record takes {0} bytes")]
+    TooLarge(usize),
+    #[error("this run's weights are no longer in the browser")]
+    WeightsGone,
+}
+
+impl From<serde_json::Error> for RunLogError {
+    fn from(error: serde_json::Error) -> Self {
+        Self::Json(error.to_string())
+    }
+}
 
 const RUNS_CACHE: &str = "vitlab-runs-v1";
 const INDEX_KEY: &str = "runs/index.json";
@@ -29,13 +51,11 @@ pub struct RunLog {
 }
 
 impl RunLog {
-    pub async fn open() -> Result<Self, String> {
+    pub async fn open() -> Result<Self, RunLogError> {
         ByteCache::open(RUNS_CACHE)
             .await
             .map(|cache| Self { cache })
-            .ok_or_else(|| {
-                "this browser gives the page no Cache Storage, so runs are not kept".to_string()
-            })
+            .ok_or(RunLogError::NoStorage)
     }
 
     async fn ids(&self) -> Vec<u64> {
@@ -69,8 +89,8 @@ impl RunLog {
     }
 
     /// Writes `record`; a new one joins the index, and past [`MAX_RUNS`] the oldest go.
-    pub async fn save(&self, record: &RunRecord) -> Result<(), String> {
-        let mut json = serde_json::to_vec(record).map_err(|e| e.to_string())?;
+    pub async fn save(&self, record: &RunRecord) -> Result<(), RunLogError> {
+        let mut json = serde_json::to_vec(record)?;
         // Never larger than it may be read back: a big model's timeline is thinned to fit.
         let mut fitted = record.clone();
         while json.len() > MAX_RECORD_BYTES && !fitted.timeline.snapshots.is_empty() {
@@ -79,10 +99,10 @@ impl RunLog {
             } else {
                 fitted.timeline.halve();
             }
-            json = serde_json::to_vec(&fitted).map_err(|e| e.to_string())?;
+            json = serde_json::to_vec(&fitted)?;
         }
         if json.len() > MAX_RECORD_BYTES {
-            return Err(format!("its record takes {} bytes", json.len()));
+            return Err(RunLogError::TooLarge(json.len()));
         }
         self.cache.put(&record_key(record.id), &json).await?;
         let mut ids = self.ids().await;
@@ -97,18 +117,18 @@ impl RunLog {
         Ok(())
     }
 
-    pub async fn save_weights(&self, id: u64, bytes: &[u8]) -> Result<(), String> {
-        self.cache.put(&weights_key(id), bytes).await
+    pub async fn save_weights(&self, id: u64, bytes: &[u8]) -> Result<(), RunLogError> {
+        Ok(self.cache.put(&weights_key(id), bytes).await?)
     }
 
-    pub async fn weights(&self, id: u64) -> Result<Vec<u8>, String> {
+    pub async fn weights(&self, id: u64) -> Result<Vec<u8>, RunLogError> {
         self.cache
             .get(&weights_key(id))
             .await
-            .ok_or_else(|| "this run's weights are no longer in the browser".to_string())
+            .ok_or(RunLogError::WeightsGone)
     }
 
-    pub async fn delete(&self, id: u64) -> Result<(), String> {
+    pub async fn delete(&self, id: u64) -> Result<(), RunLogError> {
         let ids: Vec<u64> = self.ids().await.into_iter().filter(|&i| i != id).collect();
         self.write_index(&ids).await?;
         self.forget(id).await;
@@ -119,13 +139,16 @@ impl RunLog {
         serde_json::from_slice(&self.cache.get(CURRENT_KEY).await?).ok()
     }
 
-    pub async fn set_current(&self, id: u64) -> Result<(), String> {
-        self.cache.put(CURRENT_KEY, id.to_string().as_bytes()).await
+    pub async fn set_current(&self, id: u64) -> Result<(), RunLogError> {
+        Ok(self
+            .cache
+            .put(CURRENT_KEY, id.to_string().as_bytes())
+            .await?)
     }
 
-    async fn write_index(&self, ids: &[u64]) -> Result<(), String> {
-        let json = serde_json::to_vec(ids).map_err(|e| e.to_string())?;
-        self.cache.put(INDEX_KEY, &json).await
+    async fn write_index(&self, ids: &[u64]) -> Result<(), RunLogError> {
+        let json = serde_json::to_vec(ids)?;
+        Ok(self.cache.put(INDEX_KEY, &json).await?)
     }
 
     async fn forget(&self, id: u64) {

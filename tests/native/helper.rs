@@ -10,6 +10,7 @@ use burn::module::Module;
 use burn::tensor::Device;
 use vitlab::data::Batch;
 use vitlab::model::{CnnConfig, ModelConfig, VitConfig};
+use vitlab::protocol::{BytesError, PartsError};
 use vitlab::train::{
     HalfDone, HalfHelper, HalfJob, HalfJobError, Objective, OptimizerSettings, Trainer,
     parameter_values,
@@ -75,11 +76,13 @@ impl HalfHelper for InProcess {
         self.jobs.set(self.jobs.get() + 1);
         let (header, bytes) = job.into_parts();
         let header = serde_json::from_str(&serde_json::to_string(&header).unwrap()).unwrap();
-        let outcome = HalfJob::from_parts(header, &bytes).and_then(|job| {
-            // A model of the helper's own: other random values, replaced by the job's.
-            let model = self.config.init(&device()).train();
-            job.run(model, &self.config, &device().autodiff())
-        });
+        let outcome = HalfJob::from_parts(header, &bytes)
+            .map_err(HalfJobError::from)
+            .and_then(|job| {
+                // A model of the helper's own: other random values, replaced by the job's.
+                let model = self.config.init(&device()).train();
+                job.run(model, &self.config, &device().autodiff())
+            });
         let outcome = match (self.behaviour, outcome) {
             (Behaviour::Honest, outcome) => outcome.map(|done| {
                 let (header, bytes) = done.into_parts();
@@ -201,19 +204,19 @@ fn a_job_is_the_second_half_and_damaged_or_mismatched_jobs_are_refused_by_name()
     let (header, bytes) = job.clone().into_parts();
     let short = HalfJob::from_parts(header.clone(), &bytes[..bytes.len() - 4]);
     assert!(
-        matches!(short, Err(HalfJobError::WrongLength { .. })),
+        matches!(short, Err(PartsError::Bytes(BytesError::WrongCount { .. }))),
         "{short:?}"
     );
     let ragged = HalfJob::from_parts(header.clone(), &bytes[..bytes.len() - 1]);
     assert!(
-        matches!(ragged, Err(HalfJobError::Ragged { .. })),
+        matches!(ragged, Err(PartsError::Bytes(BytesError::Ragged { .. }))),
         "{ragged:?}"
     );
     let mut huge = header.clone();
     huge.image_shape = [usize::MAX, 2, 28, 28];
     assert_eq!(
         HalfJob::from_parts(huge, &bytes),
-        Err(HalfJobError::Uncountable([usize::MAX, 2, 28, 28]))
+        Err(PartsError::Uncountable([usize::MAX, 2, 28, 28]))
     );
 
     let other_model = small_cnn();

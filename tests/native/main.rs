@@ -14,6 +14,7 @@ mod model;
 mod one_loop;
 mod parity;
 mod preprocess;
+mod protocol;
 mod run_record;
 mod run_view;
 mod session;

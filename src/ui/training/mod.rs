@@ -173,13 +173,13 @@ pub fn TrainingPanel(
                 // later, as this handler belongs to it.
                 spawn_local(async move { worker.set_value(None) });
                 let mut effect = Effect::None;
-                run.update(|view| effect = view.worker_lost(&message));
+                run.update(|view| effect = view.worker_lost(&message.to_string()));
                 follow(effect);
             });
             match spawned {
                 Ok(spawned) => worker.set_value(Some(spawned)),
-                Err(message) => {
-                    run.failure().set(Some(message));
+                Err(error) => {
+                    run.failure().set(Some(error.to_string()));
                     return;
                 }
             }

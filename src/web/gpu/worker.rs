@@ -9,13 +9,30 @@ use futures::StreamExt;
 use wasm_bindgen_futures::spawn_local;
 
 use crate::data::IMAGE_PIXELS;
-use crate::weights;
+use crate::protocol::{FromGpu, ToGpu, bytes_to_images, floats_to_bytes};
+use crate::weights::{self, WeightsError};
 
-use super::protocol::{FromGpu, ToGpu};
-use crate::protocol::floats_to_bytes;
-use crate::web::engine::LocalModel;
+use crate::web::local_model::{LocalModel, ModelError};
 use crate::web::packet::{Packet, packets_to_this_worker};
 use crate::web::{Backend, start_device};
+
+/// Why a request could not be done here; the page hears it as [`FromGpu::Failed`].
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+enum RequestError {
+    #[error(transparent)]
+    Weights(#[from] WeightsError),
+    /// WebGPU did not start: why, as the device start-up says it.
+    #[error("{0}")]
+    NoWebGpu(String),
+    #[error(transparent)]
+    Model(#[from] ModelError),
+    #[error("no model is loaded on the GPU")]
+    NoModel,
+    #[error("an image is {IMAGE_PIXELS} bytes")]
+    NotAnImage,
+    #[error("{images} images are not {bytes} bytes")]
+    NotImages { images: usize, bytes: usize },
+}
 
 /// The worker's entry point: requests are handled one at a time, in the order they came.
 pub fn run_gpu_worker() {
@@ -38,54 +55,57 @@ async fn handle(
     bytes: Vec<u8>,
     slot: &RefCell<Option<Rc<LocalModel>>>,
 ) -> (FromGpu, Option<Vec<u8>>) {
-    let failed = |id, message| (FromGpu::Failed { id, message }, None);
+    let failed = |id, error: RequestError| {
+        let message = error.to_string();
+        (FromGpu::Failed { id, message }, None)
+    };
     match request {
         ToGpu::Load { id } => match load(&bytes).await {
             Ok(model) => {
                 *slot.borrow_mut() = Some(Rc::new(model));
                 (FromGpu::Loaded { id }, None)
             }
-            Err(message) => failed(id, message),
+            Err(error) => failed(id, error),
         },
         ToGpu::Classify { id } => {
             let Some(model) = slot.borrow().clone() else {
-                return failed(id, "no model is loaded on the GPU".into());
+                return failed(id, RequestError::NoModel);
             };
-            let Ok(image) = <[u8; IMAGE_PIXELS]>::try_from(bytes.as_slice()) else {
-                return failed(id, format!("an image is {IMAGE_PIXELS} bytes"));
+            let Some(image) = bytes_to_images(&bytes, 1).and_then(|images| images.first().copied())
+            else {
+                return failed(id, RequestError::NotAnImage);
             };
             match model.classify_packed(&[image]).await {
                 Ok(packed) => (FromGpu::Classified { id }, Some(floats_to_bytes(&packed))),
-                Err(message) => failed(id, message),
+                Err(error) => failed(id, error.into()),
             }
         }
         ToGpu::Distances { id, images } => {
             let Some(model) = slot.borrow().clone() else {
-                return failed(id, "no model is loaded on the GPU".into());
+                return failed(id, RequestError::NoModel);
             };
-            if bytes.len() != images.saturating_mul(IMAGE_PIXELS) || images == 0 {
-                return failed(id, format!("{images} images are not {} bytes", bytes.len()));
-            }
-            let images: Vec<[u8; IMAGE_PIXELS]> = bytes
-                .chunks_exact(IMAGE_PIXELS)
-                .map(|image| image.try_into().expect("chunks of 784"))
-                .collect();
+            let Some(images) = bytes_to_images(&bytes, images) else {
+                let bytes = bytes.len();
+                return failed(id, RequestError::NotImages { images, bytes });
+            };
             match model.attention_distance(&images).await {
                 Ok(values) => (FromGpu::Distances { id, values }, None),
-                Err(message) => failed(id, message),
+                Err(error) => failed(id, error.into()),
             }
         }
     }
 }
 
 /// The weights on WebGPU, run once so that every kernel is compiled before the first drawing.
-async fn load(bytes: &[u8]) -> Result<LocalModel, String> {
-    let file = weights::decode(bytes).map_err(|e| e.to_string())?;
+async fn load(bytes: &[u8]) -> Result<LocalModel, RequestError> {
+    let file = weights::decode(bytes)?;
     let started = start_device(Some(Backend::WebGpu)).await;
     if started.backend != Backend::WebGpu {
-        return Err(started
-            .fallback_reason
-            .unwrap_or_else(|| "WebGPU did not start".into()));
+        return Err(RequestError::NoWebGpu(
+            started
+                .fallback_reason
+                .unwrap_or_else(|| "WebGPU did not start".into()),
+        ));
     }
     let model = LocalModel::new(&file, started.device);
     model.classify_packed(&[[0; IMAGE_PIXELS]]).await?;

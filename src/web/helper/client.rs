@@ -8,15 +8,14 @@ use std::rc::Rc;
 
 use futures::channel::oneshot;
 use futures::future::{Either, select};
-use wasm_bindgen::prelude::*;
-use web_sys::{ErrorEvent, MessageEvent, Worker};
+use wasm_bindgen::JsCast;
 
-use super::protocol::{FromHelper, ToHelper};
 use crate::model::ModelConfig;
+use crate::protocol::{FromHelper, ToHelper};
 use crate::train::{HalfDone, HalfHelper, HalfJob, HalfJobError};
-use crate::web::global::{describe, now_ms, sleep_ms};
-use crate::web::packet::Packet;
-use crate::web::{CPU_WORKERS_PARAM, WORKER_SCRIPT, this_worker_param};
+use crate::web::global::{now_ms, sleep_ms};
+use crate::web::link::{Heard, Link, LinkError, WorkerRole};
+use crate::web::{CPU_WORKERS_PARAM, this_worker_param};
 
 /// The first job's deadline: a half of the largest batch the page allows takes seconds on a
 /// slow machine.
@@ -29,40 +28,75 @@ const MIN_DEADLINE_MS: f64 = 5_000.0;
 
 type Outcome = Result<HalfDone, HalfJobError>;
 
+/// Why the helper stopped helping, said inside "The second CPU worker stopped (…)".
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum HelperError {
+    /// It refused its setup or a job, sent what does not read, or died.
+    #[error(transparent)]
+    Link(#[from] LinkError),
+    /// Its own words for why the setup or a job failed.
+    #[error("{0}")]
+    Failed(String),
+    #[error("it went away")]
+    Gone,
+    #[error("no answer within {seconds:.0} s")]
+    Late { seconds: f64 },
+    /// Its outcome could not be used.
+    #[error(transparent)]
+    GivenUp(HalfJobError),
+}
+
 struct Shared {
     /// Hears once why the helper stopped helping.
-    report: Box<dyn Fn(String)>,
+    report: Box<dyn Fn(HelperError)>,
     /// Jobs are handed over only once the helper has built the model.
     ready: Cell<bool>,
     /// The job in progress.
     waiting: RefCell<Option<oneshot::Sender<Outcome>>>,
     /// Why the helper can no longer be used, once it cannot.
-    gone: RefCell<Option<String>>,
+    gone: RefCell<Option<HelperError>>,
     /// The last job's round trip, in milliseconds.
     last_ms: Cell<Option<f64>>,
 }
 
 impl Shared {
-    /// Fails the job in progress, and every later one, with `message`; reports it once.
-    fn end(&self, message: String) {
+    /// Fails the job in progress, and every later one, with `error`; reports it once.
+    fn end(&self, error: HelperError) {
         self.ready.set(false);
         if self.gone.borrow().is_some() {
             return;
         }
-        *self.gone.borrow_mut() = Some(message.clone());
+        *self.gone.borrow_mut() = Some(error.clone());
         if let Some(waiting) = self.waiting.borrow_mut().take() {
-            let _ = waiting.send(Err(HalfJobError::Damaged(message.clone())));
+            let _ = waiting.send(Err(HalfJobError::Damaged(error.to_string())));
         }
-        (self.report)(message);
+        (self.report)(error);
+    }
+
+    fn hear(&self, heard: Heard<FromHelper>) {
+        match heard {
+            Heard::Message(FromHelper::Ready, _) => self.ready.set(true),
+            Heard::Message(FromHelper::Done(header), bytes) => {
+                let outcome = HalfDone::from_parts(header, &bytes.unwrap_or_default())
+                    .map_err(HalfJobError::from);
+                if let Some(waiting) = self.waiting.borrow_mut().take() {
+                    let _ = waiting.send(outcome);
+                }
+            }
+            Heard::Message(FromHelper::Failed { message }, _) => {
+                self.end(HelperError::Failed(message))
+            }
+            // The link keeps the greeting to itself.
+            Heard::Message(FromHelper::Listening, _) => {}
+            Heard::Trouble(error) => self.end(error.into()),
+        }
     }
 }
 
 /// A running helper worker; dropping it ends the worker.
 pub struct HelperWorker {
-    worker: Worker,
+    link: Link<ToHelper>,
     shared: Rc<Shared>,
-    _on_message: Closure<dyn FnMut(MessageEvent)>,
-    _on_error: Closure<dyn FnMut(ErrorEvent)>,
 }
 
 impl HelperWorker {
@@ -70,13 +104,12 @@ impl HelperWorker {
     /// the page did not ask for one worker (`?cpu-workers=1`); `None` otherwise, or when no
     /// worker can start (the training worker then computes both halves, with the same
     /// results). `report` hears once why a helper stopped helping.
-    pub fn start(config: &ModelConfig, report: impl Fn(String) + 'static) -> Option<Self> {
+    pub fn start(config: &ModelConfig, report: impl Fn(HelperError) + 'static) -> Option<Self> {
         let scope: web_sys::WorkerGlobalScope = js_sys::global().dyn_into().ok()?;
         let one_asked = this_worker_param(CPU_WORKERS_PARAM).as_deref() == Some("1");
         if one_asked || scope.navigator().hardware_concurrency() < 2.0 {
             return None;
         }
-        let worker = Worker::new(&format!("{WORKER_SCRIPT}?role=helper")).ok()?;
         let shared = Rc::new(Shared {
             report: Box::new(report),
             ready: Cell::new(false),
@@ -84,54 +117,16 @@ impl HelperWorker {
             gone: RefCell::new(None),
             last_ms: Cell::new(None),
         });
-        let setup = Packet::new(
-            &ToHelper::Setup {
-                config: config.clone(),
-            },
-            None,
-        );
-        let setup = RefCell::new(Some(setup));
-        let (state, target) = (shared.clone(), worker.clone());
-        let on_message = Closure::<dyn FnMut(MessageEvent)>::new(move |event: MessageEvent| {
-            let Some(packet) = Packet::read(&event) else {
-                return;
-            };
-            match packet.parse::<FromHelper>() {
-                Ok(FromHelper::Listening) => {
-                    if let Some(setup) = setup.borrow_mut().take()
-                        && let Err(error) = setup.send_to(&target)
-                    {
-                        state.end(format!("it refused its setup: {}", describe(error)));
-                    }
-                }
-                Ok(FromHelper::Ready) => state.ready.set(true),
-                Ok(FromHelper::Done(header)) => {
-                    let outcome = HalfDone::from_parts(header, &packet.bytes.unwrap_or_default());
-                    if let Some(waiting) = state.waiting.borrow_mut().take() {
-                        let _ = waiting.send(outcome);
-                    }
-                }
-                Ok(FromHelper::Failed { message }) | Err(message) => state.end(message),
-            }
-        });
         let state = shared.clone();
-        let on_error = Closure::<dyn FnMut(ErrorEvent)>::new(move |event: ErrorEvent| {
-            event.prevent_default();
-            let message = event.message();
-            state.end(if message.is_empty() {
-                "it stopped".to_string()
-            } else {
-                format!("it stopped: {message}")
-            });
-        });
-        worker.set_onmessage(Some(on_message.as_ref().unchecked_ref()));
-        worker.set_onerror(Some(on_error.as_ref().unchecked_ref()));
-        Some(Self {
-            worker,
-            shared,
-            _on_message: on_message,
-            _on_error: on_error,
-        })
+        let link = Link::spawn(WorkerRole::Helper, "", move |heard| state.hear(heard)).ok()?;
+        // Held by the link until the helper listens.
+        let setup = ToHelper::Setup {
+            config: config.clone(),
+        };
+        if let Err(error) = link.send(&setup, None) {
+            shared.end(error.into());
+        }
+        Some(Self { link, shared })
     }
 
     /// Waits until the helper takes jobs, at most `deadline_ms`; whether it does.
@@ -153,9 +148,8 @@ impl HalfHelper for HelperWorker {
         let (header, bytes) = job.into_parts();
         let (answer, waiting) = oneshot::channel();
         *self.shared.waiting.borrow_mut() = Some(answer);
-        if let Err(error) = Packet::new(&ToHelper::Job(header), Some(bytes)).send_to(&self.worker) {
-            let message = format!("it refused a job: {}", describe(error));
-            self.shared.end(message);
+        if let Err(error) = self.link.send(&ToHelper::Job(header), Some(bytes)) {
+            self.shared.end(error.into());
         }
         let deadline_ms = self.shared.last_ms.get().map_or(FIRST_DEADLINE_MS, |last| {
             (last * SLOWER_THAN_LAST).clamp(MIN_DEADLINE_MS, FIRST_DEADLINE_MS)
@@ -167,26 +161,21 @@ impl HalfHelper for HelperWorker {
                     shared.last_ms.set(Some(now_ms() - began));
                     outcome
                 }
-                Either::Left((Err(_), _)) => Err(HalfJobError::Damaged("it went away".into())),
-                Either::Right(_) => Err(HalfJobError::Damaged(format!(
-                    "no answer within {:.0} s",
-                    deadline_ms / 1000.0
-                ))),
+                Either::Left((Err(_), _)) => {
+                    Err(HalfJobError::Damaged(HelperError::Gone.to_string()))
+                }
+                Either::Right(_) => Err(HalfJobError::Damaged(
+                    HelperError::Late {
+                        seconds: deadline_ms / 1000.0,
+                    }
+                    .to_string(),
+                )),
             }
         }
     }
 
     fn give_up(&self, error: HalfJobError) {
-        self.worker.terminate();
-        self.shared.end(error.to_string());
-    }
-}
-
-impl Drop for HelperWorker {
-    fn drop(&mut self) {
-        // Events already queued must find no handler rather than a dropped closure.
-        self.worker.set_onmessage(None);
-        self.worker.set_onerror(None);
-        self.worker.terminate();
+        self.link.terminate();
+        self.shared.end(HelperError::GivenUp(error));
     }
 }

@@ -3,8 +3,7 @@
 //! a run uses two cores without shared memory, threads in wasm or special headers.
 
 mod client;
-pub mod protocol;
 mod worker;
 
-pub use client::HelperWorker;
+pub use client::{HelperError, HelperWorker};
 pub use worker::run_helper_worker;

@@ -8,10 +8,25 @@ use burn::tensor::Device;
 use futures::StreamExt;
 use wasm_bindgen_futures::spawn_local;
 
-use super::protocol::{FromHelper, ToHelper};
-use crate::model::{Budget, Classifier, ModelConfig};
-use crate::train::HalfJob;
-use crate::web::packet::{Packet, packets_to_this_worker};
+use crate::model::{Budget, Classifier, CostError, ModelConfig};
+use crate::protocol::{FromHelper, PartsError, ToHelper};
+use crate::train::{HalfJob, HalfJobError};
+use crate::web::packet::{Packet, PacketError, packets_to_this_worker};
+
+/// Why the setup or a job could not be done (the helper then takes no more).
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+enum HelperFailure {
+    #[error(transparent)]
+    Packet(#[from] PacketError),
+    #[error(transparent)]
+    Budget(#[from] CostError),
+    #[error("a job came before the model was set up")]
+    NoModel,
+    #[error(transparent)]
+    Parts(#[from] PartsError),
+    #[error(transparent)]
+    Half(#[from] HalfJobError),
+}
 
 /// The run's model, built at setup.
 struct Model {
@@ -28,11 +43,12 @@ pub fn run_helper_worker() {
         while let Some(packet) = requests.next().await {
             let answer = match packet.parse::<ToHelper>() {
                 Ok(request) => handle(request, packet.bytes.unwrap_or_default(), &model),
-                Err(message) => Err(message),
+                Err(error) => Err(error.into()),
             };
-            let (answer, bytes) = answer.unwrap_or_else(|message| {
+            let (answer, bytes) = answer.unwrap_or_else(|error| {
                 // Whatever went wrong, the training worker computes the half itself.
                 *model.borrow_mut() = None;
+                let message = error.to_string();
                 (FromHelper::Failed { message }, None)
             });
             Packet::new(&answer, bytes).send_to_page();
@@ -45,12 +61,10 @@ fn handle(
     request: ToHelper,
     bytes: Vec<u8>,
     slot: &RefCell<Option<Model>>,
-) -> Result<(FromHelper, Option<Vec<u8>>), String> {
+) -> Result<(FromHelper, Option<Vec<u8>>), HelperFailure> {
     match request {
         ToHelper::Setup { config } => {
-            config
-                .check_budget(&Budget::PAGE, None)
-                .map_err(|e| e.to_string())?;
+            config.check_budget(&Budget::PAGE, None)?;
             // As the trainer builds its own: on the CPU, then in training mode (autodiff on).
             let model = config.init(&Device::flex()).train();
             let device = Device::flex().autodiff();
@@ -64,12 +78,10 @@ fn handle(
         ToHelper::Job(header) => {
             let slot = slot.borrow();
             let Some(built) = slot.as_ref() else {
-                return Err("a job came before the model was set up".into());
+                return Err(HelperFailure::NoModel);
             };
-            let job = HalfJob::from_parts(header, &bytes).map_err(|e| e.to_string())?;
-            let done = job
-                .run(built.model.clone(), &built.config, &built.device)
-                .map_err(|e| e.to_string())?;
+            let job = HalfJob::from_parts(header, &bytes)?;
+            let done = job.run(built.model.clone(), &built.config, &built.device)?;
             let (header, bytes) = done.into_parts();
             Ok((FromHelper::Done(header), Some(bytes)))
         }

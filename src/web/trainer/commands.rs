@@ -12,24 +12,36 @@ use burn::tensor::Device;
 use crate::data::{Manifest, Split};
 use crate::model::Budget;
 use crate::protocol::{FromTrainer, RunState, ToTrainer, WeightsPurpose};
-use crate::train::{Checkpoint, Session, TrainingPlan};
+use crate::train::{Checkpoint, PlanError, SavedRunError, Session, TrainingPlan};
 use crate::weights;
 
 use crate::web::Backend;
 use crate::web::chunks::{ChunkSource, DATA_BASE};
 use crate::web::device_trial::training_device;
-use crate::web::helper::HelperWorker;
+use crate::web::helper::{HelperError, HelperWorker};
 use crate::web::saved_run;
 
 use super::inbox::Inbox;
 use super::loader::load_data;
-use super::stepping::{Run, announce, flush_steps, save, settle};
-use super::{notice, post, set_state};
+use super::run::Run;
+use super::runner::Runner;
+use super::to_page::{fail_without_run, notice, post};
+
+/// Why the session of a run to start or resume could not be made.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+enum SessionError {
+    #[error(transparent)]
+    New(PlanError),
+    #[error("the saved run: {0}")]
+    Saved(SavedRunError),
+    #[error("the run file: {0}")]
+    File(SavedRunError),
+}
 
 pub(super) async fn handle(
     message: ToTrainer,
     bytes: Option<Vec<u8>>,
-    run: &mut Option<Run>,
+    runner: &mut Runner,
     inbox: &Rc<Inbox>,
 ) {
     match message {
@@ -41,27 +53,26 @@ pub(super) async fn handle(
             // The saved run stays until this one's first save replaces it: a start that fails
             // (offline, a bad manifest, a lost device) loses nothing.
             let trial = plan.clone();
-            launch(run, inbox, &backend, &trial, None, |manifest, device| {
-                Session::new(plan, manifest.items(Split::Train), device).map_err(|e| e.to_string())
+            launch(runner, inbox, &backend, &trial, None, |manifest, device| {
+                Session::new(plan, manifest.items(Split::Train), device).map_err(SessionError::New)
             })
             .await;
         }
         ToTrainer::ResumeSaved { backend } => {
             let saved = match saved_run::load_run().await {
                 Ok(saved) => saved,
-                Err(message) => return fail_without_run(message),
+                Err(error) => return fail_without_run(error),
             };
             let step = saved.state.step;
             let trial = saved.state.plan.clone();
-            launch(run, inbox, &backend, &trial, Some(step), |_, device| {
-                Session::resume(saved, device)
-                    .map_err(|message| format!("the saved run: {message}"))
+            launch(runner, inbox, &backend, &trial, Some(step), |_, device| {
+                Session::resume(saved, device).map_err(SessionError::Saved)
             })
             .await;
         }
         ToTrainer::ResumeFile { backend } => {
             let Some(bytes) = bytes else {
-                return fail_without_run("no run file came with the message".into());
+                return fail_without_run("no run file came with the message");
             };
             let checkpoint = match Checkpoint::decode(&bytes, &Budget::PAGE) {
                 Ok(checkpoint) => checkpoint,
@@ -71,47 +82,46 @@ pub(super) async fn handle(
             };
             let trial = checkpoint.state.plan.clone();
             // Not saved in this browser yet: its first save here replaces the saved run.
-            launch(run, inbox, &backend, &trial, None, |_, device| {
-                Session::resume(checkpoint, device)
-                    .map_err(|message| format!("the run file: {message}"))
+            launch(runner, inbox, &backend, &trial, None, |_, device| {
+                Session::resume(checkpoint, device).map_err(SessionError::File)
             })
             .await;
         }
         ToTrainer::Pause => {
-            if run.as_ref().is_some_and(|r| r.state == RunState::Running) && !settle(run).await {
+            if runner.run_in(RunState::Running).is_some() && !runner.settle().await {
                 return;
             }
-            if let Some(run) = run.as_mut().filter(|r| r.state == RunState::Running) {
-                flush_steps(run);
-                set_state(run, RunState::Paused);
-                save(run).await;
+            if let Some(run) = runner.run_in(RunState::Running) {
+                run.flush_steps();
+                run.set_state(RunState::Paused);
+                run.save().await;
             }
         }
         ToTrainer::Resume => {
-            if let Some(run) = run.as_mut().filter(|r| {
+            if let Some(run) = runner.run_mut().filter(|r| {
                 matches!(
                     r.state,
                     RunState::Paused | RunState::Stopped | RunState::Failed
                 ) && !r.session.is_finished()
             }) {
-                set_state(run, RunState::Running);
+                run.set_state(RunState::Running);
             }
         }
         ToTrainer::Stop => {
-            if run.as_ref().is_some_and(|r| r.state == RunState::Running) && !settle(run).await {
+            if runner.run_in(RunState::Running).is_some() && !runner.settle().await {
                 return;
             }
-            if let Some(run) = run
-                .as_mut()
+            if let Some(run) = runner
+                .run_mut()
                 .filter(|r| r.state == RunState::Running || r.state == RunState::Paused)
             {
-                flush_steps(run);
-                set_state(run, RunState::Stopped);
-                save(run).await;
+                run.flush_steps();
+                run.set_state(RunState::Stopped);
+                run.save().await;
             }
         }
         ToTrainer::Reset => {
-            *run = None;
+            runner.end();
             inbox.generation.set(inbox.generation.get() + 1);
             inbox.chunks.borrow_mut().clear();
             saved_run::forget_run().await;
@@ -122,17 +132,17 @@ pub(super) async fn handle(
                 None,
             );
         }
-        ToTrainer::ExportWeights { purpose } => export(run.as_ref(), purpose).await,
-        ToTrainer::ExportRun => export_run(run.as_ref()).await,
+        ToTrainer::ExportWeights { purpose } => export(runner.run(), purpose).await,
+        ToTrainer::ExportRun => export_run(runner.run()).await,
         ToTrainer::Drawing { image } => {
-            if let Some(run) = run.as_mut() {
+            if let Some(run) = runner.run_mut() {
                 // Anything but a 28×28 image (or none) is not a drawing.
                 run.drawing = image.and_then(|image| image.try_into().ok());
             }
         }
         ToTrainer::CellDigits { label, predicted } => {
-            match run
-                .as_ref()
+            match runner
+                .run()
                 .and_then(|r| r.session.cell_digits(label, predicted))
             {
                 Some(cell) => post(&FromTrainer::CellDigits(cell), None),
@@ -146,7 +156,7 @@ pub(super) async fn handle(
 }
 
 /// Tells the page why the helper stopped helping.
-fn helper_stopped(why: String) {
+fn helper_stopped(why: HelperError) {
     notice(
         format!(
             "The second CPU worker stopped ({why}): training goes on in one, with the same results."
@@ -155,29 +165,18 @@ fn helper_stopped(why: String) {
     );
 }
 
-/// The run is gone, or never began: says why, and the page goes back to idle.
-pub(super) fn fail_without_run(message: String) {
-    post(&FromTrainer::Failed { message }, None);
-    post(
-        &FromTrainer::State {
-            state: RunState::Idle,
-        },
-        None,
-    );
-}
-
 /// Starts a run: the device (timed against the other for `plan` when none is asked for), the
 /// manifest, the session `build` makes on them, then the data. `saved_step` is the step of
 /// the save the session was restored from, if it was.
-pub(super) async fn launch(
-    run: &mut Option<Run>,
+async fn launch(
+    runner: &mut Runner,
     inbox: &Rc<Inbox>,
     backend: &Option<Backend>,
     plan: &TrainingPlan,
     saved_step: Option<usize>,
-    build: impl FnOnce(&Manifest, &Device) -> Result<Session, String>,
+    build: impl FnOnce(&Manifest, &Device) -> Result<Session, SessionError>,
 ) {
-    *run = None;
+    runner.end();
     post(
         &FromTrainer::State {
             state: RunState::Starting,
@@ -213,11 +212,11 @@ pub(super) async fn launch(
     };
     let manifest = match manifest {
         Ok(manifest) => manifest,
-        Err(message) => return fail_without_run(message),
+        Err(error) => return fail_without_run(error),
     };
     let session = match build(&manifest, &started.device) {
         Ok(session) => session,
-        Err(message) => return fail_without_run(message),
+        Err(error) => return fail_without_run(error),
     };
     inbox.generation.set(inbox.generation.get() + 1);
     inbox.chunks.borrow_mut().clear();
@@ -237,25 +236,25 @@ pub(super) async fn launch(
         helper,
         workers: 1,
     };
-    announce(&new_run);
-    set_state(&mut new_run, RunState::Running);
-    *run = Some(new_run);
+    new_run.announce();
+    new_run.set_state(RunState::Running);
+    runner.begin(new_run);
     spawn_local(load_data(source, manifest, inbox.clone()));
 }
 
-pub(super) async fn export(run: Option<&Run>, purpose: WeightsPurpose) {
+async fn export(run: Option<&Run>, purpose: WeightsPurpose) {
     let Some(run) = run else {
         return notice("There is no model in training yet.", true);
     };
     let model = run.session.inference_model();
     match weights::to_safetensors_async(&model, &run.session.plan.config).await {
         Ok(bytes) => post(&FromTrainer::Weights { purpose }, Some(bytes)),
-        Err(message) => notice(format!("Exporting the weights failed: {message}"), true),
+        Err(error) => notice(format!("Exporting the weights failed: {error}"), true),
     }
 }
 
 /// Offers the run as a checkpoint file, which `vit train --resume-from` continues.
-pub(super) async fn export_run(run: Option<&Run>) {
+async fn export_run(run: Option<&Run>) {
     let Some(run) = run else {
         return notice("There is no run to save yet.", true);
     };
@@ -266,6 +265,6 @@ pub(super) async fn export_run(run: Option<&Run>) {
             },
             Some(checkpoint.encode()),
         ),
-        Err(message) => notice(format!("Saving the run failed: {message}"), true),
+        Err(error) => notice(format!("Saving the run failed: {error}"), true),
     }
 }

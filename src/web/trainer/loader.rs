@@ -8,7 +8,10 @@ use crate::protocol::{DataProgress, FromTrainer};
 use crate::web::chunks::ChunkSource;
 
 use super::inbox::Inbox;
-use super::{SAMPLES, notice, post};
+use super::to_page::{notice, post};
+
+/// Digits of the first training chunk shown to the page.
+const SAMPLES: usize = 16;
 
 /// Fetches every chunk: the first training and test chunks first, so training and evaluation
 /// can begin while the rest arrive.

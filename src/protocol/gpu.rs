@@ -54,3 +54,15 @@ impl FromGpu {
         }
     }
 }
+
+impl super::Greeting for FromGpu {
+    fn is_greeting(&self) -> bool {
+        matches!(self, Self::Ready)
+    }
+}
+
+impl super::Called for ToGpu {
+    fn called(&self) -> &'static str {
+        "a request"
+    }
+}

@@ -1,11 +1,13 @@
 //! What the page and the training worker say to each other: plain data with typed values,
 //! sent as JSON, with bytes (weights, a run file) travelling beside the message rather than
-//! inside it. Pure: both sides and the native tests share it.
+//! inside it.
 
 use serde::{Deserialize, Serialize};
 
 use crate::analysis::timeline::AttentionSnapshot;
-use crate::train::{CellDigits, History, StepPoint, StepReport, TestReport, TrainingPlan};
+use crate::train::{
+    CellDigits, History, SavedSummary, StepPoint, StepReport, TestReport, TrainingPlan,
+};
 
 /// Where the browser computes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -156,14 +158,6 @@ impl DataProgress {
     }
 }
 
-/// A run saved in the browser.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct SavedSummary {
-    pub step: usize,
-    pub total_steps: usize,
-    pub plan: TrainingPlan,
-}
-
 /// The worker to the page.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub enum FromTrainer {
@@ -230,16 +224,14 @@ pub enum FromTrainer {
     },
 }
 
-/// `values` as little-endian bytes, to travel beside a message (a worker's read-back values,
-/// a half step's parameters or gradients).
-pub fn floats_to_bytes<'a>(values: impl IntoIterator<Item = &'a f32>) -> Vec<u8> {
-    values.into_iter().flat_map(|v| v.to_le_bytes()).collect()
+impl super::Greeting for FromTrainer {
+    fn is_greeting(&self) -> bool {
+        matches!(self, Self::Ready)
+    }
 }
 
-/// The floats [`floats_to_bytes`] made; trailing bytes that make no whole float are dropped.
-pub fn bytes_to_floats(bytes: &[u8]) -> Vec<f32> {
-    bytes
-        .chunks_exact(4)
-        .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
-        .collect()
+impl super::Called for ToTrainer {
+    fn called(&self) -> &'static str {
+        "a command"
+    }
 }

@@ -1,0 +1,103 @@
+//! What the training worker and its helper say to each other: one job at a time, the values
+//! (parameters and images, or gradients) travelling beside the message as bytes.
+
+use serde::{Deserialize, Serialize};
+
+use super::bytes::{BytesError, floats_to_bytes, whole_floats};
+use crate::model::ModelConfig;
+use crate::train::{HalfDone, HalfDoneHeader, HalfJob, HalfJobError, HalfJobHeader};
+
+/// The training worker to its helper.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub enum ToHelper {
+    /// Build `config`'s model on the CPU (its values come with each job). Answered by
+    /// [`FromHelper::Ready`] or [`FromHelper::Failed`].
+    Setup { config: ModelConfig },
+    /// Compute the half whose parameters and images travel beside this. Answered by
+    /// [`FromHelper::Done`] or [`FromHelper::Failed`].
+    Job(HalfJobHeader),
+}
+
+/// The helper to the training worker.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub enum FromHelper {
+    /// The worker listens: messages sent before this would have been lost.
+    Listening,
+    /// The model is built: jobs may come.
+    Ready,
+    /// The half's gradients travel beside this.
+    Done(HalfDoneHeader),
+    /// The setup or the job could not be done; the helper takes no more.
+    Failed { message: String },
+}
+
+impl super::Greeting for FromHelper {
+    fn is_greeting(&self) -> bool {
+        matches!(self, Self::Listening)
+    }
+}
+
+impl super::Called for ToHelper {
+    fn called(&self) -> &'static str {
+        match self {
+            Self::Setup { .. } => "its setup",
+            Self::Job(_) => "a job",
+        }
+    }
+}
+
+/// A job or a reply whose bytes do not hold what its header announces.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum PartsError {
+    #[error(transparent)]
+    Bytes(#[from] BytesError),
+    #[error("the half's images, {0:?}, are too many to count")]
+    Uncountable([usize; 4]),
+}
+
+/// A damaged reply is one more way the helper failed: the worker computes the half itself.
+impl From<PartsError> for HalfJobError {
+    fn from(error: PartsError) -> Self {
+        Self::Damaged(error.to_string())
+    }
+}
+
+impl HalfJob {
+    /// The header and the bytes that travel beside it (the parameters, then the images).
+    pub fn into_parts(self) -> (HalfJobHeader, Vec<u8>) {
+        let bytes = floats_to_bytes(self.params.iter().chain(&self.images));
+        (self.header, bytes)
+    }
+
+    /// The job from its header and bytes, which must hold exactly the values it announces.
+    pub fn from_parts(header: HalfJobHeader, bytes: &[u8]) -> Result<Self, PartsError> {
+        let expected = header
+            .image_shape
+            .iter()
+            .try_fold(1usize, |n, &d| n.checked_mul(d))
+            .and_then(|images| images.checked_add(header.params))
+            .ok_or(PartsError::Uncountable(header.image_shape))?;
+        let mut values = whole_floats(bytes, "the job's bytes", Some(expected))?;
+        let images = values.split_off(header.params);
+        Ok(Self {
+            header,
+            params: values,
+            images,
+        })
+    }
+}
+
+impl HalfDone {
+    /// The header and the bytes that travel beside it (the gradients).
+    pub fn into_parts(self) -> (HalfDoneHeader, Vec<u8>) {
+        let bytes = floats_to_bytes(&self.gradients);
+        (self.header, bytes)
+    }
+
+    pub fn from_parts(header: HalfDoneHeader, bytes: &[u8]) -> Result<Self, PartsError> {
+        Ok(Self {
+            gradients: whole_floats(bytes, "the gradients' bytes", None)?,
+            header,
+        })
+    }
+}

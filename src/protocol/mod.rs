@@ -1,0 +1,31 @@
+//! What the page and its workers say to each other, one file per pair: plain data with typed
+//! values, sent as JSON, with bytes (weights, a run file, a half step's values) travelling
+//! beside the message rather than inside it (`bytes`). Pure: both sides and the native tests
+//! share it; `web::packet` carries it and `web::link` spawns the workers that speak it.
+//!
+//! It may use `train`'s types (a plan, a report, a half step); `train` never uses it.
+
+pub mod bytes;
+pub mod gpu;
+#[cfg(feature = "train")]
+pub mod helper;
+pub mod trainer;
+
+pub use bytes::{BytesError, bytes_to_floats, bytes_to_images, floats_to_bytes, images_to_bytes};
+pub use gpu::{FromGpu, ToGpu};
+#[cfg(feature = "train")]
+pub use helper::{FromHelper, PartsError, ToHelper};
+pub use trainer::{Backend, DataProgress, FromTrainer, RunState, ToTrainer, WeightsPurpose};
+// Where the page has always found it; the saved state that makes it is `train`'s.
+pub use crate::train::SavedSummary;
+
+/// A worker's message that may be its first: the one that says it listens. Anything posted
+/// to a worker before it listens is lost, so `web::link` holds packets until this comes.
+pub trait Greeting {
+    fn is_greeting(&self) -> bool;
+}
+
+/// A message to a worker as an error names it when posting it fails ("refused a request").
+pub trait Called {
+    fn called(&self) -> &'static str;
+}

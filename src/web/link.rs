@@ -1,0 +1,201 @@
+//! One worker seen from whoever started it (the page, or the training worker for its helper):
+//! spawned from [`WORKER_SCRIPT`] in its role, packets held until the worker says it listens
+//! (a message posted before that would be lost), packets read into the worker's typed
+//! messages, its `error` event turned into one [`LinkError`], and the worker ended when the
+//! link is dropped. Each client (`gpu/client.rs`, `helper/client.rs`, `trainer/client.rs`) is
+//! a link and what it does with what it hears.
+
+use std::cell::RefCell;
+use std::marker::PhantomData;
+use std::rc::Rc;
+
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use wasm_bindgen::prelude::*;
+use web_sys::{ErrorEvent, MessageEvent, Worker};
+
+use crate::protocol::{Called, Greeting};
+
+use super::global::describe;
+use super::packet::{Packet, PacketError};
+
+/// The workers' script: Trunk's loader shim for the `worker` binary, beside the page.
+pub const WORKER_SCRIPT: &str = "./worker_loader.js";
+
+/// What a worker started from [`WORKER_SCRIPT`] does, from its URL's `?role=`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WorkerRole {
+    /// Runs the page's model on WebGPU.
+    Gpu,
+    /// Trains.
+    Train,
+    /// Computes half of each CPU step for the training worker that started it.
+    Helper,
+}
+
+impl WorkerRole {
+    pub fn of_this_worker() -> Self {
+        match super::this_worker_param("role").as_deref() {
+            Some("gpu") => Self::Gpu,
+            Some("helper") => Self::Helper,
+            _ => Self::Train,
+        }
+    }
+
+    /// As `?role=` names it.
+    fn param(self) -> &'static str {
+        match self {
+            Self::Gpu => "gpu",
+            Self::Train => "train",
+            Self::Helper => "helper",
+        }
+    }
+
+    /// As the messages about it name it. The helper's are read inside the training worker's
+    /// note "The second CPU worker stopped (…)", hence "it".
+    fn name(self) -> &'static str {
+        match self {
+            Self::Gpu => "the GPU worker",
+            Self::Train => "the training worker",
+            Self::Helper => "it",
+        }
+    }
+}
+
+/// Why a worker did not start, did not take a packet, or can no longer be used.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum LinkError {
+    /// `new Worker` threw.
+    #[error("{} did not start: {why}", .role.name())]
+    NotStarted { role: WorkerRole, why: String },
+    /// Posting a packet threw; `what` names the message ("a request", "its setup").
+    #[error("{} refused {what}: {why}", .role.name())]
+    Refused {
+        role: WorkerRole,
+        what: &'static str,
+        why: String,
+    },
+    /// The worker's `error` event: it died (a panic, a lost device, out of memory), with the
+    /// event's message where it has one.
+    #[error("{} stopped{}", .role.name(), .said.as_deref().map(|said| format!(": {said}")).unwrap_or_default())]
+    Stopped {
+        role: WorkerRole,
+        said: Option<String>,
+    },
+    #[error(transparent)]
+    Unreadable(#[from] PacketError),
+}
+
+/// What a link hears from its worker: a message with the bytes beside it, or trouble.
+pub enum Heard<M> {
+    Message(M, Option<Vec<u8>>),
+    Trouble(LinkError),
+}
+
+type Listener<M> = Rc<RefCell<Box<dyn FnMut(Heard<M>)>>>;
+
+/// Packets held back until the worker says it listens, with what each is called; `None` once
+/// it does.
+type Held = Rc<RefCell<Option<Vec<(Packet, &'static str)>>>>;
+
+/// A running worker that takes `To` messages; dropping it ends the worker.
+pub struct Link<To> {
+    role: WorkerRole,
+    worker: Worker,
+    held: Held,
+    _on_message: Closure<dyn FnMut(MessageEvent)>,
+    _on_error: Closure<dyn FnMut(ErrorEvent)>,
+    _to: PhantomData<fn(&To)>,
+}
+
+impl<To: Serialize + Called> Link<To> {
+    /// Starts a worker in `role`, with `params` (`&name=value…`) added to its URL. `heard`
+    /// gets each message but the worker's greeting (which releases the held packets), and
+    /// every trouble: a held packet refused, a packet that does not read, the worker's death.
+    pub fn spawn<Answer: DeserializeOwned + Greeting + 'static>(
+        role: WorkerRole,
+        params: &str,
+        heard: impl FnMut(Heard<Answer>) + 'static,
+    ) -> Result<Self, LinkError> {
+        let url = format!("{WORKER_SCRIPT}?role={}{params}", role.param());
+        let worker = Worker::new(&url).map_err(|e| LinkError::NotStarted {
+            role,
+            why: describe(e),
+        })?;
+        let heard: Listener<Answer> = Rc::new(RefCell::new(Box::new(heard)));
+        let held: Held = Rc::new(RefCell::new(Some(Vec::new())));
+        let (listener, waiting, target) = (heard.clone(), held.clone(), worker.clone());
+        let on_message = Closure::<dyn FnMut(MessageEvent)>::new(move |event: MessageEvent| {
+            let Some(packet) = Packet::read(&event) else {
+                return;
+            };
+            let news = match packet.parse::<Answer>() {
+                Ok(message) if message.is_greeting() => {
+                    let released = waiting.borrow_mut().take().unwrap_or_default();
+                    for (packet, what) in released {
+                        if let Err(error) = packet.send_to(&target) {
+                            let why = describe(error);
+                            (listener.borrow_mut())(Heard::Trouble(LinkError::Refused {
+                                role,
+                                what,
+                                why,
+                            }));
+                        }
+                    }
+                    return;
+                }
+                Ok(message) => Heard::Message(message, packet.bytes),
+                Err(error) => Heard::Trouble(error.into()),
+            };
+            (listener.borrow_mut())(news);
+        });
+        let on_error = Closure::<dyn FnMut(ErrorEvent)>::new(move |event: ErrorEvent| {
+            event.prevent_default();
+            let said = Some(event.message()).filter(|message| !message.is_empty());
+            (heard.borrow_mut())(Heard::Trouble(LinkError::Stopped { role, said }));
+        });
+        worker.set_onmessage(Some(on_message.as_ref().unchecked_ref()));
+        worker.set_onerror(Some(on_error.as_ref().unchecked_ref()));
+        Ok(Self {
+            role,
+            worker,
+            held,
+            _on_message: on_message,
+            _on_error: on_error,
+            _to: PhantomData,
+        })
+    }
+
+    /// Sends `message` with `bytes` beside it (transferred, not copied), or holds it until the
+    /// worker listens. An error when posting it threw.
+    pub fn send(&self, message: &To, bytes: Option<Vec<u8>>) -> Result<(), LinkError> {
+        let packet = Packet::new(message, bytes);
+        if let Some(held) = self.held.borrow_mut().as_mut() {
+            held.push((packet, message.called()));
+            return Ok(());
+        }
+        packet
+            .send_to(&self.worker)
+            .map_err(|error| LinkError::Refused {
+                role: self.role,
+                what: message.called(),
+                why: describe(error),
+            })
+    }
+
+    /// Ends the worker now; its handlers stay until the link is dropped. (The helper's client
+    /// is the one that ends its worker before dropping it.)
+    #[cfg(feature = "train")]
+    pub fn terminate(&self) {
+        self.worker.terminate();
+    }
+}
+
+impl<To> Drop for Link<To> {
+    fn drop(&mut self) {
+        // Events already queued must find no handler rather than a dropped closure.
+        self.worker.set_onmessage(None);
+        self.worker.set_onerror(None);
+        self.worker.terminate();
+    }
+}

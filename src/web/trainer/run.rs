@@ -1,0 +1,105 @@
+//! The run in progress: its session and device, what the page has been told of it, and what
+//! it tells the page (its state, its steps, its failure).
+
+use std::fmt::Display;
+
+use crate::data::IMAGE_PIXELS;
+use crate::protocol::{FromTrainer, RunState};
+use crate::train::{PendingStep, Session, StepPoint, StepReport};
+
+use crate::web::Backend;
+use crate::web::global::now_ms;
+use crate::web::helper::HelperWorker;
+use crate::web::saved_run;
+
+use super::to_page::{notice, post};
+
+/// The run in progress.
+pub(super) struct Run {
+    pub(super) session: Session,
+    pub(super) backend: Backend,
+    pub(super) state: RunState,
+    /// Why the device is not the one asked for, if it is not.
+    pub(super) device_note: Option<String>,
+    /// Steps taken whose loss and accuracy have not been read back yet, oldest first.
+    pub(super) in_flight: Vec<PendingStep>,
+    /// When the oldest of them began.
+    pub(super) in_flight_since: f64,
+    pub(super) unsent: Vec<StepPoint>,
+    /// The newest step's report, sent with the next batch of points.
+    pub(super) latest: Option<StepReport>,
+    pub(super) last_report_ms: f64,
+    /// Step of the last save, to say what a failure falls back to.
+    pub(super) saved_step: Option<usize>,
+    /// The drawing on the page's pad, probed with the test digits at each evaluation.
+    pub(super) drawing: Option<[u8; IMAGE_PIXELS]>,
+    /// The worker that computes the second half of each CPU step, where there is one.
+    pub(super) helper: Option<HelperWorker>,
+    /// Workers computing the steps, as the page was last told.
+    pub(super) workers: usize,
+}
+
+impl Run {
+    /// Tells the page the run's device, plan and history (the charts start from it).
+    pub(super) fn announce(&self) {
+        post(
+            &FromTrainer::Started {
+                backend: self.backend,
+                note: self.device_note.clone(),
+                plan: self.session.plan.clone(),
+                history: self.session.history.clone(),
+            },
+            None,
+        );
+    }
+
+    pub(super) fn set_state(&mut self, state: RunState) {
+        self.state = state;
+        post(&FromTrainer::State { state }, None);
+    }
+
+    /// Sends the steps not yet reported.
+    pub(super) fn flush_steps(&mut self) {
+        if self.unsent.is_empty() {
+            return;
+        }
+        let Some(report) = self.latest.clone() else {
+            return;
+        };
+        post(
+            &FromTrainer::Steps {
+                points: std::mem::take(&mut self.unsent),
+                report,
+            },
+            None,
+        );
+        self.last_report_ms = now_ms();
+    }
+
+    /// Saves the run so a reload (or a switch to the CPU) can resume it.
+    pub(super) async fn save(&mut self) {
+        match saved_run::save_run(&self.session).await {
+            Ok(step) => self.saved_step = Some(step),
+            Err(error) => notice(format!("The run could not be saved: {error}"), true),
+        }
+    }
+
+    fn fallback_hint(&self) -> String {
+        match self.saved_step {
+            Some(step) => format!("The run saved at step {step} can be resumed."),
+            None => "Nothing was saved yet.".to_string(),
+        }
+    }
+
+    /// The device failed (`why`): the run stops, and the page hears what it can go back to.
+    pub(super) fn device_failed(&mut self, why: impl Display) {
+        let hint = self.fallback_hint();
+        self.set_state(RunState::Failed);
+        post(
+            &FromTrainer::Failed {
+                message: format!("The {} device failed: {why}. {hint}", self.backend.label()),
+            },
+            None,
+        );
+    }
+}

@@ -1,0 +1,274 @@
+//! What the page and its workers say to each other (`vitlab::protocol`): every message reads
+//! back as it was written, answers name the request they answer, each worker's greeting is
+//! known, and the bytes beside a message hold exactly the values they announce.
+
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use std::fmt::Debug;
+
+use vitlab::data::IMAGE_PIXELS;
+use vitlab::model::ModelConfig;
+use vitlab::protocol::{
+    Backend, BytesError, Called, DataProgress, FromGpu, FromHelper, FromTrainer, Greeting,
+    PartsError, RunState, SavedSummary, ToGpu, ToHelper, ToTrainer, WeightsPurpose,
+    bytes_to_floats, bytes_to_images, floats_to_bytes, images_to_bytes,
+};
+use vitlab::train::{
+    HalfDone, HalfDoneHeader, HalfJob, HalfJobError, HalfJobHeader, History, TrainingPlan,
+};
+
+/// `message` through JSON, as a packet carries it.
+fn round_trip<M: Serialize + DeserializeOwned + PartialEq + Debug>(message: &M) {
+    let json = serde_json::to_string(message).unwrap();
+    let back: M = serde_json::from_str(&json).unwrap();
+    assert_eq!(&back, message, "{json}");
+}
+
+#[test]
+fn every_message_to_and_from_the_training_worker_reads_back_as_written() {
+    let plan = TrainingPlan::seed();
+    for message in [
+        ToTrainer::Start {
+            plan: plan.clone(),
+            backend: Some(Backend::Cpu),
+        },
+        ToTrainer::ResumeSaved { backend: None },
+        ToTrainer::ResumeFile {
+            backend: Some(Backend::WebGpu),
+        },
+        ToTrainer::Pause,
+        ToTrainer::Resume,
+        ToTrainer::Stop,
+        ToTrainer::Reset,
+        ToTrainer::ExportWeights {
+            purpose: WeightsPurpose::Keep,
+        },
+        ToTrainer::ExportRun,
+        ToTrainer::Drawing {
+            image: Some(vec![7; 784]),
+        },
+        ToTrainer::CellDigits {
+            label: 3,
+            predicted: 5,
+        },
+        ToTrainer::Probe,
+    ] {
+        round_trip(&message);
+        assert_eq!(message.called(), "a command");
+    }
+    let summary = SavedSummary {
+        step: 12,
+        total_steps: 300,
+        plan: plan.clone(),
+    };
+    for message in [
+        FromTrainer::Ready,
+        FromTrainer::Saved { summary: None },
+        FromTrainer::Saved {
+            summary: Some(Ok(summary)),
+        },
+        FromTrainer::Saved {
+            summary: Some(Err("its state does not parse (eof)".into())),
+        },
+        FromTrainer::Started {
+            backend: Backend::Cpu,
+            note: Some("the CPU is faster".into()),
+            plan,
+            history: History::default(),
+        },
+        FromTrainer::State {
+            state: RunState::Paused,
+        },
+        FromTrainer::Workers { count: 2 },
+        FromTrainer::Data(DataProgress {
+            chunks: 1,
+            total_chunks: 4,
+            bytes: 10,
+            total_bytes: 40,
+            images: 100,
+            total_images: 400,
+            cached_chunks: 1,
+        }),
+        FromTrainer::Samples {
+            images: vec![vec![0; 784]],
+            labels: vec![4],
+        },
+        FromTrainer::Notice {
+            message: "Retrying".into(),
+            warning: false,
+        },
+        FromTrainer::Weights {
+            purpose: WeightsPurpose::Download,
+        },
+        FromTrainer::RunFile { step: 40 },
+        FromTrainer::Failed {
+            message: "The CPU (wasm) device failed".into(),
+        },
+    ] {
+        round_trip(&message);
+        assert_eq!(
+            message.is_greeting(),
+            message == FromTrainer::Ready,
+            "{message:?}"
+        );
+    }
+}
+
+#[test]
+fn answers_of_the_gpu_worker_name_the_request_they_answer() {
+    for request in [
+        ToGpu::Load { id: 0 },
+        ToGpu::Classify { id: 1 },
+        ToGpu::Distances { id: 2, images: 3 },
+    ] {
+        round_trip(&request);
+        assert_eq!(request.called(), "a request");
+    }
+    let answers = [
+        (FromGpu::Ready, None),
+        (FromGpu::Loaded { id: 7 }, Some(7)),
+        (FromGpu::Classified { id: u32::MAX }, Some(u32::MAX)),
+        (
+            FromGpu::Distances {
+                id: 3,
+                values: vec![vec![1.5, 2.0], vec![0.25]],
+            },
+            Some(3),
+        ),
+        (
+            FromGpu::Failed {
+                id: 4,
+                message: "no model is loaded on the GPU".into(),
+            },
+            Some(4),
+        ),
+    ];
+    for (answer, id) in answers {
+        round_trip(&answer);
+        assert_eq!(answer.id(), id, "{answer:?}");
+        assert_eq!(answer.is_greeting(), answer == FromGpu::Ready);
+    }
+}
+
+fn job_header(params: usize, images: usize) -> HalfJobHeader {
+    HalfJobHeader {
+        stream: 42,
+        smoothing: 0.1,
+        share: 0.5,
+        params,
+        image_shape: [images, 1, 2, 2],
+        labels: vec![3; images],
+    }
+}
+
+#[test]
+fn the_helper_greets_then_answers_and_its_messages_read_back_as_written() {
+    let setup = ToHelper::Setup {
+        config: ModelConfig::from(vitlab::model::VitConfig::seed()),
+    };
+    round_trip(&setup);
+    assert_eq!(setup.called(), "its setup");
+    let job = ToHelper::Job(job_header(3, 2));
+    round_trip(&job);
+    assert_eq!(job.called(), "a job");
+    let done = FromHelper::Done(HalfDoneHeader {
+        loss: 0.5,
+        correct: 1,
+        present: vec![true, false],
+    });
+    for message in [
+        FromHelper::Listening,
+        FromHelper::Ready,
+        done,
+        FromHelper::Failed {
+            message: "a job came before the model was set up".into(),
+        },
+    ] {
+        round_trip(&message);
+        assert_eq!(message.is_greeting(), message == FromHelper::Listening);
+    }
+}
+
+#[test]
+fn floats_travel_as_little_endian_bytes_and_come_back_bit_for_bit() {
+    let values = [0.0, -0.0, 1.5, f32::MIN_POSITIVE, f32::NAN, f32::INFINITY];
+    let bytes = floats_to_bytes(&values);
+    assert_eq!(bytes.len(), 4 * values.len());
+    assert_eq!(&bytes[8..12], &1.5f32.to_le_bytes());
+    let back = bytes_to_floats(&bytes);
+    let bits = |v: &[f32]| v.iter().map(|v| v.to_bits()).collect::<Vec<_>>();
+    assert_eq!(bits(&back), bits(&values));
+    // Trailing bytes that make no whole float are dropped.
+    assert_eq!(bits(&bytes_to_floats(&bytes[..5])), bits(&values[..1]));
+    assert!(bytes_to_floats(&[]).is_empty());
+}
+
+#[test]
+fn images_travel_as_their_pixels_and_only_whole_announced_images_come_back() {
+    let images: Vec<[u8; IMAGE_PIXELS]> = (0..3u8).map(|i| [i; IMAGE_PIXELS]).collect();
+    let bytes = images_to_bytes(&images);
+    assert_eq!(bytes.len(), 3 * IMAGE_PIXELS);
+    assert_eq!(bytes_to_images(&bytes, 3), Some(images.clone()));
+    assert_eq!(
+        bytes_to_images(&bytes[..IMAGE_PIXELS], 1),
+        Some(images[..1].to_vec())
+    );
+    // Not the count announced, a part of an image, none at all, or a count that overflows.
+    assert_eq!(bytes_to_images(&bytes, 2), None);
+    assert_eq!(bytes_to_images(&bytes[1..], 3), None);
+    assert_eq!(bytes_to_images(&[], 0), None);
+    assert_eq!(bytes_to_images(&bytes, usize::MAX), None);
+}
+
+#[test]
+fn a_job_and_its_reply_come_back_from_their_bytes_and_damaged_bytes_are_refused_by_name() {
+    let job = HalfJob {
+        header: job_header(3, 2),
+        params: vec![1.0, 2.0, 3.0],
+        images: (0..8).map(|i| i as f32 / 8.0).collect(),
+    };
+    let (header, bytes) = job.clone().into_parts();
+    assert_eq!(bytes.len(), 4 * (3 + 8));
+    assert_eq!(HalfJob::from_parts(header.clone(), &bytes), Ok(job));
+
+    let ragged = HalfJob::from_parts(header.clone(), &bytes[..bytes.len() - 1]);
+    assert_eq!(
+        ragged,
+        Err(PartsError::Bytes(BytesError::Ragged {
+            what: "the job's bytes",
+            bytes: 43,
+        }))
+    );
+    let short = HalfJob::from_parts(header.clone(), &bytes[..bytes.len() - 4]);
+    assert_eq!(
+        short.unwrap_err().to_string(),
+        "the job's bytes: 10 values where the model has 11"
+    );
+    let mut huge = header;
+    huge.image_shape = [usize::MAX, 2, 2, 2];
+    assert_eq!(
+        HalfJob::from_parts(huge, &bytes),
+        Err(PartsError::Uncountable([usize::MAX, 2, 2, 2]))
+    );
+
+    let done = HalfDone {
+        header: HalfDoneHeader {
+            loss: 0.25,
+            correct: 2,
+            present: vec![true, false, true],
+        },
+        gradients: vec![0.5, -0.5],
+    };
+    let (header, bytes) = done.clone().into_parts();
+    assert_eq!(HalfDone::from_parts(header.clone(), &bytes), Ok(done));
+    // A damaged reply is one more way the helper failed, with the same words.
+    let error = HalfDone::from_parts(header, &bytes[..3]).unwrap_err();
+    assert_eq!(
+        error.to_string(),
+        "the gradients' bytes: 3 bytes are not whole 4-byte floats"
+    );
+    assert_eq!(
+        HalfJobError::from(error),
+        HalfJobError::Damaged("the gradients' bytes: 3 bytes are not whole 4-byte floats".into())
+    );
+}
