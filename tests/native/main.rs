@@ -18,6 +18,7 @@ mod run_record;
 mod run_view;
 mod session;
 mod share;
+mod shipped;
 mod timeline;
 mod train;
 mod weights;
