@@ -1,9 +1,12 @@
+//! ViT against CNN: accuracy against training-set size, and receptive field against attention distance.
+
 use leptos::prelude::*;
 
-use super::chart::{LineChart, Series};
 use crate::analysis::data_scaling::{self, ScalingPoint};
 use crate::model::{Architecture, CnnConfig};
 use crate::run_record::RunRecord;
+use crate::ui::app::AppState;
+use crate::ui::widgets::{LineChart, Series};
 
 /// The full training split, for a run that took all of it.
 const TRAIN_SPLIT: usize = 60_000;
@@ -41,14 +44,12 @@ fn runs_here(records: &[RunRecord]) -> Vec<Series> {
 /// against training-set size for the two (`scripts/data-scaling.sh`), and the CNN's fixed
 /// receptive fields against the ViT's learned attention distance, layer by layer.
 #[component]
-pub fn InductiveBias(
-    /// The loaded ViT's mean attention distance per layer and head over test digits, if known.
-    #[prop(into)]
-    batch_distance: Signal<Option<Vec<Vec<f32>>>>,
-    /// The runs table: its finished runs join the chart as points of their own.
-    #[prop(into)]
-    records: Signal<Vec<RunRecord>>,
-) -> impl IntoView {
+pub fn InductiveBias() -> impl IntoView {
+    let app = expect_context::<AppState>();
+    // The loaded ViT's mean attention distance per layer and head over test digits, if known.
+    let batch_distance = app.batch_distance;
+    // The runs table: its finished runs join the chart as points of their own.
+    let records = app.keeper.records;
     let points = match data_scaling::points(data_scaling::SHIPPED) {
         Ok(points) => points,
         Err(error) => return view! { <p class="error">{error.to_string()}</p> }.into_any(),

@@ -8,6 +8,18 @@ use leptos::prelude::*;
 use crate::data::{MnistSet, RetryPolicy, Split};
 use crate::web;
 
+/// Why no test digit could be had.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum TestDigitsError {
+    /// The manifest or the chunk did not load (the browser layer says why).
+    #[error("{0}")]
+    Load(String),
+    #[error("the manifest lists no test chunk")]
+    NoTestChunk,
+    #[error("the test chunk holds no digits")]
+    Empty,
+}
+
 /// The first test chunk, loaded on first use and kept.
 #[derive(Clone, Copy)]
 pub struct TestDigits(StoredValue<Option<Rc<MnistSet>>, LocalStorage>);
@@ -17,27 +29,30 @@ impl TestDigits {
         Self(StoredValue::new_local(None))
     }
 
-    pub async fn get(self) -> Result<Rc<MnistSet>, String> {
+    pub async fn get(self) -> Result<Rc<MnistSet>, TestDigitsError> {
         if let Some(set) = self.0.get_value() {
             return Ok(set);
         }
         let source = web::ChunkSource::open(web::DATA_BASE).await.in_slices();
-        let manifest = source.manifest().await?;
+        let manifest = source.manifest().await.map_err(TestDigitsError::Load)?;
         let entry = manifest
             .chunks(Split::Test)
             .first()
-            .ok_or("the manifest lists no test chunk")?;
-        let chunk = source.load(entry, RetryPolicy::default(), |_| {}).await?;
+            .ok_or(TestDigitsError::NoTestChunk)?;
+        let chunk = source
+            .load(entry, RetryPolicy::default(), |_| {})
+            .await
+            .map_err(TestDigitsError::Load)?;
         let set = Rc::new(chunk.set);
         self.0.set_value(Some(set.clone()));
         Ok(set)
     }
 
     /// A test digit picked at random.
-    pub async fn random(self) -> Result<ShownDigit, String> {
+    pub async fn random(self) -> Result<ShownDigit, TestDigitsError> {
         let set = self.get().await?;
         if set.is_empty() {
-            return Err("the test chunk holds no digits".into());
+            return Err(TestDigitsError::Empty);
         }
         let index = ((js_sys::Math::random() * set.len() as f64) as usize).min(set.len() - 1);
         Ok(ShownDigit::of_test_set(&set, index))

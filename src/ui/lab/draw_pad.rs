@@ -1,11 +1,13 @@
+//! The pad a person draws a digit on, read back as the model's 28×28 input.
+
 use leptos::ev::PointerEvent;
 use leptos::html::Canvas;
 use leptos::prelude::*;
 use web_sys::HtmlCanvasElement;
 
-use super::paint;
 use crate::analysis::preprocess;
 use crate::data::IMAGE_SIDE;
+use crate::ui::widgets::paint;
 
 /// Side of the drawing surface in canvas pixels; ten times MNIST's 28.
 pub const PAD_SIDE: u32 = 280;

@@ -12,6 +12,24 @@ use crate::web::{self, Backend, Engine};
 /// The engine everything reads, swapped when the model or the backend changes.
 pub type EngineSignal = RwSignal<Option<Rc<Engine>>, LocalStorage>;
 
+/// Why weights were not installed, or why failed work has nowhere left to run. Each says
+/// what the browser layer said, as the page shows it.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum HostError {
+    /// The bytes are not weights this page can build a model from.
+    #[error("{0}")]
+    Load(String),
+    /// The model was built but failed to classify.
+    #[error("{0}")]
+    Classify(String),
+    /// The GPU worker could not be started or given the weights.
+    #[error("{0}")]
+    Gpu(String),
+    /// Work failed on the CPU, or on a GPU with no CPU copy kept: there is nowhere to move it.
+    #[error("{0}")]
+    NowhereToGo(String),
+}
+
 /// Classifications timed per backend when the page picks the faster one.
 const TIMED_RUNS: usize = 5;
 
@@ -58,13 +76,12 @@ impl ModelHost {
 
     /// Checks `bytes`, builds and warms the model on `backend` (the CPU when WebGPU fails,
     /// saying why), and only then swaps it in: on an error the model in use stays.
-    pub async fn install(&self, bytes: &[u8], backend: Backend) -> Result<(), String> {
+    pub async fn install(&self, bytes: &[u8], backend: Backend) -> Result<(), HostError> {
         let cpu = Rc::new(
-            warm(Engine::load(
-                bytes,
-                burn::tensor::Device::flex(),
-                Backend::Cpu,
-            )?)
+            warm(
+                Engine::load(bytes, burn::tensor::Device::flex(), Backend::Cpu)
+                    .map_err(HostError::Load)?,
+            )
             .await?,
         );
         let chosen = match backend {
@@ -86,16 +103,18 @@ impl ModelHost {
     }
 
     /// The same weights in the GPU worker (started if there is none), built and warm.
-    async fn gpu_engine(&self, bytes: &[u8]) -> Result<Engine, String> {
+    async fn gpu_engine(&self, bytes: &[u8]) -> Result<Engine, HostError> {
         let worker = match self.gpu.get_value().filter(|w| w.failure().is_none()) {
             Some(worker) => worker,
             None => {
-                let worker = GpuWorker::spawn()?;
+                let worker = GpuWorker::spawn().map_err(HostError::Gpu)?;
                 self.gpu.set_value(Some(worker.clone()));
                 worker
             }
         };
-        Engine::load_on_gpu(bytes, worker).await
+        Engine::load_on_gpu(bytes, worker)
+            .await
+            .map_err(HostError::Gpu)
     }
 
     fn close_gpu(&self) {
@@ -107,9 +126,9 @@ impl ModelHost {
     /// the model to the CPU copy, and the label says why; a CPU failure has nowhere to go. `Ok`
     /// means the work can be tried again where the model now runs. The drawing and the test
     /// batch may both meet the same lost device: the second finds the CPU already in charge.
-    pub fn fail_over(&self, failed_on: Backend, message: String) -> Result<(), String> {
+    pub fn fail_over(&self, failed_on: Backend, message: String) -> Result<(), HostError> {
         if failed_on != Backend::WebGpu {
-            return Err(message);
+            return Err(HostError::NowhereToGo(message));
         }
         if self.backend() != Some(Backend::WebGpu) {
             return Ok(());
@@ -123,7 +142,7 @@ impl ModelHost {
                 self.engine.set(Some(cpu));
                 Ok(())
             }
-            None => Err(message),
+            None => Err(HostError::NowhereToGo(message)),
         }
     }
 
@@ -175,17 +194,20 @@ impl ModelHost {
 }
 
 /// The first pass compiles the GPU kernels; done before the first stroke.
-async fn warm(engine: Engine) -> Result<Engine, String> {
-    engine.classify(&[0u8; IMAGE_PIXELS]).await?;
+async fn warm(engine: Engine) -> Result<Engine, HostError> {
+    engine
+        .classify(&[0u8; IMAGE_PIXELS])
+        .await
+        .map_err(HostError::Classify)?;
     Ok(engine)
 }
 
 /// Median time of [`TIMED_RUNS`] classifications of `probe`, in milliseconds.
-async fn median_ms(engine: &Engine, probe: &[u8; IMAGE_PIXELS]) -> Result<f64, String> {
+async fn median_ms(engine: &Engine, probe: &[u8; IMAGE_PIXELS]) -> Result<f64, HostError> {
     let mut times = Vec::with_capacity(TIMED_RUNS);
     for _ in 0..TIMED_RUNS {
         let started = web::now_ms();
-        engine.classify(probe).await?;
+        engine.classify(probe).await.map_err(HostError::Classify)?;
         times.push(web::now_ms() - started);
     }
     times.sort_by(f64::total_cmp);
