@@ -19,6 +19,7 @@ mod run_view;
 mod session;
 mod share;
 mod shipped;
+mod slice_mean;
 mod timeline;
 mod train;
 mod weights;

@@ -5,6 +5,7 @@ use leptos::prelude::GetUntracked;
 
 use crate::analysis::inference::images_of;
 use crate::data::IMAGE_PIXELS;
+use crate::slice_mean::SliceMean;
 use crate::web::{self, Engine};
 
 use super::{HostError, ModelHost, TestDigits, TestDigitsError};
@@ -55,24 +56,15 @@ async fn batch_distance_on(
     images: &[[u8; IMAGE_PIXELS]],
 ) -> Result<Vec<Vec<f32>>, DistanceError> {
     // In slices, yielding between them, so the page never stalls for the whole batch (this
-    // also runs when weights are swapped in mid-training). Equal slices: the mean of their
-    // means is the batch mean.
-    let mut total: Vec<Vec<f32>> = Vec::new();
+    // also runs when weights are swapped in mid-training).
+    let mut mean = SliceMean::default();
     for slice in images.chunks(DISTANCE_SLICE) {
         let part = engine
             .attention_distance(slice)
             .await
             .map_err(DistanceError::Measure)?;
-        if total.is_empty() {
-            total = part;
-        } else {
-            for (sum, layer) in total.iter_mut().zip(part) {
-                sum.iter_mut().zip(layer).for_each(|(s, v)| *s += v);
-            }
-        }
+        mean.add(part);
         web::sleep_ms(0).await;
     }
-    let slices = images.len().div_ceil(DISTANCE_SLICE) as f32;
-    total.iter_mut().flatten().for_each(|v| *v /= slices);
-    Ok(total)
+    Ok(mean.mean())
 }
