@@ -13,6 +13,7 @@ mod report;
 mod share_link;
 mod shown;
 mod status;
+mod test_report;
 mod trainer;
 mod transfers;
 
@@ -25,9 +26,10 @@ use crate::ui::app::AppState;
 use charts::TrainingCharts;
 use controls::Controls;
 use plan_form::PlanForm;
-use report::{Counters, DataBar, TestView};
+use report::{Counters, DataBar};
 use share_link::ShareLink;
 use status::RunStatus;
+use test_report::TestView;
 use trainer::Trainer;
 use transfers::{RunFileButtons, WeightsButtons};
 
