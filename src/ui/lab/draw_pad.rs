@@ -63,6 +63,122 @@ fn redraw(canvas: &HtmlCanvasElement, strokes: &[Stroke]) {
     }
 }
 
+/// The pad's canvas and what was drawn on it.
+#[derive(Clone, Copy)]
+struct Pad {
+    canvas_ref: NodeRef<Canvas>,
+    strokes: StoredValue<Vec<Stroke>>,
+    /// A pointer is down.
+    drawing: StoredValue<bool>,
+    /// A shown image covers the strokes (none, once it is shown).
+    showing: StoredValue<bool>,
+    on_image: Callback<Option<Vec<u8>>>,
+}
+
+impl Pad {
+    fn new(on_image: Callback<Option<Vec<u8>>>) -> Self {
+        Self {
+            canvas_ref: NodeRef::new(),
+            strokes: StoredValue::new(Vec::new()),
+            drawing: StoredValue::new(false),
+            showing: StoredValue::new(false),
+            on_image,
+        }
+    }
+
+    /// Reports the drawing as the model's input.
+    fn emit(self) {
+        if let Some(canvas) = self.canvas_ref.get_untracked() {
+            let image = paint::read_grey(&canvas)
+                .and_then(|raster| preprocess::to_mnist(&raster))
+                .map(|image| image.to_vec());
+            self.on_image.run(image);
+        }
+    }
+
+    fn rerender(self) {
+        if let Some(canvas) = self.canvas_ref.get_untracked() {
+            self.strokes.with_value(|s| redraw(&canvas, s));
+        }
+        self.emit();
+    }
+
+    /// Shows `image` over the pad, or the drawing again (tracked: reruns when either the
+    /// canvas or the image changes).
+    fn show(self, shown: Signal<Option<Vec<u8>>>) {
+        let Some(canvas) = self.canvas_ref.get() else {
+            return;
+        };
+        match shown.get() {
+            Some(image) => {
+                self.strokes.update_value(Vec::clear);
+                self.showing.set_value(true);
+                paint::grey_image(&canvas, &image, IMAGE_SIDE);
+            }
+            None => self.strokes.with_value(|s| redraw(&canvas, s)),
+        }
+    }
+
+    fn pen_down(self, event: PointerEvent) {
+        let Some(canvas) = self.canvas_ref.get_untracked() else {
+            return;
+        };
+        event.prevent_default();
+        let _ = canvas.set_pointer_capture(event.pointer_id());
+        if self.showing.get_value() {
+            self.showing.set_value(false);
+            redraw(&canvas, &[]);
+        }
+        let p = point(&canvas, &event);
+        self.drawing.set_value(true);
+        self.strokes.update_value(|s| s.push(vec![p]));
+        setup_pen(&canvas);
+        draw_segment(&canvas, p, p);
+        self.emit();
+    }
+
+    fn pen_move(self, event: PointerEvent) {
+        if !self.drawing.get_value() {
+            return;
+        }
+        let Some(canvas) = self.canvas_ref.get_untracked() else {
+            return;
+        };
+        event.prevent_default();
+        let p = point(&canvas, &event);
+        let last = self
+            .strokes
+            .with_value(|s| s.last().and_then(|stroke| stroke.last().copied()));
+        self.strokes.update_value(|s| {
+            if let Some(stroke) = s.last_mut() {
+                stroke.push(p);
+            }
+        });
+        if let Some(last) = last {
+            draw_segment(&canvas, last, p);
+        }
+        self.emit();
+    }
+
+    fn pen_up(self) {
+        self.drawing.set_value(false);
+    }
+
+    fn undo(self) {
+        self.strokes.update_value(|s| {
+            s.pop();
+        });
+        self.showing.set_value(false);
+        self.rerender();
+    }
+
+    fn clear(self) {
+        self.strokes.update_value(Vec::clear);
+        self.showing.set_value(false);
+        self.rerender();
+    }
+}
+
 /// The canvas a person draws on, with Clear and Undo. Reports the MNIST-style 28×28 image
 /// of the drawing (or `None` when empty) after every change, while drawing too. It can also
 /// show a 28×28 image (a test digit); drawing then starts on a blank pad.
@@ -75,82 +191,12 @@ pub fn DrawPad(
     #[prop(into)]
     shown: Signal<Option<Vec<u8>>>,
 ) -> impl IntoView {
-    let canvas_ref = NodeRef::<Canvas>::new();
-    let strokes = StoredValue::new(Vec::<Stroke>::new());
-    let drawing = StoredValue::new(false);
-    let showing = StoredValue::new(false);
-
-    let emit = move || {
-        if let Some(canvas) = canvas_ref.get_untracked() {
-            let image = paint::read_grey(&canvas)
-                .and_then(|raster| preprocess::to_mnist(&raster))
-                .map(|image| image.to_vec());
-            on_image.run(image);
-        }
-    };
-    let rerender = move || {
-        if let Some(canvas) = canvas_ref.get_untracked() {
-            strokes.with_value(|s| redraw(&canvas, s));
-        }
-        emit();
-    };
-    Effect::new(move |_| {
-        let Some(canvas) = canvas_ref.get() else {
-            return;
-        };
-        match shown.get() {
-            Some(image) => {
-                strokes.update_value(Vec::clear);
-                showing.set_value(true);
-                paint::grey_image(&canvas, &image, IMAGE_SIDE);
-            }
-            None => strokes.with_value(|s| redraw(&canvas, s)),
-        }
-    });
-
-    let on_down = move |event: PointerEvent| {
-        let Some(canvas) = canvas_ref.get_untracked() else {
-            return;
-        };
-        event.prevent_default();
-        let _ = canvas.set_pointer_capture(event.pointer_id());
-        if showing.get_value() {
-            showing.set_value(false);
-            redraw(&canvas, &[]);
-        }
-        let p = point(&canvas, &event);
-        drawing.set_value(true);
-        strokes.update_value(|s| s.push(vec![p]));
-        setup_pen(&canvas);
-        draw_segment(&canvas, p, p);
-        emit();
-    };
-    let on_move = move |event: PointerEvent| {
-        if !drawing.get_value() {
-            return;
-        }
-        let Some(canvas) = canvas_ref.get_untracked() else {
-            return;
-        };
-        event.prevent_default();
-        let p = point(&canvas, &event);
-        let last = strokes.with_value(|s| s.last().and_then(|stroke| stroke.last().copied()));
-        strokes.update_value(|s| {
-            if let Some(stroke) = s.last_mut() {
-                stroke.push(p);
-            }
-        });
-        if let Some(last) = last {
-            draw_segment(&canvas, last, p);
-        }
-        emit();
-    };
-    let on_up = move |_event: PointerEvent| drawing.set_value(false);
-
+    let pad = Pad::new(on_image);
+    Effect::new(move |_| pad.show(shown));
     view! {
         <div class="draw-pad">
             <canvas
-                node_ref=canvas_ref
+                node_ref=pad.canvas_ref
                 width=PAD_SIDE
                 height=PAD_SIDE
                 class="pad"
@@ -158,32 +204,16 @@ pub fn DrawPad(
                 role="img"
                 aria-label="drawing pad: draw a digit with a mouse, a finger or a pen (or show a random test digit below)"
                 style="touch-action: none"
-                on:pointerdown=on_down
-                on:pointermove=on_move
-                on:pointerup=on_up
-                on:pointercancel=on_up
+                on:pointerdown=move |event| pad.pen_down(event)
+                on:pointermove=move |event| pad.pen_move(event)
+                on:pointerup=move |_| pad.pen_up()
+                on:pointercancel=move |_| pad.pen_up()
             ></canvas>
             <div class="buttons">
-                <button
-                    data-testid="undo-button"
-                    on:click=move |_| {
-                        strokes.update_value(|s| {
-                            s.pop();
-                        });
-                        showing.set_value(false);
-                        rerender();
-                    }
-                >
+                <button data-testid="undo-button" on:click=move |_| pad.undo()>
                     "Undo"
                 </button>
-                <button
-                    data-testid="clear-button"
-                    on:click=move |_| {
-                        strokes.update_value(Vec::clear);
-                        showing.set_value(false);
-                        rerender();
-                    }
-                >
+                <button data-testid="clear-button" on:click=move |_| pad.clear()>
                     "Clear"
                 </button>
             </div>
