@@ -6,6 +6,7 @@ use leptos::prelude::*;
 
 use crate::analysis::MapChoice;
 use crate::data::IMAGE_PIXELS;
+use crate::model::VitConfig;
 use crate::protocol::Backend;
 use crate::ui::model::{browser_has_webgpu, distance_digits_of, test_batch_distance};
 use crate::web;
@@ -27,11 +28,17 @@ pub(super) async fn start(app: AppState, weights_url: String) {
         return;
     }
     app.status.set(String::new());
-    let is_vit = check_linked_map(app);
+    let vit = app
+        .host
+        .engine
+        .with_untracked(|e| e.as_ref().and_then(|e| e.config.vit().cloned()));
+    if let Some(config) = &vit {
+        drop_a_linked_map_that_does_not_fit(app, config);
+    }
     let digits = distance_digits_of(app.test_digits).await;
     match &digits {
         // A CNN has no attention to measure.
-        Ok(_) if !is_vit => {}
+        Ok(_) if vit.is_none() => {}
         Ok(digits) => match test_batch_distance(app.host, digits).await {
             Ok(distance) => app.batch_distance.set(Some(distance)),
             Err(error) => app.show_error(format!("The test batch for attention distance: {error}")),
@@ -68,15 +75,7 @@ async fn fetch_weights(app: AppState, url: &str) -> Option<Vec<u8>> {
 }
 
 /// A map the link asked for that the model has no layer or head for is said and dropped.
-/// Whether the model is a ViT (a CNN has no attention).
-fn check_linked_map(app: AppState) -> bool {
-    let vit = app
-        .host
-        .engine
-        .with_untracked(|e| e.as_ref().and_then(|e| e.config.vit().cloned()));
-    let Some(config) = &vit else {
-        return false;
-    };
+fn drop_a_linked_map_that_does_not_fit(app: AppState, config: &VitConfig) {
     let map = app.map.get_untracked();
     if !map.fits(config.depth, config.heads) {
         app.show_error(format!(
@@ -87,5 +86,4 @@ fn check_linked_map(app: AppState) -> bool {
         ));
         app.map.set(MapChoice::Rollout);
     }
-    true
 }
