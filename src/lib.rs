@@ -11,6 +11,8 @@ pub mod rng;
 pub mod run_record;
 pub mod run_view;
 pub mod share;
+pub mod shipped;
+pub mod slice_mean;
 pub mod train;
 pub mod weights;
 

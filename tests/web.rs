@@ -8,7 +8,9 @@ use leptos::prelude::*;
 use vitlab::analysis::preprocess;
 use vitlab::data::images_tensor;
 use vitlab::data::{IMAGE_PIXELS, IMAGE_SIDE};
-use vitlab::ui::{EngineSignal, Lab, MapChoice, ModelHost, ShownDigit, TestDigits, paint};
+use vitlab::ui::{
+    EngineSignal, Lab, LabState, MapChoice, ModelHost, ShownDigit, TestDigits, paint,
+};
 use vitlab::web::{Backend, Engine, LocalModel, start_device};
 use vitlab::weights;
 use wasm_bindgen::JsCast;
@@ -221,10 +223,17 @@ async fn the_lab_mounts_and_a_stroke_gets_a_prediction() {
     let in_lab = engine.clone();
     let handle = leptos::mount::mount_to(container.unchecked_into(), move || {
         let engine: EngineSignal = RwSignal::new_local(Some(in_lab));
-        view! {
-            <Lab engine=engine on_failure=Callback::new(|_| false) on_problem=Callback::new(|_| {}) batch_distance=Signal::stored(None)
-                test_digits=TestDigits::new() digit=shown_digit map=RwSignal::new(MapChoice::Rollout) input=RwSignal::new(None) />
-        }
+        provide_context(LabState {
+            engine,
+            on_failure: Callback::new(|_| false),
+            on_problem: Callback::new(|_| {}),
+            batch_distance: Signal::stored(None),
+            test_digits: TestDigits::new(),
+            digit: shown_digit,
+            map: RwSignal::new(MapChoice::Rollout),
+            input: RwSignal::new(None),
+        });
+        view! { <Lab /> }
     });
     assert_eq!(by_test_id("prediction").text_content().unwrap(), "–");
 
@@ -651,7 +660,8 @@ async fn an_invalid_upload_leaves_the_old_model_working() {
     let error = host
         .install(b"not a safetensors file", Backend::Cpu)
         .await
-        .unwrap_err();
+        .unwrap_err()
+        .to_string();
     // The first 8 bytes read as a header length far past the file's end.
     assert!(error.contains("header claims"), "{error}");
     let after = engine.get_untracked().unwrap();

@@ -1,9 +1,12 @@
+//! ViT against CNN: accuracy against training-set size, and receptive field against attention distance.
+
 use leptos::prelude::*;
 
-use super::chart::{LineChart, Series};
 use crate::analysis::data_scaling::{self, ScalingPoint};
 use crate::model::{Architecture, CnnConfig};
 use crate::run_record::RunRecord;
+use crate::ui::app::AppState;
+use crate::ui::widgets::{LineChart, Series};
 
 /// The full training split, for a run that took all of it.
 const TRAIN_SPLIT: usize = 60_000;
@@ -41,18 +44,28 @@ fn runs_here(records: &[RunRecord]) -> Vec<Series> {
 /// against training-set size for the two (`scripts/data-scaling.sh`), and the CNN's fixed
 /// receptive fields against the ViT's learned attention distance, layer by layer.
 #[component]
-pub fn InductiveBias(
-    /// The loaded ViT's mean attention distance per layer and head over test digits, if known.
-    #[prop(into)]
-    batch_distance: Signal<Option<Vec<Vec<f32>>>>,
-    /// The runs table: its finished runs join the chart as points of their own.
-    #[prop(into)]
-    records: Signal<Vec<RunRecord>>,
-) -> impl IntoView {
+pub fn InductiveBias() -> impl IntoView {
     let points = match data_scaling::points(data_scaling::SHIPPED) {
         Ok(points) => points,
         Err(error) => return view! { <p class="error">{error.to_string()}</p> }.into_any(),
     };
+    view! {
+        <section class="card wide" data-testid="inductive-bias">
+            <h2>"ViT against CNN"</h2>
+            <div class="analysis">
+                <DataScaling points=points />
+                <ReceptiveFieldAgainstDistance />
+            </div>
+        </section>
+    }
+    .into_any()
+}
+
+/// Test accuracy against training-set size: the shipped figures, and the runs finished here.
+#[component]
+fn DataScaling(points: Vec<ScalingPoint>) -> impl IntoView {
+    // The runs table: its finished runs join the chart as points of their own.
+    let records = expect_context::<AppState>().keeper.records;
     let line = |model: Architecture, points: &[ScalingPoint]| Series {
         label: format!("{} test accuracy %", model.name()),
         class: match model {
@@ -106,6 +119,28 @@ pub fn InductiveBias(
         .map(|n| view! { <th>{n.to_string()}</th> })
         .collect_view();
 
+    view! {
+        <section>
+            <h3>"Accuracy against training-set size"</h3>
+            <p class="hint">{format!("The seed ViT (204,810 parameters) and a CNN of its size (204,330), each run seeing {budget} training images ({} epochs of 1,000 digits, {} of 60,000) with one recipe for both; the test set scored once per run.", budget / 1000, budget as f64 / 60_000.0)}</p>
+            <p class="hint">"Your own points: set the training form's \"Training images\" (1,000, say), train either preset here, and each finished run joins the chart (scored on the page's 1,000 test digits, after the epochs you chose)."</p>
+            <LineChart series=scaling y_range=(90.0, 100.0) x_label="training images (log₁₀: 3 = 1,000, 4.78 = 60,000)" testid="data-scaling-chart" />
+            <table class="scaling-table" data-testid="data-scaling-table">
+                <tr><th>"images"</th>{header}</tr>
+                {row(Architecture::Vit)}
+                {row(Architecture::Cnn)}
+            </table>
+            <p class="caption" data-testid="data-scaling-verdict">{verdict}</p>
+            <p class="hint">"Measured with "<code>"scripts/data-scaling.sh"</code>" (pretrained/README.md has the commands and the machine)."</p>
+        </section>
+    }
+}
+
+/// What the CNN sees, fixed by its architecture, against how far the loaded ViT's heads
+/// reach over test digits, if known.
+#[component]
+fn ReceptiveFieldAgainstDistance() -> impl IntoView {
+    let batch_distance = expect_context::<AppState>().batch_distance;
     let fields = CnnConfig::seed().receptive_fields();
     let depth_series = Signal::derive(move || {
         let cnn = Series {
@@ -137,29 +172,10 @@ pub fn InductiveBias(
         all
     });
     view! {
-        <section class="card wide" data-testid="inductive-bias">
-            <h2>"ViT against CNN"</h2>
-            <div class="analysis">
-                <section>
-                    <h3>"Accuracy against training-set size"</h3>
-                    <p class="hint">{format!("The seed ViT (204,810 parameters) and a CNN of its size (204,330), each run seeing {budget} training images ({} epochs of 1,000 digits, {} of 60,000) with one recipe for both; the test set scored once per run.", budget / 1000, budget as f64 / 60_000.0)}</p>
-                    <p class="hint">"Your own points: set the training form's \"Training images\" (1,000, say), train either preset here, and each finished run joins the chart (scored on the page's 1,000 test digits, after the epochs you chose)."</p>
-                    <LineChart series=scaling y_range=(90.0, 100.0) x_label="training images (log₁₀: 3 = 1,000, 4.78 = 60,000)" testid="data-scaling-chart" />
-                    <table class="scaling-table" data-testid="data-scaling-table">
-                        <tr><th>"images"</th>{header}</tr>
-                        {row(Architecture::Vit)}
-                        {row(Architecture::Cnn)}
-                    </table>
-                    <p class="caption" data-testid="data-scaling-verdict">{verdict}</p>
-                    <p class="hint">"Measured with "<code>"scripts/data-scaling.sh"</code>" (pretrained/README.md has the commands and the machine)."</p>
-                </section>
-                <section>
-                    <h3>"Receptive field against attention distance"</h3>
-                    <p class="hint">"What the CNN sees is fixed by its architecture and grows only with depth; how far the ViT's heads reach is learned, and some look across the whole digit from the first layer (Fig. 7, right: the paper likens attention distance to receptive field size)."</p>
-                    <LineChart series=depth_series x_label="layer" testid="receptive-field-chart" />
-                </section>
-            </div>
+        <section>
+            <h3>"Receptive field against attention distance"</h3>
+            <p class="hint">"What the CNN sees is fixed by its architecture and grows only with depth; how far the ViT's heads reach is learned, and some look across the whole digit from the first layer (Fig. 7, right: the paper likens attention distance to receptive field size)."</p>
+            <LineChart series=depth_series x_label="layer" testid="receptive-field-chart" />
         </section>
     }
-    .into_any()
 }

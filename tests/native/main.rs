@@ -19,6 +19,8 @@ mod run_record;
 mod run_view;
 mod session;
 mod share;
+mod shipped;
+mod slice_mean;
 mod timeline;
 mod train;
 mod weights;

@@ -6,6 +6,25 @@ use wasm_bindgen::JsCast;
 
 use crate::web;
 
+/// Why an upload was not read.
+#[derive(Debug, thiserror::Error)]
+pub(super) enum UploadError {
+    #[error("the file is {size_mb} MB, larger than the {cap_mb} MB this page reads")]
+    TooLarge { size_mb: f64, cap_mb: usize },
+    #[error(transparent)]
+    Read(#[from] gloo_file::FileReadError),
+}
+
+/// Why a download was not offered.
+#[derive(Debug, thiserror::Error)]
+pub(super) enum DownloadError {
+    #[error("no document")]
+    NoDocument,
+    /// The browser refused the link the download goes through (as it says it).
+    #[error("{0}")]
+    Link(String),
+}
+
 /// A file input's change handler: the chosen file is read (held to the cap) and handed to
 /// `take` with its name, or `refused` hears why it was not.
 pub(super) fn on_file_chosen(
@@ -23,7 +42,7 @@ pub(super) fn on_file_chosen(
             let name = file.name();
             match read_file(&file).await {
                 Ok(bytes) => take(bytes, name),
-                Err(message) => refused(format!("{name}: {message}")),
+                Err(error) => refused(format!("{name}: {error}")),
             }
         });
     }
@@ -31,32 +50,29 @@ pub(super) fn on_file_chosen(
 
 /// Reads an upload, held to the size cap a fetched file has: a file of gigabytes is refused
 /// before a byte of it is copied into the page.
-async fn read_file(file: &web_sys::File) -> Result<Vec<u8>, String> {
+async fn read_file(file: &web_sys::File) -> Result<Vec<u8>, UploadError> {
     let cap = web::MAX_FETCH_BYTES;
     if file.size() > cap as f64 {
-        return Err(format!(
-            "the file is {} MB, larger than the {} MB this page reads",
-            (file.size() / (1u64 << 20) as f64).round(),
-            cap >> 20
-        ));
+        return Err(UploadError::TooLarge {
+            size_mb: (file.size() / (1u64 << 20) as f64).round(),
+            cap_mb: cap >> 20,
+        });
     }
     let file = gloo_file::File::from(file.clone());
-    gloo_file::futures::read_as_bytes(&file)
-        .await
-        .map_err(|error| error.to_string())
+    Ok(gloo_file::futures::read_as_bytes(&file).await?)
 }
 
 /// Hands `bytes` to the browser as a downloaded file.
-pub(super) fn offer_download(bytes: &[u8], name: &str) -> Result<(), String> {
+pub(super) fn offer_download(bytes: &[u8], name: &str) -> Result<(), DownloadError> {
     let blob = gloo_file::Blob::new_with_options(bytes, Some("application/octet-stream"));
     // Revoked when dropped, after the click: the download holds its own reference.
     let url = gloo_file::ObjectUrl::from(blob);
     let document = web_sys::window()
         .and_then(|w| w.document())
-        .ok_or("no document")?;
+        .ok_or(DownloadError::NoDocument)?;
     let anchor: web_sys::HtmlAnchorElement = document
         .create_element("a")
-        .map_err(web::describe)?
+        .map_err(|error| DownloadError::Link(web::describe(error)))?
         .unchecked_into();
     anchor.set_href(&url);
     anchor.set_download(name);

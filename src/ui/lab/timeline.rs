@@ -4,8 +4,8 @@
 use leptos::prelude::*;
 
 use super::analysis::DistanceChart;
-use super::heat_canvas::{HeatCanvas, Palette};
 use crate::analysis::timeline::Timeline;
+use crate::ui::widgets::{HeatCanvas, Palette};
 
 /// Milliseconds each snapshot shows while playing.
 const PLAY_EVERY_MS: u32 = 400;

@@ -1,7 +1,9 @@
+//! The CNN's side of the lab: its fixed receptive fields and first-layer filters.
+
 use leptos::prelude::*;
 
-use super::heat_canvas::{HeatCanvas, Palette};
 use crate::analysis::inference::CnnInsight;
+use crate::ui::widgets::{HeatCanvas, Palette};
 
 /// What a CNN builds in, shown where a ViT shows what it learned: fixed, local windows that
 /// grow with depth (its receptive fields), and the first layer's filters.

@@ -1,14 +1,16 @@
+//! Where the model looks: the class token's attention on the input, large, per layer and head.
+
 use std::sync::Arc;
 
 use leptos::ev::MouseEvent;
 use leptos::html::Canvas;
 use leptos::prelude::*;
 
-use super::heat_canvas::HeatCanvas;
-use super::paint;
 use crate::analysis::MapChoice;
 use crate::analysis::inference::Classification;
 use crate::data::IMAGE_SIDE;
+use crate::ui::widgets::HeatCanvas;
+use crate::ui::widgets::paint;
 
 fn class_map(result: &Classification, choice: MapChoice) -> Vec<f32> {
     match choice {
@@ -59,6 +61,24 @@ pub fn AttentionView(
     depth: usize,
     heads: usize,
     /// The map shown large; kept by the page, so a link can set it and share it.
+    choice: RwSignal<MapChoice>,
+) -> impl IntoView {
+    view! {
+        <div class="attention">
+            <LargeMap result=result input=input grid=grid depth=depth choice=choice />
+            <MapMultiples result=result grid=grid depth=depth heads=heads choice=choice />
+        </div>
+    }
+}
+
+/// The chosen map over the model's input, with its legend; a hovered patch shows what it
+/// attends to instead.
+#[component]
+fn LargeMap(
+    result: Signal<Option<Arc<Classification>>>,
+    input: Signal<Option<Vec<u8>>>,
+    grid: usize,
+    depth: usize,
     choice: RwSignal<MapChoice>,
 ) -> impl IntoView {
     let hovered = RwSignal::new(None::<usize>);
@@ -137,6 +157,42 @@ pub fn AttentionView(
         }
     };
 
+    view! {
+        <div class="attention-main">
+            <div class="stack">
+                <canvas node_ref=image_ref width=280 height=280 data-testid="model-input" class="under" aria-hidden="true"></canvas>
+                <canvas
+                    node_ref=overlay_ref
+                    width=280
+                    height=280
+                    class="over"
+                    data-testid="attention-map"
+                    role="img"
+                    aria-label=move || shown.get().map(|(values, label)| map_summary(&values, grid, &label)).unwrap_or_else(|| "no drawing yet".into())
+                    on:mousemove=on_hover
+                    on:mouseleave=move |_| hovered.set(None)
+                ></canvas>
+            </div>
+            <p class="caption">{move || shown.get().map(|(_, label)| label).unwrap_or_else(|| "draw a digit".into())}</p>
+            <div class="legend">
+                <span>{move || scale.get().map(|(lo, _)| format!("{lo:.3}")).unwrap_or_default()}</span>
+                <canvas node_ref=legend_ref width=160 height=12></canvas>
+                <span>{move || scale.get().map(|(_, hi)| format!("{hi:.3}")).unwrap_or_default()}</span>
+            </div>
+            <p class="hint">"Hover a patch to see where it looks. The model sees the 28×28 image underneath."</p>
+        </div>
+    }
+}
+
+/// Every layer's and head's map, small, to pick the one shown large.
+#[component]
+fn MapMultiples(
+    result: Signal<Option<Arc<Classification>>>,
+    grid: usize,
+    depth: usize,
+    heads: usize,
+    choice: RwSignal<MapChoice>,
+) -> impl IntoView {
     let thumb = move |pick: MapChoice| {
         let values = Signal::derive(move || {
             result
@@ -157,55 +213,30 @@ pub fn AttentionView(
     };
 
     view! {
-        <div class="attention">
-            <div class="attention-main">
-                <div class="stack">
-                    <canvas node_ref=image_ref width=280 height=280 data-testid="model-input" class="under" aria-hidden="true"></canvas>
-                    <canvas
-                        node_ref=overlay_ref
-                        width=280
-                        height=280
-                        class="over"
-                        data-testid="attention-map"
-                        role="img"
-                        aria-label=move || shown.get().map(|(values, label)| map_summary(&values, grid, &label)).unwrap_or_else(|| "no drawing yet".into())
-                        on:mousemove=on_hover
-                        on:mouseleave=move |_| hovered.set(None)
-                    ></canvas>
-                </div>
-                <p class="caption">{move || shown.get().map(|(_, label)| label).unwrap_or_else(|| "draw a digit".into())}</p>
-                <div class="legend">
-                    <span>{move || scale.get().map(|(lo, _)| format!("{lo:.3}")).unwrap_or_default()}</span>
-                    <canvas node_ref=legend_ref width=160 height=12></canvas>
-                    <span>{move || scale.get().map(|(_, hi)| format!("{hi:.3}")).unwrap_or_default()}</span>
-                </div>
-                <p class="hint">"Hover a patch to see where it looks. The model sees the 28×28 image underneath."</p>
-            </div>
-            <div class="multiples scroll-x" tabindex="0" role="region" aria-label="every layer's and head's map">
-                <table>
-                    <thead>
-                        <tr>
-                            <th>"layer"</th>
-                            <th>"mean"</th>
-                            {(0..heads).map(|h| view! { <th>{format!("h{}", h + 1)}</th> }).collect_view()}
-                        </tr>
-                    </thead>
-                    <tbody>
-                        {(0..depth)
-                            .map(|l| view! {
-                                <tr>
-                                    <th>{format!("L{}", l + 1)}</th>
-                                    <td>{thumb(MapChoice::LayerMean(l))}</td>
-                                    {(0..heads).map(|h| view! { <td>{thumb(MapChoice::Head(l, h))}</td> }).collect_view()}
-                                </tr>
-                            })
-                            .collect_view()}
-                    </tbody>
-                </table>
-                <button class="rollout" class:selected=move || choice.get() == MapChoice::Rollout on:click=move |_| choice.set(MapChoice::Rollout)>
-                    "Attention rollout"
-                </button>
-            </div>
+        <div class="multiples scroll-x" tabindex="0" role="region" aria-label="every layer's and head's map">
+            <table>
+                <thead>
+                    <tr>
+                        <th>"layer"</th>
+                        <th>"mean"</th>
+                        {(0..heads).map(|h| view! { <th>{format!("h{}", h + 1)}</th> }).collect_view()}
+                    </tr>
+                </thead>
+                <tbody>
+                    {(0..depth)
+                        .map(|l| view! {
+                            <tr>
+                                <th>{format!("L{}", l + 1)}</th>
+                                <td>{thumb(MapChoice::LayerMean(l))}</td>
+                                {(0..heads).map(|h| view! { <td>{thumb(MapChoice::Head(l, h))}</td> }).collect_view()}
+                            </tr>
+                        })
+                        .collect_view()}
+                </tbody>
+            </table>
+            <button class="rollout" class:selected=move || choice.get() == MapChoice::Rollout on:click=move |_| choice.set(MapChoice::Rollout)>
+                "Attention rollout"
+            </button>
         </div>
     }
 }

@@ -7,10 +7,31 @@ use leptos::prelude::*;
 
 use crate::data::IMAGE_PIXELS;
 use crate::web::gpu::GpuWorker;
-use crate::web::{self, Backend, Engine};
+use crate::web::{self, Backend, Engine, EngineError, LinkError};
 
 /// The engine everything reads, swapped when the model or the backend changes.
 pub type EngineSignal = RwSignal<Option<Rc<Engine>>, LocalStorage>;
+
+/// Why weights were not installed, or why failed work has nowhere left to run. Each says
+/// what the browser layer said, as the page shows it.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum HostError {
+    /// The bytes are not weights this page can build a model from.
+    #[error(transparent)]
+    Load(EngineError),
+    /// The model was built but failed to classify.
+    #[error(transparent)]
+    Classify(EngineError),
+    /// The GPU worker could not be started.
+    #[error(transparent)]
+    GpuStart(#[from] LinkError),
+    /// The GPU worker could not be given the weights.
+    #[error(transparent)]
+    Gpu(EngineError),
+    /// Work failed on the CPU, or on a GPU with no CPU copy kept: there is nowhere to move it.
+    #[error(transparent)]
+    NowhereToGo(EngineError),
+}
 
 /// Classifications timed per backend when the page picks the faster one.
 const TIMED_RUNS: usize = 5;
@@ -58,11 +79,11 @@ impl ModelHost {
 
     /// Checks `bytes`, builds and warms the model on `backend` (the CPU when WebGPU fails,
     /// saying why), and only then swaps it in: on an error the model in use stays.
-    pub async fn install(&self, bytes: &[u8], backend: Backend) -> Result<(), String> {
+    pub async fn install(&self, bytes: &[u8], backend: Backend) -> Result<(), HostError> {
         let cpu = Rc::new(
             warm(
                 Engine::load(bytes, burn::tensor::Device::flex(), Backend::Cpu)
-                    .map_err(|e| e.to_string())?,
+                    .map_err(HostError::Load)?,
             )
             .await?,
         );
@@ -85,18 +106,18 @@ impl ModelHost {
     }
 
     /// The same weights in the GPU worker (started if there is none), built and warm.
-    async fn gpu_engine(&self, bytes: &[u8]) -> Result<Engine, String> {
+    async fn gpu_engine(&self, bytes: &[u8]) -> Result<Engine, HostError> {
         let worker = match self.gpu.get_value().filter(|w| w.failure().is_none()) {
             Some(worker) => worker,
             None => {
-                let worker = GpuWorker::spawn().map_err(|e| e.to_string())?;
+                let worker = GpuWorker::spawn()?;
                 self.gpu.set_value(Some(worker.clone()));
                 worker
             }
         };
         Engine::load_on_gpu(bytes, worker)
             .await
-            .map_err(|e| e.to_string())
+            .map_err(HostError::Gpu)
     }
 
     fn close_gpu(&self) {
@@ -108,23 +129,23 @@ impl ModelHost {
     /// the model to the CPU copy, and the label says why; a CPU failure has nowhere to go. `Ok`
     /// means the work can be tried again where the model now runs. The drawing and the test
     /// batch may both meet the same lost device: the second finds the CPU already in charge.
-    pub fn fail_over(&self, failed_on: Backend, message: String) -> Result<(), String> {
+    pub fn fail_over(&self, failed_on: Backend, error: EngineError) -> Result<(), HostError> {
         if failed_on != Backend::WebGpu {
-            return Err(message);
+            return Err(HostError::NowhereToGo(error));
         }
         if self.backend() != Some(Backend::WebGpu) {
             return Ok(());
         }
         self.close_gpu();
         self.note.set(Some(format!(
-            "Switched to the CPU: the GPU failed ({message})"
+            "Switched to the CPU: the GPU failed ({error})"
         )));
         match self.cpu.get_value() {
             Some(cpu) => {
                 self.engine.set(Some(cpu));
                 Ok(())
             }
-            None => Err(message),
+            None => Err(HostError::NowhereToGo(error)),
         }
     }
 
@@ -176,20 +197,20 @@ impl ModelHost {
 }
 
 /// The first pass compiles the GPU kernels; done before the first stroke.
-async fn warm(engine: Engine) -> Result<Engine, String> {
+async fn warm(engine: Engine) -> Result<Engine, HostError> {
     engine
         .classify(&[0u8; IMAGE_PIXELS])
         .await
-        .map_err(|e| e.to_string())?;
+        .map_err(HostError::Classify)?;
     Ok(engine)
 }
 
 /// Median time of [`TIMED_RUNS`] classifications of `probe`, in milliseconds.
-async fn median_ms(engine: &Engine, probe: &[u8; IMAGE_PIXELS]) -> Result<f64, String> {
+async fn median_ms(engine: &Engine, probe: &[u8; IMAGE_PIXELS]) -> Result<f64, HostError> {
     let mut times = Vec::with_capacity(TIMED_RUNS);
     for _ in 0..TIMED_RUNS {
         let started = web::now_ms();
-        engine.classify(probe).await.map_err(|e| e.to_string())?;
+        engine.classify(probe).await.map_err(HostError::Classify)?;
         times.push(web::now_ms() - started);
     }
     times.sort_by(f64::total_cmp);

@@ -1,3 +1,5 @@
+//! A grid of numbers as a small coloured canvas, with a description for screen readers.
+
 use leptos::html::Canvas;
 use leptos::prelude::*;
 

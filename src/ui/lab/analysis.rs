@@ -1,10 +1,12 @@
+//! Fig. 7 of the paper, live: what the weights learned and how far the heads reach.
+
 use std::sync::Arc;
 
 use leptos::prelude::*;
 
-use super::heat_canvas::{HeatCanvas, Palette};
 use crate::analysis::inference::{Classification, WeightInsight};
 use crate::analysis::insight;
+use crate::ui::widgets::{HeatCanvas, Palette};
 
 /// Fig. 7 of the paper, live: position-embedding similarity, patch-filter components, and
 /// mean attention distance per head against depth.

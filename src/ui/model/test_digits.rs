@@ -5,8 +5,23 @@ use std::rc::Rc;
 
 use leptos::prelude::*;
 
-use crate::data::{MnistSet, RetryPolicy, Split};
-use crate::web;
+use crate::data::{GaveUp, MnistSet, RetryPolicy, Split};
+use crate::web::{self, ManifestError};
+
+/// Why no test digit could be had.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum TestDigitsError {
+    /// The manifest did not load.
+    #[error(transparent)]
+    Manifest(#[from] ManifestError),
+    /// The chunk did not load.
+    #[error(transparent)]
+    Chunk(#[from] GaveUp),
+    #[error("the manifest lists no test chunk")]
+    NoTestChunk,
+    #[error("the test chunk holds no digits")]
+    Empty,
+}
 
 /// The first test chunk, loaded on first use and kept.
 #[derive(Clone, Copy)]
@@ -17,30 +32,27 @@ impl TestDigits {
         Self(StoredValue::new_local(None))
     }
 
-    pub async fn get(self) -> Result<Rc<MnistSet>, String> {
+    pub async fn get(self) -> Result<Rc<MnistSet>, TestDigitsError> {
         if let Some(set) = self.0.get_value() {
             return Ok(set);
         }
         let source = web::ChunkSource::open(web::DATA_BASE).await.in_slices();
-        let manifest = source.manifest().await.map_err(|e| e.to_string())?;
+        let manifest = source.manifest().await?;
         let entry = manifest
             .chunks(Split::Test)
             .first()
-            .ok_or("the manifest lists no test chunk")?;
-        let chunk = source
-            .load(entry, RetryPolicy::default(), |_| {})
-            .await
-            .map_err(|e| e.to_string())?;
+            .ok_or(TestDigitsError::NoTestChunk)?;
+        let chunk = source.load(entry, RetryPolicy::default(), |_| {}).await?;
         let set = Rc::new(chunk.set);
         self.0.set_value(Some(set.clone()));
         Ok(set)
     }
 
     /// A test digit picked at random.
-    pub async fn random(self) -> Result<ShownDigit, String> {
+    pub async fn random(self) -> Result<ShownDigit, TestDigitsError> {
         let set = self.get().await?;
         if set.is_empty() {
-            return Err("the test chunk holds no digits".into());
+            return Err(TestDigitsError::Empty);
         }
         let index = ((js_sys::Math::random() * set.len() as f64) as usize).min(set.len() - 1);
         Ok(ShownDigit::of_test_set(&set, index))

@@ -1,0 +1,67 @@
+//! The page's shell: it reads the link, starts the model (on the CPU at once; on WebGPU too
+//! where the browser has it and it proves faster), shares the page's state through context,
+//! and lays out the lab, the comparison with a CNN, training and the runs.
+
+mod header;
+mod model_choice;
+mod start;
+mod state;
+
+use leptos::prelude::*;
+use leptos::task::spawn_local;
+
+pub use state::{AppState, WeightsOffer};
+
+use crate::share::Experiment;
+use crate::shipped::DEFAULT_WEIGHTS;
+use crate::ui::inductive_bias::InductiveBias;
+use crate::ui::lab::Lab;
+use crate::ui::runs::RunsPanel;
+use crate::ui::training::TrainingPanel;
+use crate::ui::widgets::ErrorBanner;
+use crate::web::{self, Backend};
+use header::Header;
+use model_choice::ModelChoice;
+
+/// The whole page.
+#[component]
+pub fn App() -> impl IntoView {
+    let preferred = web::query_param("backend").and_then(|text| Backend::parse(&text));
+    let weights_url = web::query_param("weights").unwrap_or_else(|| DEFAULT_WEIGHTS.to_string());
+    let (experiment, link_problems) = Experiment::read_query(&web::query());
+    let app = AppState::new(preferred, &weights_url, experiment.map.unwrap_or_default());
+    if !link_problems.is_empty() {
+        app.show_error(format!("The link: {}.", link_problems.join("; ")));
+    }
+    app.keeper.load();
+    provide_context(app);
+    provide_context(app.lab());
+    spawn_local(start::start(app, weights_url));
+
+    view! {
+        <Header />
+        <main>
+        <ErrorBanner error=app.error />
+        {move || (!app.status.get().is_empty()).then(|| view! { <p class="status" data-testid="status">{app.status.get()}</p> })}
+        <ModelChoice />
+        <LabOfTheModel />
+        <InductiveBias />
+        <TrainingPanel initial_plan=experiment.plan />
+        <RunsPanel />
+        </main>
+        <footer>
+            "MNIST by Yann LeCun and Corinna Cortes, CC BY-SA 3.0. Model: Dosovitskiy et al., ICLR 2021."
+        </footer>
+    }
+}
+
+/// The lab, once a model is loaded. Rebuilt when other weights come in (their grid and depth
+/// may differ), not when the same weights move to another backend.
+#[component]
+fn LabOfTheModel() -> impl IntoView {
+    let host = expect_context::<AppState>().host;
+    move || {
+        host.generation.get();
+        host.engine.get_untracked().map(|_| view! { <Lab /> })
+    }
+}

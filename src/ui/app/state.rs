@@ -1,0 +1,137 @@
+//! What the whole page shares, through Leptos context: the model and where it runs, what the
+//! lab shows, the runs kept, and the banner that says what went wrong.
+
+use leptos::prelude::*;
+use leptos::task::spawn_local;
+
+use crate::analysis::MapChoice;
+use crate::protocol::Backend;
+use crate::shipped::is_shipped;
+use crate::ui::lab::LabState;
+use crate::ui::model::{
+    ModelHost, ShownDigit, TestDigits, distance_digits_of, test_batch_distance,
+};
+use crate::ui::runs::RunKeeper;
+use crate::web::{self, EngineError};
+
+/// Weights handed to the draw panel, with a name for where they came from.
+pub type WeightsOffer = (Vec<u8>, String);
+
+/// The page's shared state, provided by [`super::App`].
+#[derive(Clone, Copy)]
+pub struct AppState {
+    pub host: ModelHost,
+    /// The message in the error banner.
+    pub error: RwSignal<Option<String>>,
+    /// What the page is doing while it starts; empty once a model is ready.
+    pub status: RwSignal<String>,
+    /// Mean attention distance over a batch of test digits, when known.
+    pub batch_distance: RwSignal<Option<Vec<Vec<f32>>>>,
+    /// Fetched once, then reused for every model swapped in, and for test digits to draw.
+    pub test_digits: TestDigits,
+    /// A test digit shown in the draw panel instead of a drawing, set from anywhere.
+    pub shown_digit: RwSignal<Option<ShownDigit>>,
+    /// The attention map shown large (a link may set it).
+    pub map: RwSignal<MapChoice>,
+    /// The image the model is given: the drawing, or a test digit (the training run probes
+    /// it too).
+    pub model_input: RwSignal<Option<Vec<u8>>>,
+    /// Where the model in use came from, as the page names it.
+    pub model_source: RwSignal<String>,
+    /// The address of the model in use, for a link to the experiment; none for an upload or
+    /// a training run's weights.
+    pub model_url: RwSignal<Option<String>>,
+    /// Keeps each run's record for the runs table.
+    pub keeper: RunKeeper,
+    /// Backend the page was asked for (`?backend=`), the default for training too; none
+    /// times the two.
+    pub preferred: Option<Backend>,
+}
+
+impl AppState {
+    pub fn new(preferred: Option<Backend>, weights_url: &str, map: MapChoice) -> Self {
+        let records = RwSignal::new(Vec::new());
+        let runs_problem = RwSignal::new(None::<String>);
+        Self {
+            host: ModelHost::new(),
+            error: RwSignal::new(None),
+            status: RwSignal::new("Loading the weights…".to_string()),
+            batch_distance: RwSignal::new(None),
+            test_digits: TestDigits::new(),
+            shown_digit: RwSignal::new(None),
+            map: RwSignal::new(map),
+            model_input: RwSignal::new(None),
+            model_source: RwSignal::new(weights_url.to_string()),
+            model_url: RwSignal::new(Some(weights_url.to_string())),
+            keeper: RunKeeper::new(records, runs_problem),
+            preferred,
+        }
+    }
+
+    pub fn show_error(self, message: String) {
+        self.error.set(Some(message));
+    }
+
+    /// What the lab needs, with this page's answers to failures and problems.
+    pub fn lab(self) -> LabState {
+        LabState {
+            engine: self.host.engine,
+            on_failure: Callback::new(move |(failed_on, error): (Backend, EngineError)| {
+                self.fail_over(failed_on, error)
+            }),
+            on_problem: Callback::new(move |message: String| self.show_error(message)),
+            batch_distance: self.batch_distance.into(),
+            test_digits: self.test_digits,
+            digit: self.shown_digit,
+            map: self.map,
+            input: self.model_input,
+        }
+    }
+
+    /// A failing GPU (lost device, driver reset, a worker that died) must not end the
+    /// session: the CPU copy of the model takes over. Whether the work can be tried again.
+    pub fn fail_over(self, failed_on: Backend, error: EngineError) -> bool {
+        match self.host.fail_over(failed_on, error) {
+            Ok(()) => true,
+            Err(error) => {
+                self.show_error(error.to_string());
+                false
+            }
+        }
+    }
+
+    /// Weights from the training run or an upload replace the model only once they work.
+    pub fn use_weights(self, (bytes, source): WeightsOffer) {
+        spawn_local(async move {
+            let backend = self.host.backend().unwrap_or(Backend::Cpu);
+            match self.host.install(&bytes, backend).await {
+                Ok(()) => {
+                    self.model_url
+                        .set(is_shipped(&source).then(|| source.clone()));
+                    self.model_source.set(source);
+                    self.error.set(None);
+                    let distance = match distance_digits_of(self.test_digits).await {
+                        Ok(digits) => test_batch_distance(self.host, &digits).await.ok(),
+                        Err(_) => None,
+                    };
+                    self.batch_distance.set(distance);
+                }
+                Err(error) => self.show_error(format!(
+                    "{source} was not loaded: {error}. The model in use stays."
+                )),
+            }
+        });
+    }
+
+    /// A shipped model goes through the same checks as any other weights.
+    pub fn use_shipped(self, url: String) {
+        spawn_local(async move {
+            match web::fetch_bytes(&url, |_, _| {}).await {
+                Ok(bytes) => self.use_weights((bytes, url)),
+                Err(message) => self.show_error(format!(
+                    "{url} was not loaded: {message}. The model in use stays."
+                )),
+            }
+        })
+    }
+}

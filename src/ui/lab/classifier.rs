@@ -1,0 +1,94 @@
+//! The lab's classifications: the image in, the latest result and its latency out, with at
+//! most one inference in flight.
+
+use std::sync::Arc;
+
+use leptos::prelude::*;
+use leptos::task::spawn_local;
+
+use super::LabState;
+use crate::analysis::inference::Classification;
+use crate::data::IMAGE_PIXELS;
+use crate::web;
+
+/// Drawing-to-prediction latencies kept for the percentiles.
+const LATENCIES_KEPT: usize = 200;
+
+/// Shared by the lab's cards through context.
+#[derive(Clone, Copy)]
+pub(super) struct Classifier {
+    lab: LabState,
+    pub result: RwSignal<Option<Arc<Classification>>>,
+    pub latencies: RwSignal<Vec<f64>>,
+    /// Every classification of a drawing so far (the latencies keep the last 200).
+    pub runs: RwSignal<usize>,
+    /// Also shown as `data-busy`, so tests know when the prediction has caught up.
+    pub in_flight: RwSignal<bool>,
+    /// The newest image that came while an inference ran, and when it came.
+    pending: StoredValue<Option<(Vec<u8>, f64)>>,
+}
+
+impl Classifier {
+    pub fn new(lab: LabState) -> Self {
+        Self {
+            lab,
+            result: RwSignal::new(None),
+            latencies: RwSignal::new(Vec::new()),
+            runs: RwSignal::new(0),
+            in_flight: RwSignal::new(false),
+            pending: StoredValue::new(None),
+        }
+    }
+
+    /// Gives `image` to the model (none clears the result). While an inference runs only the
+    /// newest image waits.
+    pub fn classify(self, image: Option<Vec<u8>>) {
+        self.lab.input.set(image.clone());
+        let Some(image) = image else {
+            self.result.set(None);
+            return;
+        };
+        let job = (image, web::now_ms());
+        if self.in_flight.get_untracked() {
+            self.pending.set_value(Some(job));
+            return;
+        }
+        self.in_flight.set(true);
+        spawn_local(async move {
+            let mut next = Some(job);
+            while let Some((image, asked_at)) = next {
+                let Some(engine) = self.lab.engine.get_untracked() else {
+                    break;
+                };
+                let image: [u8; IMAGE_PIXELS] =
+                    image.try_into().expect("the pad makes 28×28 images");
+                match engine.classify(&image).await {
+                    Ok(classification) if self.lab.input.with_untracked(Option::is_some) => {
+                        self.result.set(Some(Arc::new(classification)));
+                        self.record_latency(web::now_ms() - asked_at);
+                    }
+                    Ok(_) => self.result.set(None),
+                    Err(error) => {
+                        let moved = self.lab.on_failure.run((engine.backend, error));
+                        // Tried again where the model now runs, unless a newer drawing waits.
+                        if moved && self.pending.with_value(Option::is_none) {
+                            self.pending.set_value(Some((image.to_vec(), asked_at)));
+                        }
+                    }
+                }
+                next = self.pending.try_update_value(Option::take).flatten();
+            }
+            self.in_flight.set(false);
+        });
+    }
+
+    fn record_latency(self, took: f64) {
+        self.runs.update(|n| *n += 1);
+        self.latencies.update(|l| {
+            l.push(took);
+            if l.len() > LATENCIES_KEPT {
+                l.remove(0);
+            }
+        });
+    }
+}

@@ -1,0 +1,46 @@
+//! The draw card: the pad, a random test digit instead of a drawing, and the latency.
+
+use leptos::prelude::*;
+use leptos::task::spawn_local;
+
+use super::LabState;
+use super::classifier::Classifier;
+use super::draw_pad::DrawPad;
+use super::prediction::Latency;
+
+#[component]
+pub(super) fn DrawCard() -> impl IntoView {
+    let lab = expect_context::<LabState>();
+    let classifier = expect_context::<Classifier>();
+    let digit = lab.digit;
+    // Drawing (or clearing) puts the pad's own image back.
+    let from_pad = Callback::new(move |image: Option<Vec<u8>>| {
+        if digit.with_untracked(Option::is_some) {
+            digit.set(None);
+        }
+        classifier.classify(image);
+    });
+    let random_digit = move |_| {
+        spawn_local(async move {
+            match lab.test_digits.random().await {
+                Ok(shown) => digit.set(Some(shown)),
+                Err(error) => lab.on_problem.run(format!("No test digit: {error}")),
+            }
+        })
+    };
+    view! {
+        <section class="card draw">
+            <h2>"Draw a digit"</h2>
+            <DrawPad on_image=from_pad shown=Signal::derive(move || digit.get().map(|d| d.image)) />
+            <div class="buttons">
+                <button data-testid="random-test-digit" on:click=random_digit>"Random test digit"</button>
+            </div>
+            {move || digit.get().map(|d| view! {
+                <p class="caption" data-testid="shown-digit" data-label=d.label.to_string()>
+                    {format!("{}, labelled {}: the model sees this 28×28 image as it is", d.origin, d.label)}
+                </p>
+            })}
+            <Latency latencies=classifier.latencies runs=classifier.runs />
+        </section>
+    }
+}

@@ -1,0 +1,58 @@
+//! The runs table: every run started in this browser, kept across reloads (`web::RunLog`),
+//! to select and compare (their curves overlaid), to load into the draw panel, or to delete.
+
+mod compare;
+mod keeper;
+mod table;
+
+use leptos::prelude::*;
+
+pub use keeper::{Interest, RunKeeper};
+
+use crate::ui::AttentionTimeline;
+use crate::ui::app::AppState;
+use compare::CompareCharts;
+use table::{RunRow, RunsTable};
+
+#[component]
+pub fn RunsPanel() -> impl IntoView {
+    let app = expect_context::<AppState>();
+    let (records, problem) = (app.keeper.records, app.keeper.problem);
+    let table = RunsTable::new(app);
+    provide_context(table);
+    let replayed = table.replayed;
+    let replay_timeline = Memo::new(move |_| {
+        let id = replayed.get();
+        records
+            .with(|all| {
+                all.iter()
+                    .find(|r| Some(r.id) == id)
+                    .map(|r| r.timeline.clone())
+            })
+            .unwrap_or_default()
+    });
+    view! {
+        <section class="card runs" data-testid="runs-panel">
+            <h2>"Runs in this browser"</h2>
+            {move || problem.get().map(|message| view! { <p class="error" data-testid="runs-error" role="alert">{message}</p> })}
+            <div class="scroll-x" tabindex="0" role="region" aria-label="runs">
+                <table class="runs-table" data-testid="runs-table">
+                    <thead>
+                        <tr><th>"compare"</th><th>"run"</th><th>"plan"</th><th>"device"</th><th>"steps"</th><th>"best test"</th><th>"last test"</th><th>"actions"</th></tr>
+                    </thead>
+                    <tbody>
+                        <For each=move || records.get().into_iter().rev() key=|r| (r.id, r.step, r.has_weights, r.last_test.map(f32::to_bits)) let:record>
+                            <RunRow record=record />
+                        </For>
+                    </tbody>
+                </table>
+            </div>
+            <p class="caption">"Tick runs to overlay their curves. A run's weights are kept from its last pause, stop or end."</p>
+            {move || replayed.get().map(|id| view! {
+                <h3>{format!("Attention as run #{} learned", id % 10_000)}</h3>
+                <AttentionTimeline timeline=replay_timeline testid="replay-timeline" />
+            })}
+            <CompareCharts />
+        </section>
+    }
+}

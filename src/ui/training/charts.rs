@@ -1,0 +1,40 @@
+//! The run's loss and accuracy as it trains.
+
+use leptos::prelude::*;
+
+use super::trainer::Trainer;
+use crate::ui::widgets::{LineChart, Series};
+
+#[component]
+pub(super) fn TrainingCharts() -> impl IntoView {
+    let history = expect_context::<Trainer>().shown.history;
+    view! {
+        <div class="charts">
+            <LineChart
+                testid="loss-chart"
+                x_label="step"
+                series=Signal::derive(move || {
+                    history.with(|h| {
+                        vec![
+                            Series { label: "loss".into(), class: "raw", points: h.steps.iter().map(|p| (p.step as f64, p.loss as f64)).collect(), dots: false },
+                            Series { label: "smoothed".into(), class: "smooth", points: h.steps.iter().map(|p| (p.step as f64, p.smoothed_loss as f64)).collect(), dots: false },
+                        ]
+                    })
+                })
+            />
+            <LineChart
+                testid="accuracy-chart"
+                x_label="step"
+                y_range=(0.0, 1.0)
+                series=Signal::derive(move || {
+                    history.with(|h| {
+                        vec![
+                            Series { label: "train (smoothed)".into(), class: "smooth", points: h.steps.iter().map(|p| (p.step as f64, p.accuracy as f64)).collect(), dots: false },
+                            Series { label: "test".into(), class: "test", points: h.evals.iter().map(|p| (p.step as f64, p.accuracy as f64)).collect(), dots: true },
+                        ]
+                    })
+                })
+            />
+        </div>
+    }
+}

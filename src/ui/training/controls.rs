@@ -1,0 +1,58 @@
+//! The run's buttons: train, pause or resume, stop, reset, and a run saved in this browser to
+//! resume or discard.
+
+use leptos::prelude::*;
+
+use super::trainer::Trainer;
+use crate::protocol::{Backend, RunState, ToTrainer};
+
+#[component]
+pub(super) fn Controls() -> impl IntoView {
+    let trainer = expect_context::<Trainer>();
+    let state = trainer.shown.state;
+    view! {
+        <div class="buttons">
+            <button data-testid="train-button" on:click=move |_| trainer.start() prop:disabled=move || trainer.running()>"Train"</button>
+            <button data-testid="pause-button" on:click=move |_| trainer.pause_or_resume() prop:disabled=move || !trainer.has_model() || state.get() == RunState::Finished>
+                {move || if state.get() == RunState::Running { "Pause" } else { "Resume" }}
+            </button>
+            <button data-testid="stop-button" on:click=move |_| trainer.send(ToTrainer::Stop) prop:disabled=move || !trainer.running()>"Stop"</button>
+            <button data-testid="reset-button" on:click=move |_| trainer.reset()>"Reset"</button>
+            <ResumeSaved />
+            <SavedRunProblem />
+        </div>
+    }
+}
+
+/// Offered while no run is under way in a worker, or after one failed.
+#[component]
+fn ResumeSaved() -> impl IntoView {
+    let trainer = expect_context::<Trainer>();
+    let shown = trainer.shown;
+    move || {
+        let saved = shown.saved.get()?.ok()?;
+        (!trainer.running() && !trainer.has_worker() || shown.state.get() == RunState::Failed)
+            .then(|| {
+                let label = format!("Resume saved run (step {} of {})", saved.step, saved.total_steps);
+                view! {
+                    <button data-testid="resume-saved-button" on:click=move |_| trainer.resume_saved(trainer.backend())>{label}</button>
+                    <button data-testid="resume-cpu-button" on:click=move |_| trainer.resume_saved(Some(Backend::Cpu))>"… on the CPU"</button>
+                }
+            })
+    }
+}
+
+/// Why the run saved in this browser cannot be resumed, with a way to be rid of it.
+#[component]
+fn SavedRunProblem() -> impl IntoView {
+    let trainer = expect_context::<Trainer>();
+    move || {
+        let problem = trainer.shown.saved.get()?.err()?;
+        Some(view! {
+            <span class="error" data-testid="saved-run-problem" role="alert">
+                "The run saved in this browser cannot be resumed: " {problem} " "
+            </span>
+            <button data-testid="discard-saved-button" on:click=move |_| trainer.discard_saved()>"Discard it"</button>
+        })
+    }
+}

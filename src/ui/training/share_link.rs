@@ -1,0 +1,28 @@
+//! A link to this experiment: the plan, the device, the model and the map, in the query.
+
+use leptos::prelude::*;
+
+use super::trainer::Trainer;
+use crate::share::Experiment;
+use crate::ui::app::AppState;
+
+#[component]
+pub(super) fn ShareLink() -> impl IntoView {
+    let app = expect_context::<AppState>();
+    let plan = expect_context::<Trainer>().plan;
+    let href = move || {
+        let query = Experiment::query(
+            &plan.form.get(),
+            plan.backend.get(),
+            app.map.get(),
+            app.model_url.get().as_deref(),
+        );
+        format!("?{query}")
+    };
+    view! {
+        <p class="share">
+            <a data-testid="share-link" href=href>"Link to this experiment"</a>
+            " — the plan with its seed, the device, the model and the map shown."
+        </p>
+    }
+}

@@ -1,0 +1,25 @@
+//! Where the run stands: its state and device, why it failed, and its notices.
+
+use leptos::prelude::*;
+
+use super::trainer::Trainer;
+
+#[component]
+pub(super) fn RunStatus() -> impl IntoView {
+    let shown = expect_context::<Trainer>().shown;
+    view! {
+        <p class="run-state">
+            <span data-testid="run-state">{move || shown.state.get().label()}</span>
+            {move || shown.backend.get().map(|b| format!(" on {}", b.label()))}
+            {move || {
+                let workers = shown.workers.get();
+                (workers > 1).then(|| view! { <span data-testid="cpu-workers">{format!(", {workers} workers")}</span> })
+            }}
+            {move || shown.device_note.get().map(|n| view! { <span class="note">" — " {n}</span> })}
+        </p>
+        {move || shown.failure.get().map(|message| view! { <p class="error" data-testid="training-error" role="alert">{message}</p> })}
+        <ul class="notices">
+            {move || shown.notices.get().into_iter().map(|notice| view! { <li class:warning=notice.warning>{notice.message}</li> }).collect_view()}
+        </ul>
+    }
+}

@@ -1,0 +1,57 @@
+//! The weights and the run as files: used in the draw panel, downloaded, uploaded.
+
+use leptos::prelude::*;
+
+use super::files::on_file_chosen;
+use super::trainer::Trainer;
+use crate::protocol::{ToTrainer, WeightsPurpose};
+
+#[component]
+pub(super) fn WeightsButtons() -> impl IntoView {
+    let trainer = expect_context::<Trainer>();
+    let export = move |purpose: WeightsPurpose| trainer.send(ToTrainer::ExportWeights { purpose });
+    view! {
+        <div class="buttons weights">
+            <button data-testid="use-weights-button" prop:disabled=move || !trainer.has_model() on:click=move |_| export(WeightsPurpose::Use)>
+                "Use these weights"
+            </button>
+            <button data-testid="weights-download" prop:disabled=move || !trainer.has_model() on:click=move |_| export(WeightsPurpose::Download)>
+                "Download (.safetensors)"
+            </button>
+            <label class="upload">
+                <span>"Load weights: "</span>
+                <input
+                    type="file"
+                    accept=".safetensors"
+                    data-testid="weights-upload"
+                    on:change=on_file_chosen(
+                        move |bytes, name| trainer.use_weights(bytes, format!("upload {name}")),
+                        move |why| trainer.refused(why),
+                    )
+                />
+            </label>
+        </div>
+    }
+}
+
+#[component]
+pub(super) fn RunFileButtons() -> impl IntoView {
+    let trainer = expect_context::<Trainer>();
+    view! {
+        <div class="buttons run-file">
+            <button data-testid="run-download" prop:disabled=move || !trainer.has_model() on:click=move |_| trainer.send(ToTrainer::ExportRun)>
+                "Save the run (.ckpt)"
+            </button>
+            <label class="upload">
+                <span>"Continue a run: "</span>
+                <input
+                    type="file"
+                    accept=".ckpt"
+                    data-testid="run-upload"
+                    prop:disabled=move || trainer.running()
+                    on:change=on_file_chosen(move |bytes, _| trainer.resume_file(bytes), move |why| trainer.refused(why))
+                />
+            </label>
+        </div>
+    }
+}

@@ -1,0 +1,11 @@
+//! Building blocks that know nothing of the model or the run: charts, heat maps, the canvas
+//! painting under them, and the error banner.
+
+mod chart;
+mod error_banner;
+mod heat_canvas;
+pub mod paint;
+
+pub use chart::{LineChart, Series};
+pub use error_banner::ErrorBanner;
+pub use heat_canvas::{HeatCanvas, Palette};
