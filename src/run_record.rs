@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::analysis::timeline::Timeline;
 use crate::model::ModelConfig;
-use crate::protocol::Backend;
+use crate::protocol::BackendKind;
 use crate::run_view::RunView;
 use crate::train::{History, TrainingPlan};
 
@@ -20,7 +20,7 @@ pub struct RunRecord {
     /// When it started, in milliseconds since 1970: unique enough in one browser.
     pub id: u64,
     pub plan: TrainingPlan,
-    pub backend: Option<Backend>,
+    pub backend: Option<BackendKind>,
     pub step: usize,
     pub total_steps: usize,
     pub best_test: Option<f32>,

@@ -4,7 +4,9 @@
 //! it in a Leptos store.
 
 use crate::analysis::timeline::Timeline;
-use crate::protocol::{Backend, DataProgress, FromTrainer, RunState, SavedSummary, WeightsPurpose};
+use crate::protocol::{
+    BackendKind, DataProgress, FromTrainer, RunState, SavedSummary, WeightsPurpose,
+};
 use crate::train::{CellDigits, History, StepReport, TestReport};
 
 /// Notices kept on screen, newest last.
@@ -22,7 +24,7 @@ pub struct Notice {
 #[cfg_attr(target_arch = "wasm32", derive(reactive_stores::Store))]
 pub struct RunView {
     pub state: RunState,
-    pub backend: Option<Backend>,
+    pub backend: Option<BackendKind>,
     /// Why the device is not the one asked for, if it is not.
     pub device_note: Option<String>,
     /// Workers computing the steps: 2 while the training worker's helper takes half of each
@@ -46,7 +48,7 @@ pub struct RunView {
 
 /// What a message asks of the page beyond its view.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Effect {
+pub enum RunEffect {
     None,
     /// Weights for the draw panel, with where they came from.
     UseWeights {
@@ -68,7 +70,7 @@ pub enum Effect {
 
 impl RunView {
     /// Books one message from the trainer (with the bytes that came beside it).
-    pub fn apply(&mut self, message: FromTrainer, bytes: Option<Vec<u8>>) -> Effect {
+    pub fn apply(&mut self, message: FromTrainer, bytes: Option<Vec<u8>>) -> RunEffect {
         match message {
             FromTrainer::Ready => {}
             FromTrainer::Saved { summary } => self.saved = summary,
@@ -91,7 +93,7 @@ impl RunView {
                     state,
                     RunState::Paused | RunState::Stopped | RunState::Finished
                 ) {
-                    return Effect::RefreshSaved;
+                    return RunEffect::RefreshSaved;
                 }
             }
             FromTrainer::Workers { count } => self.workers = count,
@@ -117,25 +119,25 @@ impl RunView {
             } => self.timeline.push((grid, patch_size), probes, snapshot),
             FromTrainer::Weights { purpose } => {
                 let Some(bytes) = bytes else {
-                    return Effect::None;
+                    return RunEffect::None;
                 };
                 // The history, not the last report: after a NaN the model went back to a save.
                 let step = self.history.steps.last().map_or(0, |p| p.step);
                 return match purpose {
-                    WeightsPurpose::Use => Effect::UseWeights {
+                    WeightsPurpose::Use => RunEffect::UseWeights {
                         bytes,
                         source: format!("training run, step {step}"),
                     },
-                    WeightsPurpose::Download => Effect::Download {
+                    WeightsPurpose::Download => RunEffect::Download {
                         bytes,
                         name: format!("vitlab-step-{step}.safetensors"),
                     },
-                    WeightsPurpose::Keep => Effect::KeepWeights { bytes },
+                    WeightsPurpose::Keep => RunEffect::KeepWeights { bytes },
                 };
             }
             FromTrainer::RunFile { step } => {
                 if let Some(bytes) = bytes {
-                    return Effect::Download {
+                    return RunEffect::Download {
                         bytes,
                         name: format!("vitlab-run-step-{step}.ckpt"),
                     };
@@ -143,16 +145,16 @@ impl RunView {
             }
             FromTrainer::Failed { message } => self.failure = Some(message),
         }
-        Effect::None
+        RunEffect::None
     }
 
     /// The worker died: nothing it held can answer any more.
-    pub fn worker_lost(&mut self, why: &str) -> Effect {
+    pub fn worker_lost(&mut self, why: &str) -> RunEffect {
         self.state = RunState::Failed;
         self.failure = Some(format!(
             "The training worker stopped: {why}. Continue from the last save, on the CPU if the GPU was lost."
         ));
-        Effect::RefreshSaved
+        RunEffect::RefreshSaved
     }
 
     /// A new start: the figures of the last run go.

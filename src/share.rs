@@ -5,7 +5,7 @@
 
 use crate::analysis::MapChoice;
 use crate::model::{Preset, VitConfig};
-use crate::protocol::Backend;
+use crate::protocol::BackendKind;
 use crate::train::TrainingPlan;
 use crate::weights::cut;
 
@@ -93,7 +93,7 @@ impl Experiment {
     /// `map` on the model at `weights` (none: one that has no link, such as an upload).
     pub fn query(
         plan: &TrainingPlan,
-        backend: Option<Backend>,
+        backend: Option<BackendKind>,
         map: MapChoice,
         weights: Option<&str>,
     ) -> String {

@@ -11,7 +11,7 @@ use vitlab::data::{IMAGE_PIXELS, IMAGE_SIDE};
 use vitlab::ui::{
     EngineSignal, Lab, LabState, MapChoice, ModelHost, ShownDigit, TestDigits, paint,
 };
-use vitlab::web::{Backend, Engine, LocalModel, start_device};
+use vitlab::web::{BackendKind, Engine, LocalModel, start_device};
 use vitlab::weights;
 use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::JsFuture;
@@ -44,7 +44,7 @@ async fn sleep(ms: i32) {
 }
 
 /// The device `backend` starts; the test fails where it fell back to another.
-async fn device_on(backend: Backend) -> burn::tensor::Device {
+async fn device_on(backend: BackendKind) -> burn::tensor::Device {
     let started = start_device(Some(backend)).await;
     assert_eq!(started.backend, backend, "{:?}", started.fallback_reason);
     started.device
@@ -52,7 +52,7 @@ async fn device_on(backend: Backend) -> burn::tensor::Device {
 
 /// Runs the parity fixture through the model on `backend`; the worst difference from
 /// PyTorch's logits.
-async fn parity_error(backend: Backend) -> f32 {
+async fn parity_error(backend: BackendKind) -> f32 {
     let device = device_on(backend).await;
     let fixture: Fixture = serde_json::from_str(PARITY_JSON).unwrap();
     let (model, _) = weights::load(PARITY_WEIGHTS, &device).unwrap();
@@ -75,13 +75,13 @@ async fn parity_error(backend: Backend) -> f32 {
 
 #[wasm_bindgen_test]
 async fn cpu_backend_matches_pytorch() {
-    let error = parity_error(Backend::Cpu).await;
+    let error = parity_error(BackendKind::Cpu).await;
     assert!(error < 1e-4, "largest logit difference {error}");
 }
 
 #[wasm_bindgen_test]
 async fn webgpu_starts_and_matches_pytorch() {
-    let error = parity_error(Backend::WebGpu).await;
+    let error = parity_error(BackendKind::WebGpu).await;
     assert!(error < 1e-3, "largest logit difference {error}");
 }
 
@@ -90,7 +90,7 @@ async fn webgpu_starts_and_matches_pytorch() {
 /// attention maps, the heatmaps' source.
 #[wasm_bindgen_test]
 async fn webgpu_fused_kernels_give_the_cpu_probabilities_and_attention_maps() {
-    let gpu = device_on(Backend::WebGpu).await;
+    let gpu = device_on(BackendKind::WebGpu).await;
     let fixture: Fixture = serde_json::from_str(PARITY_JSON).unwrap();
     let images: Vec<[u8; IMAGE_PIXELS]> = fixture.images[..2]
         .iter()
@@ -117,17 +117,17 @@ async fn webgpu_fused_kernels_give_the_cpu_probabilities_and_attention_maps() {
 
 #[wasm_bindgen_test]
 async fn the_cpu_can_be_forced() {
-    let started = start_device(Some(Backend::Cpu)).await;
-    assert_eq!(started.backend, Backend::Cpu);
+    let started = start_device(Some(BackendKind::Cpu)).await;
+    assert_eq!(started.backend, BackendKind::Cpu);
     assert!(started.fallback_reason.is_none());
-    assert_eq!(Backend::parse("cpu"), Some(Backend::Cpu));
-    assert_eq!(Backend::parse("WebGPU"), Some(Backend::WebGpu));
+    assert_eq!(BackendKind::parse("cpu"), Some(BackendKind::Cpu));
+    assert_eq!(BackendKind::parse("WebGPU"), Some(BackendKind::WebGpu));
 }
 
 #[wasm_bindgen_test]
 fn corrupt_weights_are_an_error_not_a_panic() {
     let truncated = &PARITY_WEIGHTS[..PARITY_WEIGHTS.len() / 2];
-    let error = Engine::load(truncated, burn::tensor::Device::flex(), Backend::Cpu)
+    let error = Engine::load(truncated, burn::tensor::Device::flex(), BackendKind::Cpu)
         .err()
         .unwrap()
         .to_string();
@@ -136,7 +136,12 @@ fn corrupt_weights_are_an_error_not_a_panic() {
 
 #[wasm_bindgen_test]
 async fn every_attention_map_has_its_shape_and_rows_sum_to_one() {
-    let engine = Engine::load(PARITY_WEIGHTS, burn::tensor::Device::flex(), Backend::Cpu).unwrap();
+    let engine = Engine::load(
+        PARITY_WEIGHTS,
+        burn::tensor::Device::flex(),
+        BackendKind::Cpu,
+    )
+    .unwrap();
     let fixture: Fixture = serde_json::from_str(PARITY_JSON).unwrap();
     let image: [u8; IMAGE_PIXELS] = fixture.images[0].clone().try_into().unwrap();
     let result = engine.classify(&image).await.unwrap();
@@ -215,8 +220,14 @@ fn probabilities_shown() -> Vec<f32> {
 
 #[wasm_bindgen_test]
 async fn the_lab_mounts_and_a_stroke_gets_a_prediction() {
-    let engine =
-        Rc::new(Engine::load(PARITY_WEIGHTS, burn::tensor::Device::flex(), Backend::Cpu).unwrap());
+    let engine = Rc::new(
+        Engine::load(
+            PARITY_WEIGHTS,
+            burn::tensor::Device::flex(),
+            BackendKind::Cpu,
+        )
+        .unwrap(),
+    );
     let container = document().create_element("div").unwrap();
     document().body().unwrap().append_child(&container).unwrap();
     let shown_digit = RwSignal::new(None::<ShownDigit>);
@@ -509,7 +520,7 @@ async fn a_chunk_that_is_never_served_is_an_error_after_the_retries() {
 
 /// A few steps of a tiny model on one batch of real digits, read back asynchronously as the
 /// worker does: the loss must fall.
-async fn training_lowers_the_loss(backend: Backend, steps: usize, dropout: f64) {
+async fn training_lowers_the_loss(backend: BackendKind, steps: usize, dropout: f64) {
     use vitlab::train::{Session, TrainingPlan};
     let device = device_on(backend).await;
     let plan = TrainingPlan {
@@ -530,10 +541,10 @@ async fn training_lowers_the_loss(backend: Backend, steps: usize, dropout: f64) 
     let mut losses = Vec::new();
     for _ in 0..steps {
         let pending = session.begin_step().unwrap();
-        let loss = vitlab::web::read_floats(pending.loss.clone(), "loss")
+        let loss = vitlab::web::read_floats_async(pending.loss.clone(), "loss")
             .await
             .unwrap()[0];
-        let correct = vitlab::web::read_ints(pending.correct.clone(), "correct")
+        let correct = vitlab::web::read_ints_async(pending.correct.clone(), "correct")
             .await
             .unwrap()[0];
         session.finish_step(&pending, loss, correct, 0.1).unwrap();
@@ -550,7 +561,7 @@ async fn training_lowers_the_loss(backend: Backend, steps: usize, dropout: f64) 
 #[wasm_bindgen_test]
 async fn webgpu_fused_gradients_equal_those_of_burn_on_the_cpu() {
     use vitlab::train::parameter_gradients;
-    let gpu = device_on(Backend::WebGpu).await;
+    let gpu = device_on(BackendKind::WebGpu).await;
     let config = vitlab::model::VitConfig::seed()
         .with_depth(1)
         .with_dim(32)
@@ -573,7 +584,7 @@ async fn webgpu_fused_gradients_equal_those_of_burn_on_the_cpu() {
         let mut gradients = Vec::new();
         for gradient in parameter_gradients(&model, &digits.batch(&indices, &device)) {
             gradients.push(
-                vitlab::web::read_floats(gradient, "a gradient")
+                vitlab::web::read_floats_async(gradient, "a gradient")
                     .await
                     .unwrap(),
             );
@@ -616,7 +627,7 @@ async fn the_cpu_kernels_give_burn_s_gradients_in_the_browser() {
         let mut gradients = Vec::new();
         for gradient in parameter_gradients(&model, &batch) {
             gradients.push(
-                vitlab::web::read_floats(gradient, "a gradient")
+                vitlab::web::read_floats_async(gradient, "a gradient")
                     .await
                     .unwrap(),
             );
@@ -641,24 +652,26 @@ async fn the_cpu_kernels_give_burn_s_gradients_in_the_browser() {
 
 #[wasm_bindgen_test]
 async fn training_steps_lower_the_loss_on_the_cpu() {
-    training_lowers_the_loss(Backend::Cpu, 15, 0.0).await;
+    training_lowers_the_loss(BackendKind::Cpu, 15, 0.0).await;
 }
 
 /// With dropout on, so that the fused attention's own dropout masks (drawn in its kernels, the
 /// same in the backward pass) are trained through.
 #[wasm_bindgen_test]
 async fn training_steps_lower_the_loss_on_webgpu() {
-    training_lowers_the_loss(Backend::WebGpu, 10, 0.1).await;
+    training_lowers_the_loss(BackendKind::WebGpu, 10, 0.1).await;
 }
 
 #[wasm_bindgen_test]
 async fn an_invalid_upload_leaves_the_old_model_working() {
     let host = ModelHost::new();
-    host.install(PARITY_WEIGHTS, Backend::Cpu).await.unwrap();
+    host.install(PARITY_WEIGHTS, BackendKind::Cpu)
+        .await
+        .unwrap();
     let engine = host.engine;
     let before = engine.get_untracked().unwrap();
     let error = host
-        .install(b"not a safetensors file", Backend::Cpu)
+        .install(b"not a safetensors file", BackendKind::Cpu)
         .await
         .unwrap_err()
         .to_string();
@@ -670,7 +683,9 @@ async fn an_invalid_upload_leaves_the_old_model_working() {
     assert!((result.probabilities.iter().sum::<f32>() - 1.0).abs() < 1e-5);
 
     // Valid weights do replace it.
-    host.install(PARITY_WEIGHTS, Backend::Cpu).await.unwrap();
+    host.install(PARITY_WEIGHTS, BackendKind::Cpu)
+        .await
+        .unwrap();
     assert!(!Rc::ptr_eq(&before, &engine.get_untracked().unwrap()));
 }
 

@@ -15,7 +15,7 @@ pub use bytes::{BytesError, bytes_to_floats, bytes_to_images, floats_to_bytes, i
 pub use gpu::{FromGpu, ToGpu};
 #[cfg(feature = "train")]
 pub use helper::{FromHelper, PartsError, ToHelper};
-pub use trainer::{Backend, DataProgress, FromTrainer, RunState, ToTrainer, WeightsPurpose};
+pub use trainer::{BackendKind, DataProgress, FromTrainer, RunState, ToTrainer, WeightsPurpose};
 // Where the page has always found it; the saved state that makes it is `train`'s.
 pub use crate::train::SavedSummary;
 

@@ -11,12 +11,12 @@ use crate::train::{
 
 /// Where the browser computes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub enum Backend {
+pub enum BackendKind {
     WebGpu,
     Cpu,
 }
 
-impl Backend {
+impl BackendKind {
     /// Reads `?backend=cpu` / `?backend=webgpu`.
     pub fn parse(text: &str) -> Option<Self> {
         match text.to_ascii_lowercase().as_str() {
@@ -49,16 +49,16 @@ pub enum ToTrainer {
     /// WebGPU-if-possible.
     Start {
         plan: TrainingPlan,
-        backend: Option<Backend>,
+        backend: Option<BackendKind>,
     },
     /// Continue the run saved in this browser.
     ResumeSaved {
-        backend: Option<Backend>,
+        backend: Option<BackendKind>,
     },
     /// Continue the run in the checkpoint file that travels beside the message (saved by
     /// the page or by `vit train`).
     ResumeFile {
-        backend: Option<Backend>,
+        backend: Option<BackendKind>,
     },
     Pause,
     Resume,
@@ -170,7 +170,7 @@ pub enum FromTrainer {
     },
     /// The device is up and the model built; `history` is not empty when a run resumed.
     Started {
-        backend: Backend,
+        backend: BackendKind,
         note: Option<String>,
         plan: TrainingPlan,
         history: History,

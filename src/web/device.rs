@@ -1,14 +1,14 @@
 //! The device a page or worker computes on: WebGPU unless the CPU is asked for, the CPU
 //! where WebGPU does not start (with why).
 
-pub use crate::protocol::Backend;
+pub use crate::protocol::BackendKind;
 use burn::tensor::Device;
 
 /// A started device, and why it is not WebGPU when it is not.
 #[derive(Debug, Clone)]
 pub struct StartedDevice {
     pub device: Device,
-    pub backend: Backend,
+    pub backend: BackendKind,
     pub fallback_reason: Option<String>,
 }
 
@@ -19,18 +19,18 @@ thread_local! {
 }
 
 /// Starts WebGPU unless the CPU is asked for; falls back to the CPU when WebGPU fails.
-pub async fn start_device(preferred: Option<Backend>) -> StartedDevice {
-    if preferred == Some(Backend::Cpu) {
+pub async fn start_device(preferred: Option<BackendKind>) -> StartedDevice {
+    if preferred == Some(BackendKind::Cpu) {
         return StartedDevice {
             device: Device::flex(),
-            backend: Backend::Cpu,
+            backend: BackendKind::Cpu,
             fallback_reason: None,
         };
     }
     if let Some(device) = STARTED_WEBGPU.with_borrow(Clone::clone) {
         return StartedDevice {
             device,
-            backend: Backend::WebGpu,
+            backend: BackendKind::WebGpu,
             fallback_reason: None,
         };
     }
@@ -46,12 +46,12 @@ async fn start_webgpu() -> StartedDevice {
                 STARTED_WEBGPU.set(Some(device.clone()));
                 device
             },
-            backend: Backend::WebGpu,
+            backend: BackendKind::WebGpu,
             fallback_reason: None,
         },
         Err(error) => StartedDevice {
             device: Device::flex(),
-            backend: Backend::Cpu,
+            backend: BackendKind::Cpu,
             fallback_reason: Some(format!("WebGPU is unavailable ({error:?})")),
         },
     }
@@ -61,7 +61,7 @@ async fn start_webgpu() -> StartedDevice {
 async fn start_webgpu() -> StartedDevice {
     StartedDevice {
         device: Device::flex(),
-        backend: Backend::Cpu,
+        backend: BackendKind::Cpu,
         fallback_reason: Some("this build has no WebGPU backend".into()),
     }
 }

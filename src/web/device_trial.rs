@@ -10,8 +10,8 @@ use crate::train::{Trainer, TrainingPlan};
 
 use super::global::{now_ms, sleep_ms};
 use super::helper::HelperWorker;
-use super::read::{ReadError, read_floats};
-use super::{Backend, StartedDevice, start_device};
+use super::read::{ReadError, read_floats_async};
+use super::{BackendKind, StartedDevice, start_device};
 
 /// Steps timed on each device, after one that warms it up (and compiles the GPU's kernels).
 const TIMED_STEPS: usize = 2;
@@ -26,20 +26,20 @@ const HELPER_DEADLINE_MS: f64 = 10_000.0;
 /// with a note that says both times. The CPU is timed with `helper` where it is ready, as it
 /// would train.
 pub async fn training_device(
-    preferred: Option<Backend>,
+    preferred: Option<BackendKind>,
     plan: &TrainingPlan,
     helper: Option<&HelperWorker>,
 ) -> StartedDevice {
     if preferred.is_some() {
         return start_device(preferred).await;
     }
-    let gpu = start_device(Some(Backend::WebGpu)).await;
-    if gpu.backend != Backend::WebGpu {
+    let gpu = start_device(Some(BackendKind::WebGpu)).await;
+    if gpu.backend != BackendKind::WebGpu {
         return gpu;
     }
     let cpu = StartedDevice {
         device: Device::flex(),
-        backend: Backend::Cpu,
+        backend: BackendKind::Cpu,
         fallback_reason: None,
     };
     let helper = match helper {
@@ -108,7 +108,7 @@ async fn step_ms(
             Some(helper) => trainer.step_with(&batch, plan.lr, helper).await,
             None => trainer.step(&batch, plan.lr),
         };
-        read_floats(output.loss, "a trial step's loss").await?;
+        read_floats_async(output.loss, "a trial step's loss").await?;
         if step > 0 {
             times.push(now_ms() - started);
         }

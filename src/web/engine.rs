@@ -10,7 +10,7 @@ use crate::data::IMAGE_PIXELS;
 use crate::model::ModelConfig;
 use crate::weights::{self, WeightsError, WeightsFile};
 
-use super::Backend;
+use super::BackendKind;
 use super::gpu::{GpuError, GpuWorker};
 use super::local_model::{LocalModel, ModelError};
 
@@ -38,7 +38,7 @@ enum Executor {
 
 /// A model ready to classify drawings, wherever it runs.
 pub struct Engine {
-    pub backend: Backend,
+    pub backend: BackendKind,
     pub config: ModelConfig,
     /// What the weights alone show (Fig. 7 for a ViT; filters and receptive fields for a CNN).
     pub insight: ModelInsight,
@@ -55,7 +55,7 @@ fn insight_of(file: &WeightsFile) -> ModelInsight {
 impl Engine {
     /// Validates `bytes` and builds the model on `device` in this thread; an error leaves
     /// nothing half-loaded.
-    pub fn load(bytes: &[u8], device: Device, backend: Backend) -> Result<Self, EngineError> {
+    pub fn load(bytes: &[u8], device: Device, backend: BackendKind) -> Result<Self, EngineError> {
         let file: WeightsFile = weights::decode(bytes)?;
         Ok(Self {
             insight: insight_of(&file),
@@ -73,7 +73,7 @@ impl Engine {
             insight: insight_of(&file),
             config: file.config,
             executor: Executor::Worker(worker),
-            backend: Backend::WebGpu,
+            backend: BackendKind::WebGpu,
         })
     }
 

@@ -8,7 +8,7 @@ use crate::data::IMAGE_PIXELS;
 use crate::model::{Classifier, ModelConfig};
 use crate::weights::WeightsFile;
 
-use super::read::{ReadError, read_floats};
+use super::read::{ReadError, read_floats_async};
 
 /// Why the model gave nothing to show.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -45,7 +45,7 @@ impl LocalModel {
         images: &[[u8; IMAGE_PIXELS]],
     ) -> Result<Vec<f32>, ModelError> {
         let pending = inference::classify(&self.model, images, &self.device);
-        let packed = read_floats(pending.packed, "probabilities and attention maps").await?;
+        let packed = read_floats_async(pending.packed, "probabilities and attention maps").await?;
         let probabilities = &packed[..(images.len() * self.config.num_classes()).min(packed.len())];
         if probabilities.iter().any(|p| !p.is_finite()) {
             return Err(ModelError::NotFinite);

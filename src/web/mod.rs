@@ -26,7 +26,7 @@ mod trainer;
 
 pub use cache::{ByteCache, StorageError, delete_cache};
 pub use chunks::{CHUNK_CACHE, ChunkSource, DATA_BASE, LoadedChunk, ManifestError, Network};
-pub use device::{Backend, StartedDevice, start_device};
+pub use device::{BackendKind, StartedDevice, start_device};
 pub use engine::{Engine, EngineError, FILTER_COMPONENTS};
 pub use fetch::{FetchError, MAX_FETCH_BYTES, fetch_bytes, within};
 pub use global::{describe, now_ms, report_rejections_as_errors, sleep_ms};
@@ -36,7 +36,7 @@ pub use gpu::run_gpu_worker;
 pub use helper::run_helper_worker;
 pub use link::{LinkError, WORKER_SCRIPT, WorkerRole};
 pub use local_model::{LocalModel, ModelError};
-pub use read::{ReadError, read_floats, read_ints};
+pub use read::{ReadError, read_floats_async, read_ints_async};
 pub use run_log::{RunLog, RunLogError};
 #[cfg(feature = "train")]
 pub use trainer::run_training_worker;

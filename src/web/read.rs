@@ -31,7 +31,7 @@ fn innermost_cause(text: &str) -> String {
     cause.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
-pub async fn read_floats<const D: usize>(
+pub async fn read_floats_async<const D: usize>(
     tensor: Tensor<D>,
     what: &str,
 ) -> Result<Vec<f32>, ReadError> {
@@ -44,7 +44,7 @@ pub async fn read_floats<const D: usize>(
         .map_err(|e| failed(what, &e))
 }
 
-pub async fn read_ints<const D: usize>(
+pub async fn read_ints_async<const D: usize>(
     tensor: Tensor<D, Int>,
     what: &str,
 ) -> Result<Vec<i64>, ReadError> {

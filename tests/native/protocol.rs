@@ -9,7 +9,7 @@ use std::fmt::Debug;
 use vitlab::data::IMAGE_PIXELS;
 use vitlab::model::ModelConfig;
 use vitlab::protocol::{
-    Backend, BytesError, Called, DataProgress, FromGpu, FromHelper, FromTrainer, Greeting,
+    BackendKind, BytesError, Called, DataProgress, FromGpu, FromHelper, FromTrainer, Greeting,
     PartsError, RunState, SavedSummary, ToGpu, ToHelper, ToTrainer, WeightsPurpose,
     bytes_to_floats, bytes_to_images, floats_to_bytes, images_to_bytes,
 };
@@ -30,11 +30,11 @@ fn every_message_to_and_from_the_training_worker_reads_back_as_written() {
     for message in [
         ToTrainer::Start {
             plan: plan.clone(),
-            backend: Some(Backend::Cpu),
+            backend: Some(BackendKind::Cpu),
         },
         ToTrainer::ResumeSaved { backend: None },
         ToTrainer::ResumeFile {
-            backend: Some(Backend::WebGpu),
+            backend: Some(BackendKind::WebGpu),
         },
         ToTrainer::Pause,
         ToTrainer::Resume,
@@ -71,7 +71,7 @@ fn every_message_to_and_from_the_training_worker_reads_back_as_written() {
             summary: Some(Err("its state does not parse (eof)".into())),
         },
         FromTrainer::Started {
-            backend: Backend::Cpu,
+            backend: BackendKind::Cpu,
             note: Some("the CPU is faster".into()),
             plan,
             history: History::default(),

@@ -1,6 +1,6 @@
 //! The runs table's records: what a run's view leaves in them.
 
-use vitlab::protocol::{Backend, FromTrainer};
+use vitlab::protocol::{BackendKind, FromTrainer};
 use vitlab::run_record::{KEPT_POINTS, RunRecord, thinned};
 use vitlab::run_view::RunView;
 use vitlab::train::{EvalPoint, History, StepPoint, TrainingPlan};
@@ -19,7 +19,7 @@ fn a_record_keeps_the_best_and_last_test_and_a_thinned_history() {
     let mut view = RunView::default();
     view.apply(
         FromTrainer::Started {
-            backend: Backend::Cpu,
+            backend: BackendKind::Cpu,
             note: None,
             plan: TrainingPlan::seed(),
             history: History::default(),
@@ -38,7 +38,7 @@ fn a_record_keeps_the_best_and_last_test_and_a_thinned_history() {
     }
     let mut record = RunRecord::new(1_764_000_000_000, TrainingPlan::seed());
     record.update(&view);
-    assert_eq!(record.backend, Some(Backend::Cpu));
+    assert_eq!(record.backend, Some(BackendKind::Cpu));
     assert_eq!(record.best_test, Some(0.95));
     assert_eq!(record.last_test, Some(0.93));
     assert_eq!(record.history.steps.len(), KEPT_POINTS);

@@ -1,7 +1,7 @@
 //! The training panel's view of a run, updated by the trainer's messages alone.
 
-use vitlab::protocol::{Backend, DataProgress, FromTrainer, RunState, WeightsPurpose};
-use vitlab::run_view::{Effect, MAX_NOTICES, RunView};
+use vitlab::protocol::{BackendKind, DataProgress, FromTrainer, RunState, WeightsPurpose};
+use vitlab::run_view::{MAX_NOTICES, RunEffect, RunView};
 use vitlab::train::{EvalPoint, History, StepPoint, StepReport, TestReport, TrainingPlan};
 
 fn point(step: usize, loss: f32) -> StepPoint {
@@ -33,13 +33,13 @@ fn a_run_is_charted_from_its_messages_and_asks_for_what_the_view_cannot_do() {
     let mut view = RunView::default();
     assert_eq!(view.state, RunState::Idle);
     let started = FromTrainer::Started {
-        backend: Backend::Cpu,
+        backend: BackendKind::Cpu,
         note: Some("no WebGPU".into()),
         plan: TrainingPlan::seed(),
         history: History::default(),
     };
-    assert_eq!(view.apply(started, None), Effect::None);
-    assert_eq!(view.backend, Some(Backend::Cpu));
+    assert_eq!(view.apply(started, None), RunEffect::None);
+    assert_eq!(view.backend, Some(BackendKind::Cpu));
     assert_eq!(view.device_note.as_deref(), Some("no WebGPU"));
     view.apply(
         FromTrainer::State {
@@ -85,7 +85,7 @@ fn a_run_is_charted_from_its_messages_and_asks_for_what_the_view_cannot_do() {
     );
     assert_eq!(
         used,
-        Effect::UseWeights {
+        RunEffect::UseWeights {
             bytes: bytes.clone(),
             source: "training run, step 2".into()
         }
@@ -95,15 +95,15 @@ fn a_run_is_charted_from_its_messages_and_asks_for_what_the_view_cannot_do() {
     };
     assert!(matches!(
         view.apply(download, Some(bytes.clone())),
-        Effect::Download { name, .. } if name == "vitlab-step-2.safetensors"
+        RunEffect::Download { name, .. } if name == "vitlab-step-2.safetensors"
     ));
     assert!(matches!(
         view.apply(FromTrainer::RunFile { step: 2 }, Some(bytes)),
-        Effect::Download { name, .. } if name == "vitlab-run-step-2.ckpt"
+        RunEffect::Download { name, .. } if name == "vitlab-run-step-2.ckpt"
     ));
     assert_eq!(
         view.apply(FromTrainer::RunFile { step: 2 }, None),
-        Effect::None,
+        RunEffect::None,
         "no bytes, nothing to offer"
     );
     // A pause saves: what the browser offers to resume is read again.
@@ -114,7 +114,7 @@ fn a_run_is_charted_from_its_messages_and_asks_for_what_the_view_cannot_do() {
             },
             None
         ),
-        Effect::RefreshSaved
+        RunEffect::RefreshSaved
     );
     view.apply(
         FromTrainer::Failed {
@@ -138,7 +138,7 @@ fn a_rollback_replaces_the_charts_and_notices_stay_few() {
     let mut saved = History::default();
     saved.push_step(point(1, 2.0));
     let rolled_back = FromTrainer::Started {
-        backend: Backend::WebGpu,
+        backend: BackendKind::WebGpu,
         note: None,
         plan: TrainingPlan::seed(),
         history: saved.clone(),
@@ -163,7 +163,7 @@ fn a_rollback_replaces_the_charts_and_notices_stay_few() {
         format!("retry {}", MAX_NOTICES + 2)
     );
 
-    assert_eq!(view.worker_lost("out of memory"), Effect::RefreshSaved);
+    assert_eq!(view.worker_lost("out of memory"), RunEffect::RefreshSaved);
     assert_eq!(view.state, RunState::Failed);
     assert!(view.failure.as_ref().unwrap().contains("out of memory"));
     view.reset();
@@ -185,7 +185,7 @@ fn a_cell_s_digits_are_shown_until_the_run_is_cleared() {
     // Through the worker's JSON, as the page gets it.
     let json = serde_json::to_string(&FromTrainer::CellDigits(cell.clone())).unwrap();
     let message: FromTrainer = serde_json::from_str(&json).unwrap();
-    assert_eq!(view.apply(message, None), Effect::None);
+    assert_eq!(view.apply(message, None), RunEffect::None);
     assert_eq!(view.cell.as_ref(), Some(&cell));
     view.clear();
     assert_eq!(view.cell, None, "a new run has no cell of the old one's");
@@ -195,7 +195,7 @@ fn a_cell_s_digits_are_shown_until_the_run_is_cleared() {
 fn the_view_counts_the_workers_the_trainer_says_compute_the_steps() {
     let mut view = RunView::default();
     let started = || FromTrainer::Started {
-        backend: Backend::Cpu,
+        backend: BackendKind::Cpu,
         note: None,
         plan: TrainingPlan::seed(),
         history: History::default(),

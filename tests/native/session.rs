@@ -407,7 +407,7 @@ fn messages_survive_json() {
     let messages = [
         ToTrainer::Start {
             plan: TrainingPlan::lab(),
-            backend: Some(vitlab::protocol::Backend::Cpu),
+            backend: Some(vitlab::protocol::BackendKind::Cpu),
         },
         ToTrainer::ExportWeights {
             purpose: WeightsPurpose::Download,

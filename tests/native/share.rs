@@ -2,7 +2,7 @@
 
 use vitlab::analysis::MapChoice;
 use vitlab::model::Preset;
-use vitlab::protocol::Backend;
+use vitlab::protocol::BackendKind;
 use vitlab::share::Experiment;
 use vitlab::train::TrainingPlan;
 
@@ -18,7 +18,7 @@ fn a_link_gives_back_the_plan_seed_and_view_it_was_made_of() {
     let map = MapChoice::Head(2, 1);
     let query = Experiment::query(
         &plan,
-        Some(Backend::Cpu),
+        Some(BackendKind::Cpu),
         map,
         Some("pretrained/vit seed.safetensors"),
     );

@@ -19,14 +19,14 @@ use crate::ui::lab::Lab;
 use crate::ui::runs::RunsPanel;
 use crate::ui::training::TrainingPanel;
 use crate::ui::widgets::ErrorBanner;
-use crate::web::{self, Backend};
+use crate::web::{self, BackendKind};
 use header::Header;
 use model_choice::ModelChoice;
 
 /// The whole page.
 #[component]
 pub fn App() -> impl IntoView {
-    let preferred = web::query_param("backend").and_then(|text| Backend::parse(&text));
+    let preferred = web::query_param("backend").and_then(|text| BackendKind::parse(&text));
     let weights_url = web::query_param("weights").unwrap_or_else(|| DEFAULT_WEIGHTS.to_string());
     let (experiment, link_problems) = Experiment::read_query(&web::query());
     let app = AppState::new(preferred, &weights_url, experiment.map.unwrap_or_default());

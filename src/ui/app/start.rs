@@ -7,7 +7,7 @@ use leptos::prelude::*;
 use crate::analysis::MapChoice;
 use crate::data::IMAGE_PIXELS;
 use crate::model::VitConfig;
-use crate::protocol::Backend;
+use crate::protocol::BackendKind;
 use crate::ui::model::{browser_has_webgpu, distance_digits_of, test_batch_distance};
 use crate::web;
 
@@ -19,7 +19,7 @@ pub(super) async fn start(app: AppState, weights_url: String) {
     let Some(bytes) = fetch_weights(app, &weights_url).await else {
         return;
     };
-    let backend = app.preferred.unwrap_or(Backend::Cpu);
+    let backend = app.preferred.unwrap_or(BackendKind::Cpu);
     app.status
         .set(format!("Warming up on {}…", backend.label()));
     if let Err(error) = app.host.install(&bytes, backend).await {

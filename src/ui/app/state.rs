@@ -5,7 +5,7 @@ use leptos::prelude::*;
 use leptos::task::spawn_local;
 
 use crate::analysis::MapChoice;
-use crate::protocol::Backend;
+use crate::protocol::BackendKind;
 use crate::shipped::is_shipped;
 use crate::ui::lab::LabState;
 use crate::ui::model::{
@@ -43,13 +43,13 @@ pub struct AppState {
     pub model_url: RwSignal<Option<String>>,
     /// Keeps each run's record for the runs table.
     pub keeper: RunKeeper,
-    /// Backend the page was asked for (`?backend=`), the default for training too; none
+    /// BackendKind the page was asked for (`?backend=`), the default for training too; none
     /// times the two.
-    pub preferred: Option<Backend>,
+    pub preferred: Option<BackendKind>,
 }
 
 impl AppState {
-    pub fn new(preferred: Option<Backend>, weights_url: &str, map: MapChoice) -> Self {
+    pub fn new(preferred: Option<BackendKind>, weights_url: &str, map: MapChoice) -> Self {
         let records = RwSignal::new(Vec::new());
         let runs_problem = RwSignal::new(None::<String>);
         Self {
@@ -76,7 +76,7 @@ impl AppState {
     pub fn lab(self) -> LabState {
         LabState {
             engine: self.host.engine,
-            on_failure: Callback::new(move |(failed_on, error): (Backend, EngineError)| {
+            on_failure: Callback::new(move |(failed_on, error): (BackendKind, EngineError)| {
                 self.fail_over(failed_on, error)
             }),
             on_problem: Callback::new(move |message: String| self.show_error(message)),
@@ -90,7 +90,7 @@ impl AppState {
 
     /// A failing GPU (lost device, driver reset, a worker that died) must not end the
     /// session: the CPU copy of the model takes over. Whether the work can be tried again.
-    pub fn fail_over(self, failed_on: Backend, error: EngineError) -> bool {
+    pub fn fail_over(self, failed_on: BackendKind, error: EngineError) -> bool {
         match self.host.fail_over(failed_on, error) {
             Ok(()) => true,
             Err(error) => {
@@ -103,7 +103,7 @@ impl AppState {
     /// Weights from the training run or an upload replace the model only once they work.
     pub fn use_weights(self, (bytes, source): WeightsOffer) {
         spawn_local(async move {
-            let backend = self.host.backend().unwrap_or(Backend::Cpu);
+            let backend = self.host.backend().unwrap_or(BackendKind::Cpu);
             match self.host.install(&bytes, backend).await {
                 Ok(()) => {
                     self.model_url

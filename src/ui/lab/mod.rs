@@ -22,7 +22,7 @@ pub use timeline::AttentionTimeline;
 
 use crate::analysis::MapChoice;
 use crate::analysis::inference::ModelInsight;
-use crate::protocol::Backend;
+use crate::protocol::BackendKind;
 use crate::ui::model::{EngineSignal, ShownDigit, TestDigits};
 use crate::web::EngineError;
 use classifier::Classifier;
@@ -36,7 +36,7 @@ pub struct LabState {
     pub engine: EngineSignal,
     /// Told where a classification failed and why, e.g. because the GPU was lost; answers
     /// whether the model now runs elsewhere, to classify the drawing again there.
-    pub on_failure: Callback<(Backend, EngineError), bool>,
+    pub on_failure: Callback<(BackendKind, EngineError), bool>,
     /// Told of any other problem, to show it (the model in use stays where it is).
     pub on_problem: Callback<String>,
     /// Mean attention distance over a batch of test digits, when known.

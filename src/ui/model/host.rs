@@ -7,7 +7,7 @@ use leptos::prelude::*;
 
 use crate::data::IMAGE_PIXELS;
 use crate::web::gpu::GpuWorker;
-use crate::web::{self, Backend, Engine, EngineError, LinkError};
+use crate::web::{self, BackendKind, Engine, EngineError, LinkError};
 
 /// The engine everything reads, swapped when the model or the backend changes.
 pub type EngineSignal = RwSignal<Option<Rc<Engine>>, LocalStorage>;
@@ -72,24 +72,24 @@ impl ModelHost {
     }
 
     /// The backend in use, if a model is.
-    pub fn backend(&self) -> Option<Backend> {
+    pub fn backend(&self) -> Option<BackendKind> {
         self.engine
             .with_untracked(|engine| engine.as_ref().map(|e| e.backend))
     }
 
     /// Checks `bytes`, builds and warms the model on `backend` (the CPU when WebGPU fails,
     /// saying why), and only then swaps it in: on an error the model in use stays.
-    pub async fn install(&self, bytes: &[u8], backend: Backend) -> Result<(), HostError> {
+    pub async fn install(&self, bytes: &[u8], backend: BackendKind) -> Result<(), HostError> {
         let cpu = Rc::new(
             warm(
-                Engine::load(bytes, burn::tensor::Device::flex(), Backend::Cpu)
+                Engine::load(bytes, burn::tensor::Device::flex(), BackendKind::Cpu)
                     .map_err(HostError::Load)?,
             )
             .await?,
         );
         let chosen = match backend {
-            Backend::Cpu => cpu.clone(),
-            Backend::WebGpu => match self.gpu_engine(bytes).await {
+            BackendKind::Cpu => cpu.clone(),
+            BackendKind::WebGpu => match self.gpu_engine(bytes).await {
                 Ok(gpu) => Rc::new(gpu),
                 Err(message) => {
                     self.close_gpu();
@@ -129,11 +129,11 @@ impl ModelHost {
     /// the model to the CPU copy, and the label says why; a CPU failure has nowhere to go. `Ok`
     /// means the work can be tried again where the model now runs. The drawing and the test
     /// batch may both meet the same lost device: the second finds the CPU already in charge.
-    pub fn fail_over(&self, failed_on: Backend, error: EngineError) -> Result<(), HostError> {
-        if failed_on != Backend::WebGpu {
+    pub fn fail_over(&self, failed_on: BackendKind, error: EngineError) -> Result<(), HostError> {
+        if failed_on != BackendKind::WebGpu {
             return Err(HostError::NowhereToGo(error));
         }
-        if self.backend() != Some(Backend::WebGpu) {
+        if self.backend() != Some(BackendKind::WebGpu) {
             return Ok(());
         }
         self.close_gpu();
@@ -177,17 +177,18 @@ impl ModelHost {
                 return;
             }
         };
-        if self.generation.get_untracked() != generation || self.backend() != Some(Backend::Cpu) {
+        if self.generation.get_untracked() != generation || self.backend() != Some(BackendKind::Cpu)
+        {
             // Other weights or a failure came in meanwhile: what was timed no longer applies.
             self.close_gpu();
             return;
         }
         let faster = if gpu_ms < cpu_ms {
             self.engine.set(Some(gpu));
-            Backend::WebGpu
+            BackendKind::WebGpu
         } else {
             self.close_gpu();
-            Backend::Cpu
+            BackendKind::Cpu
         };
         self.timings.set(Some(format!(
             "per drawing: WebGPU {gpu_ms:.1} ms, CPU {cpu_ms:.1} ms → {}",

@@ -4,7 +4,7 @@
 use leptos::prelude::*;
 
 use super::trainer::Trainer;
-use crate::protocol::{Backend, RunState, ToTrainer};
+use crate::protocol::{BackendKind, RunState, ToTrainer};
 
 #[component]
 pub(super) fn Controls() -> impl IntoView {
@@ -36,7 +36,7 @@ fn ResumeSaved() -> impl IntoView {
                 let label = format!("Resume saved run (step {} of {})", saved.step, saved.total_steps);
                 view! {
                     <button data-testid="resume-saved-button" on:click=move |_| trainer.resume_saved(trainer.backend())>{label}</button>
-                    <button data-testid="resume-cpu-button" on:click=move |_| trainer.resume_saved(Some(Backend::Cpu))>"… on the CPU"</button>
+                    <button data-testid="resume-cpu-button" on:click=move |_| trainer.resume_saved(Some(BackendKind::Cpu))>"… on the CPU"</button>
                 }
             })
     }

@@ -5,7 +5,7 @@ use leptos::prelude::*;
 
 use super::trainer::Trainer;
 use crate::model::Preset;
-use crate::protocol::Backend;
+use crate::protocol::BackendKind;
 use crate::train::TrainingPlan;
 
 /// What the form holds.
@@ -15,13 +15,13 @@ pub(super) struct PlanChoice {
     /// `None` once a field is edited: the plan is then custom.
     pub preset: RwSignal<Option<Preset>>,
     /// The device to train on; none times the two.
-    pub backend: RwSignal<Option<Backend>>,
+    pub backend: RwSignal<Option<BackendKind>>,
 }
 
 impl PlanChoice {
     /// The plan a link set (already checked), else the seed preset, on the device the page
     /// was asked for.
-    pub fn new(preferred: Option<Backend>, initial_plan: Option<TrainingPlan>) -> Self {
+    pub fn new(preferred: Option<BackendKind>, initial_plan: Option<TrainingPlan>) -> Self {
         let form = initial_plan
             .clone()
             .unwrap_or_else(|| TrainingPlan::in_page(Preset::Seed));
@@ -180,9 +180,9 @@ fn DeviceField() -> impl IntoView {
         <label>
             <span>"Device"</span>
             <select
-                prop:value=move || backend.get().map_or("auto", Backend::param)
+                prop:value=move || backend.get().map_or("auto", BackendKind::param)
                 prop:disabled=move || trainer.running()
-                on:change=move |ev| backend.set(Backend::parse(&event_target_value(&ev)))
+                on:change=move |ev| backend.set(BackendKind::parse(&event_target_value(&ev)))
             >
                 <option value="auto">"The faster (timed)"</option>
                 <option value="webgpu">"WebGPU"</option>

@@ -4,7 +4,7 @@ use leptos::prelude::*;
 use reactive_stores::Store;
 
 use crate::analysis::timeline::Timeline;
-use crate::protocol::{Backend, DataProgress, RunState, SavedSummary};
+use crate::protocol::{BackendKind, DataProgress, RunState, SavedSummary};
 use crate::run_view::{Notice, RunView, RunViewStoreFields};
 use crate::train::{CellDigits, History, StepReport, TestReport};
 
@@ -14,7 +14,7 @@ use crate::train::{CellDigits, History, StepReport, TestReport};
 #[derive(Clone, Copy)]
 pub(super) struct Shown {
     pub state: Memo<RunState>,
-    pub backend: Memo<Option<Backend>>,
+    pub backend: Memo<Option<BackendKind>>,
     pub device_note: Memo<Option<String>>,
     pub workers: Memo<usize>,
     pub data: Memo<DataProgress>,

@@ -9,8 +9,10 @@ use reactive_stores::Store;
 use super::files::offer_download;
 use super::plan_form::PlanChoice;
 use super::shown::Shown;
-use crate::protocol::{Backend, DataProgress, FromTrainer, RunState, ToTrainer, WeightsPurpose};
-use crate::run_view::{Effect, RunView, RunViewStoreFields};
+use crate::protocol::{
+    BackendKind, DataProgress, FromTrainer, RunState, ToTrainer, WeightsPurpose,
+};
+use crate::run_view::{RunEffect, RunView, RunViewStoreFields};
 use crate::train::TrainingPlan;
 use crate::ui::app::AppState;
 use crate::ui::runs::Interest;
@@ -61,7 +63,7 @@ impl Trainer {
     }
 
     /// The device the form asks for.
-    pub fn backend(self) -> Option<Backend> {
+    pub fn backend(self) -> Option<BackendKind> {
         self.plan.backend.get_untracked()
     }
 
@@ -85,7 +87,7 @@ impl Trainer {
         });
     }
 
-    pub fn resume_saved(self, backend: Option<Backend>) {
+    pub fn resume_saved(self, backend: Option<BackendKind>) {
         // A fresh worker: the old one may have died with its device.
         self.worker.set_value(None);
         self.run.update(RunView::clear);
@@ -161,17 +163,17 @@ impl Trainer {
         spawn_local(async move { self.run.saved().set(saved_run::saved_summary().await) });
     }
 
-    fn follow(self, effect: Effect) {
+    fn follow(self, effect: RunEffect) {
         match effect {
-            Effect::None => {}
-            Effect::UseWeights { bytes, source } => self.use_weights(bytes, source),
-            Effect::Download { bytes, name } => {
+            RunEffect::None => {}
+            RunEffect::UseWeights { bytes, source } => self.use_weights(bytes, source),
+            RunEffect::Download { bytes, name } => {
                 if let Err(error) = offer_download(&bytes, &name) {
                     self.run.update(|view| view.notice(error.to_string(), true));
                 }
             }
-            Effect::RefreshSaved => self.refresh_saved(),
-            Effect::KeepWeights { bytes } => self.app.keeper.keep_weights(bytes),
+            RunEffect::RefreshSaved => self.refresh_saved(),
+            RunEffect::KeepWeights { bytes } => self.app.keeper.keep_weights(bytes),
         }
     }
 
@@ -196,7 +198,7 @@ impl Trainer {
         if matches!(interest, Interest::Started(_)) {
             self.tell_drawing();
         }
-        let mut effect = Effect::None;
+        let mut effect = RunEffect::None;
         self.run.update(|view| effect = view.apply(message, bytes));
         let keeper = self.app.keeper;
         if self.run.with_untracked(|view| keeper.after(interest, view)) {
@@ -216,7 +218,7 @@ impl Trainer {
                     // The worker's wasm is dead: nothing it holds can answer any more. Dropped
                     // later, as this handler belongs to it.
                     spawn_local(async move { self.worker.set_value(None) });
-                    let mut effect = Effect::None;
+                    let mut effect = RunEffect::None;
                     self.run
                         .update(|view| effect = view.worker_lost(&lost.to_string()));
                     self.follow(effect);
@@ -237,7 +239,7 @@ impl Trainer {
     fn send_drawing_when_it_settles(self) {
         let drawing = self.app.model_input;
         let timer = StoredValue::new_local(None::<gloo_timers::callback::Timeout>);
-        leptos::prelude::Effect::new(move |_| {
+        Effect::new(move |_| {
             drawing.track();
             if self.has_worker() {
                 let settled = gloo_timers::callback::Timeout::new(DRAWING_SETTLES_MS, move || {

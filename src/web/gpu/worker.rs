@@ -14,7 +14,7 @@ use crate::weights::{self, WeightsError};
 
 use crate::web::local_model::{LocalModel, ModelError};
 use crate::web::packet::{Packet, packets_to_this_worker};
-use crate::web::{Backend, start_device};
+use crate::web::{BackendKind, start_device};
 
 /// Why a request could not be done here; the page hears it as [`FromGpu::Failed`].
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -99,8 +99,8 @@ async fn handle(
 /// The weights on WebGPU, run once so that every kernel is compiled before the first drawing.
 async fn load(bytes: &[u8]) -> Result<LocalModel, RequestError> {
     let file = weights::decode(bytes)?;
-    let started = start_device(Some(Backend::WebGpu)).await;
-    if started.backend != Backend::WebGpu {
+    let started = start_device(Some(BackendKind::WebGpu)).await;
+    if started.backend != BackendKind::WebGpu {
         return Err(RequestError::NoWebGpu(
             started
                 .fallback_reason

@@ -15,7 +15,7 @@ use crate::protocol::{FromTrainer, RunState, ToTrainer, WeightsPurpose};
 use crate::train::{Checkpoint, PlanError, SavedRunError, Session, TrainingPlan};
 use crate::weights;
 
-use crate::web::Backend;
+use crate::web::BackendKind;
 use crate::web::chunks::{ChunkSource, DATA_BASE};
 use crate::web::device_trial::training_device;
 use crate::web::helper::{HelperError, HelperWorker};
@@ -171,7 +171,7 @@ fn helper_stopped(why: HelperError) {
 async fn launch(
     runner: &mut Runner,
     inbox: &Rc<Inbox>,
-    backend: &Option<Backend>,
+    backend: &Option<BackendKind>,
     plan: &TrainingPlan,
     saved_step: Option<usize>,
     build: impl FnOnce(&Manifest, &Device) -> Result<Session, SessionError>,
@@ -185,7 +185,7 @@ async fn launch(
     );
     // Started first, so that a timed choice times the CPU as it would train: in two workers
     // where the machine has two cores. Kept only if the run trains on the CPU.
-    let helper = (*backend != Some(Backend::WebGpu))
+    let helper = (*backend != Some(BackendKind::WebGpu))
         .then(|| HelperWorker::start(&plan.config, helper_stopped))
         .flatten();
     // The slow part (timing the devices, fetching the manifest: seconds, or a stall's 20 s)
@@ -220,7 +220,7 @@ async fn launch(
     };
     inbox.generation.set(inbox.generation.get() + 1);
     inbox.chunks.borrow_mut().clear();
-    let helper = helper.filter(|_| started.backend == Backend::Cpu);
+    let helper = helper.filter(|_| started.backend == BackendKind::Cpu);
     let mut new_run = Run {
         session,
         backend: started.backend,

@@ -7,7 +7,7 @@ use crate::data::IMAGE_PIXELS;
 use crate::protocol::{FromTrainer, RunState};
 use crate::train::{PendingStep, Session, StepPoint, StepReport};
 
-use crate::web::Backend;
+use crate::web::BackendKind;
 use crate::web::global::now_ms;
 use crate::web::helper::HelperWorker;
 use crate::web::saved_run;
@@ -17,7 +17,7 @@ use super::to_page::{notice, post};
 /// The run in progress.
 pub(super) struct Run {
     pub(super) session: Session,
-    pub(super) backend: Backend,
+    pub(super) backend: BackendKind,
     pub(super) state: RunState,
     /// Why the device is not the one asked for, if it is not.
     pub(super) device_note: Option<String>,

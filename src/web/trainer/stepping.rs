@@ -10,7 +10,7 @@ use crate::protocol::{FromTrainer, RunState};
 use crate::train::{PendingStep, Session, TestReport, TrainingError, classify_in_batches};
 
 use crate::web::global::{now_ms, sleep_ms};
-use crate::web::read::{ReadError, read_floats, read_ints};
+use crate::web::read::{ReadError, read_floats_async, read_ints_async};
 use crate::web::saved_run;
 
 use super::run::Run;
@@ -177,7 +177,7 @@ async fn read_step_values(steps: &[PendingStep]) -> Result<Vec<(f32, i64)>, Step
     let losses = steps.iter().map(|step| step.loss.clone()); // n × [1]
     let correct = steps.iter().map(|step| step.correct.clone().float()); // n × [1]
     let values = Tensor::cat(losses.chain(correct).collect(), 0); // [2n]
-    let values = read_floats(values, "losses and accuracies").await?;
+    let values = read_floats_async(values, "losses and accuracies").await?;
     let n = steps.len();
     if values.len() != 2 * n {
         return Err(StepValuesError::Count {
@@ -200,7 +200,7 @@ async fn evaluate(session: &mut Session) -> Result<Option<TestReport>, ReadError
     let mut predicted = Vec::with_capacity(indices.len());
     for (_, batch) in classify_in_batches(&model, session.test_set(), &indices, EVAL_BATCH, &device)
     {
-        predicted.extend(read_ints(batch, "predictions").await?);
+        predicted.extend(read_ints_async(batch, "predictions").await?);
         sleep_ms(0).await;
     }
     Ok(Some(session.finish_evaluation(&indices, &predicted)))
@@ -221,7 +221,7 @@ async fn probe_attention(run: &Run) -> Result<(), ReadError> {
         return Ok(());
     };
     let pending = inference::classify(&session.inference_model(), &probes, &session.device());
-    let packed = read_floats(pending.packed, "the probes' attention").await?;
+    let packed = read_floats_async(pending.packed, "the probes' attention").await?;
     let mut snapshot = AttentionSnapshot::of_packed(&packed, probes.len(), config, session.step());
     snapshot.drawing = run.drawing.map(|d| d.to_vec());
     let message = FromTrainer::Attention {
