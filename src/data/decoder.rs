@@ -228,3 +228,13 @@ fn parse(raw: &[u8]) -> Result<MnistSet, ChunkError> {
     let images = raw[HEADER_BYTES + count..].to_vec();
     Ok(MnistSet { images, labels })
 }
+
+/// Verifies a chunk against its manifest entry and decodes it.
+pub fn decode_chunk(bytes: &[u8], entry: &ChunkEntry) -> Result<MnistSet, ChunkError> {
+    ChunkDecoder::verified(bytes, entry).finish()
+}
+
+/// Decodes a chunk whose integrity was checked elsewhere (or is not known).
+pub fn decode_chunk_unverified(bytes: &[u8]) -> Result<MnistSet, ChunkError> {
+    ChunkDecoder::unverified(bytes).finish()
+}

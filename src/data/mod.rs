@@ -7,15 +7,14 @@ mod decoder;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod idx;
 mod loader;
+mod manifest;
 mod set;
 
 pub use augment::{Augmentation, transform};
-pub use chunk::{
-    CHUNK_MAGIC, ChunkEntry, ChunkError, MANIFEST_FORMAT, Manifest, Split, decode_chunk,
-    decode_chunk_unverified, encode_chunk, sha256_hex,
-};
-pub use decoder::{ChunkDecoder, UI_SLICE_BYTES};
+pub use chunk::{CHUNK_MAGIC, ChunkError, encode_chunk, sha256_hex};
+pub use decoder::{ChunkDecoder, UI_SLICE_BYTES, decode_chunk, decode_chunk_unverified};
 pub use loader::{Decoding, GaveUp, Retry, RetryPolicy, load_verified};
+pub use manifest::{ChunkEntry, MANIFEST_FORMAT, Manifest, Split};
 pub use set::{
     Batch, IMAGE_PIXELS, IMAGE_SIDE, MNIST_MEAN, MNIST_STD, MnistSet, NUM_CLASSES, images_tensor,
     normalize_pixel,
