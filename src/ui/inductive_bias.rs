@@ -5,7 +5,7 @@ use leptos::prelude::*;
 use crate::analysis::data_scaling::{self, ScalingPoint};
 use crate::model::{Architecture, CnnConfig};
 use crate::run_record::RunRecord;
-use crate::ui::app::AppState;
+use crate::ui::state::AppState;
 use crate::ui::widgets::{LineChart, Series};
 
 /// The full training split, for a run that took all of it.

@@ -1,25 +1,23 @@
 //! Leptos components. They never touch a tensor: the model sits behind [`crate::web::Engine`].
-//! They share state through Leptos context: the page's [`AppState`], the lab's [`LabState`],
-//! the training run's own.
+//! They share state through Leptos context: the page's [`AppState`] and the lab's
+//! [`LabState`] (in `state`, which knows no component), the training run's own.
 
 mod app;
 mod inductive_bias;
 mod lab;
-mod model;
 mod runs;
+mod state;
 mod training;
 mod widgets;
 
-pub use app::{App, AppState, WeightsOffer};
+pub use app::App;
 pub use inductive_bias::InductiveBias;
-pub use lab::{
-    AnalysisView, AttentionTimeline, AttentionView, CnnView, DrawPad, Lab, LabState, Prediction,
+pub use lab::{AnalysisView, AttentionTimeline, AttentionView, CnnView, DrawPad, Lab, Prediction};
+pub use runs::RunsPanel;
+pub use state::{
+    AppState, DistanceError, EngineSignal, HostError, LabState, ModelHost, RunKeeper, ShownDigit,
+    TestDigits, TestDigitsError, WeightsOffer, browser_has_webgpu,
 };
-pub use model::{
-    DistanceError, EngineSignal, HostError, ModelHost, ShownDigit, TestDigits, TestDigitsError,
-    browser_has_webgpu,
-};
-pub use runs::{RunKeeper, RunsPanel};
 pub use training::TrainingPanel;
 pub use widgets::{ErrorBanner, HeatCanvas, LineChart, Palette, Series, paint};
 

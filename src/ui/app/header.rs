@@ -2,7 +2,7 @@
 
 use leptos::prelude::*;
 
-use super::AppState;
+use crate::ui::state::AppState;
 
 #[component]
 pub(super) fn Header() -> impl IntoView {

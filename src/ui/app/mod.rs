@@ -5,18 +5,16 @@
 mod header;
 mod model_choice;
 mod start;
-mod state;
 
 use leptos::prelude::*;
 use leptos::task::spawn_local;
-
-pub use state::{AppState, WeightsOffer};
 
 use crate::share::Experiment;
 use crate::shipped::DEFAULT_WEIGHTS;
 use crate::ui::inductive_bias::InductiveBias;
 use crate::ui::lab::Lab;
 use crate::ui::runs::RunsPanel;
+use crate::ui::state::AppState;
 use crate::ui::training::TrainingPanel;
 use crate::ui::widgets::ErrorBanner;
 use crate::web::{self, BackendKind};

@@ -2,8 +2,8 @@
 
 use leptos::prelude::*;
 
-use super::AppState;
 use crate::shipped::{SHIPPED_MODELS, is_shipped};
+use crate::ui::state::AppState;
 
 #[component]
 pub(super) fn ModelChoice() -> impl IntoView {

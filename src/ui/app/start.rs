@@ -8,10 +8,8 @@ use crate::analysis::MapChoice;
 use crate::data::IMAGE_PIXELS;
 use crate::model::VitConfig;
 use crate::protocol::BackendKind;
-use crate::ui::model::{browser_has_webgpu, distance_digits_of, test_batch_distance};
+use crate::ui::state::{AppState, browser_has_webgpu, distance_digits_of, test_batch_distance};
 use crate::web;
-
-use super::AppState;
 
 /// Runs once, in the background; each failure is said in the banner and ends what depends on
 /// it, never the page.

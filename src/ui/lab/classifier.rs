@@ -6,9 +6,9 @@ use std::sync::Arc;
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 
-use super::LabState;
 use crate::analysis::inference::Classification;
 use crate::data::IMAGE_PIXELS;
+use crate::ui::state::LabState;
 use crate::web;
 
 /// Drawing-to-prediction latencies kept for the percentiles.

@@ -3,10 +3,10 @@
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 
-use super::LabState;
 use super::classifier::Classifier;
 use super::draw_pad::DrawPad;
 use super::prediction::Latency;
+use crate::ui::state::LabState;
 
 #[component]
 pub(super) fn DrawCard() -> impl IntoView {

@@ -4,12 +4,12 @@ use std::sync::Arc;
 
 use leptos::prelude::*;
 
-use super::LabState;
 use super::analysis::AnalysisView;
 use super::attention::AttentionView;
 use super::classifier::Classifier;
 use super::cnn_view::CnnView;
 use crate::analysis::inference::ModelInsight;
+use crate::ui::state::LabState;
 
 #[component]
 pub(super) fn Inside(insight: ModelInsight) -> impl IntoView {

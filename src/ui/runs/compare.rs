@@ -4,7 +4,7 @@ use leptos::prelude::*;
 
 use super::table::RunsTable;
 use crate::run_record::RunRecord;
-use crate::ui::app::AppState;
+use crate::ui::state::AppState;
 use crate::ui::widgets::{LineChart, Series};
 
 /// Colours of compared runs, by CSS class `run-0` … (then again).

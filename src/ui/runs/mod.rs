@@ -2,15 +2,12 @@
 //! to select and compare (their curves overlaid), to load into the draw panel, or to delete.
 
 mod compare;
-mod keeper;
 mod table;
 
 use leptos::prelude::*;
 
-pub use keeper::{Interest, RunKeeper};
-
-use crate::ui::AttentionTimeline;
-use crate::ui::app::AppState;
+use crate::ui::lab::AttentionTimeline;
+use crate::ui::state::AppState;
 use compare::CompareCharts;
 use table::{RunRow, RunsTable};
 

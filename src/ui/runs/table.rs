@@ -6,7 +6,7 @@ use leptos::prelude::*;
 use leptos::task::spawn_local;
 
 use crate::run_record::RunRecord;
-use crate::ui::app::AppState;
+use crate::ui::state::AppState;
 use crate::web::RunLog;
 
 /// The table's choices, shared with its rows through context.

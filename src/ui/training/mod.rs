@@ -8,6 +8,7 @@
 mod charts;
 mod controls;
 mod files;
+mod plan_choice;
 mod plan_form;
 mod report;
 mod share_link;
@@ -21,8 +22,8 @@ use leptos::prelude::*;
 
 use crate::protocol::ToTrainer;
 use crate::train::TrainingPlan;
-use crate::ui::AttentionTimeline;
-use crate::ui::app::AppState;
+use crate::ui::lab::AttentionTimeline;
+use crate::ui::state::AppState;
 use charts::TrainingCharts;
 use controls::Controls;
 use plan_form::PlanForm;

@@ -3,41 +3,11 @@
 
 use leptos::prelude::*;
 
+use super::plan_choice::PlanChoice;
 use super::trainer::Trainer;
 use crate::model::Preset;
 use crate::protocol::BackendKind;
 use crate::train::TrainingPlan;
-
-/// What the form holds.
-#[derive(Clone, Copy)]
-pub(super) struct PlanChoice {
-    pub form: RwSignal<TrainingPlan>,
-    /// `None` once a field is edited: the plan is then custom.
-    pub preset: RwSignal<Option<Preset>>,
-    /// The device to train on; none times the two.
-    pub backend: RwSignal<Option<BackendKind>>,
-}
-
-impl PlanChoice {
-    /// The plan a link set (already checked), else the seed preset, on the device the page
-    /// was asked for.
-    pub fn new(preferred: Option<BackendKind>, initial_plan: Option<TrainingPlan>) -> Self {
-        let form = initial_plan
-            .clone()
-            .unwrap_or_else(|| TrainingPlan::in_page(Preset::Seed));
-        let preset = match initial_plan {
-            None => Some(Preset::Seed),
-            Some(plan) => Preset::ALL
-                .into_iter()
-                .find(|&preset| TrainingPlan::in_page(preset) == plan),
-        };
-        Self {
-            form: RwSignal::new(form),
-            preset: RwSignal::new(preset),
-            backend: RwSignal::new(preferred),
-        }
-    }
-}
 
 #[component]
 pub(super) fn PlanForm() -> impl IntoView {

@@ -4,7 +4,7 @@ use leptos::prelude::*;
 
 use crate::protocol::DataProgress;
 use crate::train::{StepReport, TestReport};
-use crate::ui::{HeatCanvas, Palette};
+use crate::ui::widgets::{HeatCanvas, Palette};
 
 fn clock(seconds: f64) -> String {
     if !seconds.is_finite() {

@@ -4,7 +4,7 @@ use leptos::prelude::*;
 
 use super::trainer::Trainer;
 use crate::share::Experiment;
-use crate::ui::app::AppState;
+use crate::ui::state::AppState;
 
 #[component]
 pub(super) fn ShareLink() -> impl IntoView {

@@ -5,7 +5,8 @@ use leptos::prelude::*;
 
 use crate::data::NUM_CLASSES;
 use crate::train::{CellDigits, Mistake, TestReport};
-use crate::ui::{HeatCanvas, Palette, ShownDigit};
+use crate::ui::state::ShownDigit;
+use crate::ui::widgets::{HeatCanvas, Palette};
 
 /// The most orange a confusion cell gets: its number stays readable on it in either theme.
 const MAX_SHADE: f64 = 0.45;

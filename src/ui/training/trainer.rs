@@ -7,15 +7,14 @@ use leptos::task::spawn_local;
 use reactive_stores::Store;
 
 use super::files::offer_download;
-use super::plan_form::PlanChoice;
+use super::plan_choice::PlanChoice;
 use super::shown::Shown;
 use crate::protocol::{
     BackendKind, DataProgress, FromTrainer, RunState, ToTrainer, WeightsPurpose,
 };
 use crate::run_view::{RunEffect, RunView, RunViewStoreFields};
 use crate::train::TrainingPlan;
-use crate::ui::app::AppState;
-use crate::ui::runs::Interest;
+use crate::ui::state::{AppState, Interest};
 use crate::web::{TrainerLost, TrainerWorker, saved_run};
 
 /// How long the drawing must stay unchanged before a running worker is sent it.

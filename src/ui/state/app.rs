@@ -4,20 +4,18 @@
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 
+use super::{
+    LabState, ModelHost, RunKeeper, ShownDigit, TestDigits, distance_digits_of, test_batch_distance,
+};
 use crate::analysis::MapChoice;
 use crate::protocol::BackendKind;
 use crate::shipped::is_shipped;
-use crate::ui::lab::LabState;
-use crate::ui::model::{
-    ModelHost, ShownDigit, TestDigits, distance_digits_of, test_batch_distance,
-};
-use crate::ui::runs::RunKeeper;
 use crate::web::{self, EngineError};
 
 /// Weights handed to the draw panel, with a name for where they came from.
 pub type WeightsOffer = (Vec<u8>, String);
 
-/// The page's shared state, provided by [`super::App`].
+/// The page's shared state, provided by [`crate::ui::App`].
 #[derive(Clone, Copy)]
 pub struct AppState {
     pub host: ModelHost,

@@ -1,0 +1,31 @@
+//! The lab's share of the page's state: the model, the page's answers to its failures and
+//! problems, and what it shows.
+
+use leptos::prelude::*;
+
+use super::{EngineSignal, ShownDigit, TestDigits};
+use crate::analysis::MapChoice;
+use crate::protocol::BackendKind;
+use crate::web::EngineError;
+
+/// What the lab shares with the page, provided as context before a [`crate::ui::Lab`] is built.
+#[derive(Clone, Copy)]
+pub struct LabState {
+    pub engine: EngineSignal,
+    /// Told where a classification failed and why, e.g. because the GPU was lost; answers
+    /// whether the model now runs elsewhere, to classify the drawing again there.
+    pub on_failure: Callback<(BackendKind, EngineError), bool>,
+    /// Told of any other problem, to show it (the model in use stays where it is).
+    pub on_problem: Callback<String>,
+    /// Mean attention distance over a batch of test digits, when known.
+    pub batch_distance: Signal<Option<Vec<Vec<f32>>>>,
+    /// Where a random test digit comes from.
+    pub test_digits: TestDigits,
+    /// A test digit shown in the draw panel instead of a drawing, set from anywhere.
+    pub digit: RwSignal<Option<ShownDigit>>,
+    /// The attention map shown large (a link may set it).
+    pub map: RwSignal<MapChoice>,
+    /// The image the model is given: the drawing, or a test digit (the training run probes
+    /// it too).
+    pub input: RwSignal<Option<Vec<u8>>>,
+}
