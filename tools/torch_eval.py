@@ -11,30 +11,12 @@ Prints the test accuracy, to compare with `vit eval --weights FILE`.
 """
 
 import argparse
-import json
 import pathlib
 
 import torch
-from safetensors import safe_open
-from safetensors.torch import load_file
 
-from make_parity_fixture import read_idx_images, read_idx_labels
-import seed_cnn
-from seed_vit import ViT, normalize
-
-
-def vit_from_config(config):
-    return ViT(
-        image_size=config.get("image_size", 28),
-        patch_size=config.get("patch_size", 7),
-        channels=config.get("channels", 1),
-        dim=config.get("dim", 64),
-        depth=config.get("depth", 6),
-        heads=config.get("heads", 8),
-        mlp_dim=config.get("mlp_dim", 128),
-        num_classes=config.get("num_classes", 10),
-        dropout=config.get("dropout", 0.1),
-    )
+from make_parity_fixture import load_weights, read_idx_images, read_idx_labels
+from seed_vit import normalize
 
 
 def main():
@@ -43,15 +25,7 @@ def main():
     parser.add_argument("--idx", type=pathlib.Path, required=True)
     args = parser.parse_args()
 
-    with safe_open(args.weights, "pt") as f:
-        metadata = f.metadata() or {}
-    config = json.loads(metadata.get("vitlab.config", "{}"))
-    if "cnn" in config:
-        model = seed_cnn.from_config(config["cnn"])
-    else:
-        model = vit_from_config(config)
-    model.load_state_dict(load_file(args.weights), strict=True)
-    model.eval()
+    model = load_weights(args.weights)
     images = read_idx_images(args.idx / "t10k-images-idx3-ubyte.gz", 10000)
     labels = torch.as_tensor(read_idx_labels(args.idx / "t10k-labels-idx1-ubyte.gz", 10000).copy())
     correct = 0

@@ -263,10 +263,18 @@ impl Command {
 }
 
 /// A count that must be at least 1 (a batch of 0 images would never end an epoch).
-pub fn at_least_one(text: &str) -> Result<usize, String> {
-    match text.parse::<usize>() {
-        Ok(0) => Err("must be at least 1".into()),
-        Ok(count) => Ok(count),
-        Err(error) => Err(error.to_string()),
+pub fn at_least_one(text: &str) -> Result<usize, CountError> {
+    match text.parse::<usize>()? {
+        0 => Err(CountError::Zero),
+        count => Ok(count),
     }
+}
+
+/// Why [`at_least_one`] refused a count; clap prints it after the option's name.
+#[derive(Debug, thiserror::Error)]
+pub enum CountError {
+    #[error("must be at least 1")]
+    Zero,
+    #[error(transparent)]
+    NotANumber(#[from] std::num::ParseIntError),
 }

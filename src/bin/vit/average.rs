@@ -4,14 +4,15 @@ use std::path::PathBuf;
 
 use vitlab::weights;
 
+use crate::error::CliError;
 use crate::files::{read_weights, write_atomically};
 
-pub fn average(out: PathBuf, paths: Vec<PathBuf>) -> Result<(), String> {
+pub fn average(out: PathBuf, paths: Vec<PathBuf>) -> Result<(), CliError> {
     let files = paths
         .iter()
         .map(|path| read_weights(path))
-        .collect::<Result<Vec<_>, String>>()?;
-    let averaged = weights::average(&files).map_err(|e| e.to_string())?;
+        .collect::<Result<Vec<_>, _>>()?;
+    let averaged = weights::average(&files)?;
     write_atomically(&out, &weights::encode(&averaged.config, &averaged.tensors))?;
     println!(
         "the mean of {} files written to {}",

@@ -10,6 +10,7 @@ use vitlab::native;
 use vitlab::train::{OptimizerSettings, Trainer};
 
 use crate::args::{Common, DeviceChoice};
+use crate::error::CliError;
 use crate::setup;
 
 /// Peak resident memory of this process so far, from /proc (Linux), in MB.
@@ -36,7 +37,7 @@ pub fn bench(
     (name, config): (&str, ModelConfig),
     kernels: CpuKernels,
     common: Common,
-) -> Result<(), String> {
+) -> Result<(), CliError> {
     const WARMUP: usize = 5;
     let Work {
         steps,
@@ -48,18 +49,12 @@ pub fn bench(
     kernels.choose();
     let (data_dir, device) = setup(&common)?;
     let threads = common.threads.unwrap_or_else(rayon::current_num_threads);
-    let manifest = native::read_manifest(&data_dir).map_err(|e| e.to_string())?;
-    let set = native::load_chunk(&data_dir, &manifest.train[0]).map_err(|e| e.to_string())?;
+    let manifest = native::read_manifest(&data_dir)?;
+    let set = native::load_chunk(&data_dir, &manifest.train[0])?;
     if batch == 0 || batch > set.len() || steps == 0 || inferences == 0 {
-        return Err(format!(
-            "--batch-size must be 1 to {} (the images of the first training chunk), \
-             --steps and --inferences at least 1",
-            set.len()
-        ));
+        return Err(CliError::BenchSizes { images: set.len() });
     }
-    config
-        .check_budget(&Budget::CLI, Some(batch))
-        .map_err(|e| e.to_string())?;
+    config.check_budget(&Budget::CLI, Some(batch))?;
     seed_randomness(&device, 0);
     let mut trainer = Trainer::new(
         config.init(&device),
@@ -82,7 +77,7 @@ pub fn bench(
         let batch = set.batch(indices, trainer.device());
         let loss = trainer.step(&batch, 1e-3).loss.into_scalar::<f32>();
         if !loss.is_finite() {
-            return Err("the loss is not finite".into());
+            return Err(CliError::BenchLoss);
         }
     }
     let train_rate = (steps * batch) as f64 / started.elapsed().as_secs_f64();
@@ -100,7 +95,7 @@ pub fn bench(
         }
     }
     latencies.sort_by(f64::total_cmp);
-    let launches = count_gpu_launches(&common, &set, &mut trainer, &model, &batches[0])?;
+    let launches = count_gpu_launches(&common, &set, &mut trainer, &model, &batches[0]);
     let summary = serde_json::json!({
         "implementation": match (common.device, kernels) {
             (DeviceChoice::Cpu, CpuKernels::Fused) => "vitlab (Burn, flex CPU backend)",
@@ -156,9 +151,9 @@ fn count_gpu_launches(
     trainer: &mut Trainer,
     model: &Classifier,
     indices: &[usize],
-) -> Result<Option<(Launches, Launches)>, String> {
+) -> Option<(Launches, Launches)> {
     if common.device != DeviceChoice::Gpu {
-        return Ok(None);
+        return None;
     }
     const STEPS: usize = 3;
     let batch = set.batch(indices, trainer.device());
@@ -178,7 +173,7 @@ fn count_gpu_launches(
         let pending = vitlab::analysis::inference::classify(model, &images, &device);
         let _ = pending.packed.into_data();
     });
-    Ok(Some((step, inference)))
+    Some((step, inference))
 }
 
 #[cfg(not(feature = "gpu"))]
@@ -188,6 +183,6 @@ fn count_gpu_launches(
     _: &mut Trainer,
     _: &Classifier,
     _: &[usize],
-) -> Result<Option<(Launches, Launches)>, String> {
-    Ok(None)
+) -> Option<(Launches, Launches)> {
+    None
 }

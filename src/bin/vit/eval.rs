@@ -9,6 +9,7 @@ use vitlab::model::{Budget, ModelConfig};
 use vitlab::native;
 
 use crate::args::{Common, EvalSplit};
+use crate::error::CliError;
 use crate::files::read_weights;
 use crate::setup;
 
@@ -18,20 +19,15 @@ pub fn eval(
     val: usize,
     json: bool,
     common: Common,
-) -> Result<(), String> {
+) -> Result<(), CliError> {
     let (data_dir, device) = setup(&common)?;
     let file = read_weights(&path)?;
     check_eval_batch(&file.config, &common)?;
     let (model, config) = (file.into_model(&device), file.config);
     let (images, name) = match split {
-        EvalSplit::Test => (
-            native::load_split(&data_dir, Split::Test).map_err(|e| e.to_string())?,
-            "test",
-        ),
+        EvalSplit::Test => (native::load_split(&data_dir, Split::Test)?, "test"),
         EvalSplit::Val => (
-            native::load_train_and_validation(&data_dir, val)
-                .map_err(|e| e.to_string())?
-                .1,
+            native::load_train_and_validation(&data_dir, val)?.1,
             "validation",
         ),
     };
@@ -72,10 +68,10 @@ pub fn eval(
 }
 
 /// Refuses a model whose evaluation batches `vit` cannot afford.
-pub fn check_eval_batch(config: &ModelConfig, common: &Common) -> Result<(), String> {
+pub fn check_eval_batch(config: &ModelConfig, common: &Common) -> Result<(), CliError> {
     let batch = common.eval_batch_size;
     config
         .check_budget(&Budget::CLI, Some(batch))
         .map(|_| ())
-        .map_err(|e| format!("{e} (at --eval-batch-size {batch})"))
+        .map_err(|source| CliError::EvalBatch { source, batch })
 }

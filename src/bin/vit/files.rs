@@ -6,10 +6,15 @@ use std::path::{Path, PathBuf};
 use vitlab::model::Budget;
 use vitlab::weights::{self, WeightsFile};
 
+use crate::error::CliError;
+
 /// A weights file, read and checked; errors name the file.
-pub fn read_weights(path: &Path) -> Result<WeightsFile, String> {
-    let bytes = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
-    weights::decode_within(&bytes, &Budget::CLI).map_err(|e| format!("{}: {e}", path.display()))
+pub fn read_weights(path: &Path) -> Result<WeightsFile, CliError> {
+    let bytes = std::fs::read(path).map_err(CliError::file(path))?;
+    weights::decode_within(&bytes, &Budget::CLI).map_err(|source| CliError::Weights {
+        path: path.to_path_buf(),
+        source,
+    })
 }
 
 /// `vit.safetensors` after epoch 7: `vit.epoch7.safetensors`.
@@ -24,9 +29,9 @@ pub fn epoch_path(out: &Path, epoch: usize) -> PathBuf {
 
 /// Writes via a temporary file and a rename, so an interrupted write never leaves a
 /// half-written file where the last good one was.
-pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), String> {
+pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), CliError> {
     let mut temporary = path.as_os_str().to_owned();
     temporary.push(".partial");
-    std::fs::write(&temporary, bytes).map_err(|e| format!("{}: {e}", path.display()))?;
-    std::fs::rename(&temporary, path).map_err(|e| format!("{}: {e}", path.display()))
+    std::fs::write(&temporary, bytes).map_err(CliError::file(path))?;
+    std::fs::rename(&temporary, path).map_err(CliError::file(path))
 }

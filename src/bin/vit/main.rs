@@ -8,6 +8,8 @@ mod average;
 #[cfg(not(target_arch = "wasm32"))]
 mod bench;
 #[cfg(not(target_arch = "wasm32"))]
+mod error;
+#[cfg(not(target_arch = "wasm32"))]
 mod eval;
 #[cfg(not(target_arch = "wasm32"))]
 mod files;
@@ -26,8 +28,8 @@ fn main() -> std::process::ExitCode {
     let result = start_process(cli.command.common()).and_then(|()| on_pool(|| run(cli.command)));
     match result {
         Ok(()) => std::process::ExitCode::SUCCESS,
-        Err(message) => {
-            eprintln!("error: {message}");
+        Err(error) => {
+            eprintln!("error: {error}");
             std::process::ExitCode::FAILURE
         }
     }
@@ -37,6 +39,8 @@ fn main() -> std::process::ExitCode {
 use args::{Command, Common, DeviceChoice, ModelChoice};
 #[cfg(not(target_arch = "wasm32"))]
 use burn::tensor::Device;
+#[cfg(not(target_arch = "wasm32"))]
+use error::CliError;
 #[cfg(not(target_arch = "wasm32"))]
 use std::path::PathBuf;
 #[cfg(not(target_arch = "wasm32"))]
@@ -48,7 +52,7 @@ use vitlab::native;
 /// What must be set before any other thread exists: the allocator, Burn's default device
 /// (checkpoints load their tensors onto it, and with the `gpu` feature it would be the GPU
 /// even for a CPU run) and the size of the CPU thread pool.
-fn start_process(common: Option<&Common>) -> Result<(), String> {
+fn start_process(common: Option<&Common>) -> Result<(), CliError> {
     native::keep_freed_memory();
     native::quit_on_closed_pipe();
     let Some(common) = common else {
@@ -61,7 +65,7 @@ fn start_process(common: Option<&Common>) -> Result<(), String> {
     // SAFETY: single-threaded still; nothing reads the environment concurrently.
     unsafe { std::env::set_var("BURN_DEVICE", default_device) };
     match common.threads {
-        Some(threads) => native::set_threads(threads).map_err(|e| e.to_string()),
+        Some(threads) => Ok(native::set_threads(threads)?),
         None => Ok(()),
     }
 }
@@ -78,7 +82,7 @@ fn on_pool<T: Send>(work: impl FnOnce() -> T + Send) -> T {
 }
 
 #[cfg(not(target_arch = "wasm32"))]
-fn run(command: Command) -> Result<(), String> {
+fn run(command: Command) -> Result<(), CliError> {
     match command {
         Command::PrepareData {
             idx,
@@ -123,16 +127,14 @@ fn run(command: Command) -> Result<(), String> {
 
 #[cfg(not(target_arch = "wasm32"))]
 /// The data folder and the compute device.
-fn setup(common: &Common) -> Result<(PathBuf, Device), String> {
+fn setup(common: &Common) -> Result<(PathBuf, Device), CliError> {
     let device = match common.device {
         DeviceChoice::Cpu => Device::flex(),
         #[cfg(feature = "gpu")]
         DeviceChoice::Gpu => Device::wgpu(burn::tensor::DeviceKind::DefaultDevice),
         #[cfg(not(feature = "gpu"))]
         DeviceChoice::Gpu => {
-            return Err("this `vit` was built without GPU support; build it with \
-                 `cargo build --release --features gpu --bin vit`"
-                .into());
+            return Err(CliError::NoGpu);
         }
     };
     let data = common.data.clone().unwrap_or_else(native::default_data_dir);

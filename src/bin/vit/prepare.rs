@@ -5,14 +5,15 @@ use std::path::PathBuf;
 use vitlab::data::Split;
 use vitlab::native;
 
-pub fn prepare_data(idx: PathBuf, out: PathBuf, chunk_items: usize) -> Result<(), String> {
+use crate::error::CliError;
+
+pub fn prepare_data(idx: PathBuf, out: PathBuf, chunk_items: usize) -> Result<(), CliError> {
     if chunk_items == 0 {
-        return Err("--chunk-items must be at least 1".into());
+        return Err(CliError::NoChunkItems);
     }
-    let train = vitlab::data::idx::read_split(&idx, Split::Train).map_err(|e| e.to_string())?;
-    let test = vitlab::data::idx::read_split(&idx, Split::Test).map_err(|e| e.to_string())?;
-    let manifest =
-        native::write_chunks(&out, &train, &test, chunk_items).map_err(|e| e.to_string())?;
+    let train = vitlab::data::idx::read_split(&idx, Split::Train)?;
+    let test = vitlab::data::idx::read_split(&idx, Split::Test)?;
+    let manifest = native::write_chunks(&out, &train, &test, chunk_items)?;
     let bytes: usize = manifest
         .train
         .iter()

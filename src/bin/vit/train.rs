@@ -18,6 +18,7 @@ use vitlab::train::{
 use vitlab::weights::{self, WeightsFile};
 
 use crate::args::{DeviceChoice, DistillChoice, ModelChoice, TrainArgs};
+use crate::error::{CliError, LastCheckpoint};
 use crate::eval::check_eval_batch;
 use crate::files::{epoch_path, read_weights, write_atomically};
 use crate::setup;
@@ -42,30 +43,29 @@ fn cnn_options(args: &TrainArgs) -> [(&'static str, bool); 3] {
 }
 
 /// The preset `--model` and `--preset` name together (`--model cnn` is the CNN preset).
-fn chosen_preset(args: &TrainArgs) -> Result<Preset, String> {
+fn chosen_preset(args: &TrainArgs) -> Result<Preset, CliError> {
     match (args.model, args.preset) {
         (Some(ModelChoice::Cnn), Preset::Seed | Preset::Cnn) => Ok(Preset::Cnn),
         (Some(ModelChoice::Vit), Preset::Cnn) | (Some(ModelChoice::Cnn), Preset::Lab) => {
-            Err(format!(
-                "--preset {} is not a preset of that --model",
-                args.preset.name()
-            ))
+            Err(CliError::PresetOfOtherModel {
+                preset: args.preset.name(),
+            })
         }
         (_, preset) => Ok(preset),
     }
 }
 
-fn model_config(args: &TrainArgs) -> Result<ModelConfig, String> {
+fn model_config(args: &TrainArgs) -> Result<ModelConfig, CliError> {
     let mut config = ModelConfig::preset(chosen_preset(args)?);
     let other = match config.architecture() {
         Architecture::Vit => cnn_options(args).to_vec(),
         Architecture::Cnn => vit_options(args).to_vec(),
     };
     if let Some((flag, _)) = other.into_iter().find(|(_, given)| *given) {
-        return Err(format!(
-            "{flag} does not shape a {} (see vit train --help)",
-            config.architecture().name()
-        ));
+        return Err(CliError::OptionOfOtherModel {
+            flag,
+            architecture: config.architecture().name(),
+        });
     }
     if let Some(config) = config.vit_mut() {
         if let Some(v) = args.patch_size {
@@ -98,17 +98,17 @@ fn model_config(args: &TrainArgs) -> Result<ModelConfig, String> {
     if let Some(v) = args.dropout {
         config.set_dropout(v);
     }
-    config.validate().map_err(|e| e.to_string())?;
+    config.validate()?;
     Ok(config)
 }
 
 /// The weights `--init-from` starts from, with `--dropout` applied to their config.
-fn initial_weights(path: &Path, dropout: Option<f64>) -> Result<WeightsFile, String> {
+fn initial_weights(path: &Path, dropout: Option<f64>) -> Result<WeightsFile, CliError> {
     let mut file = read_weights(path)?;
     if let Some(dropout) = dropout {
         file.config.set_dropout(dropout);
     }
-    file.config.validate().map_err(|e| e.to_string())?;
+    file.config.validate()?;
     Ok(file)
 }
 
@@ -196,13 +196,13 @@ fn ignored_model_options(args: &TrainArgs, saved: &ModelConfig) -> Vec<String> {
     ignored
 }
 
-pub fn train(args: TrainArgs) -> Result<(), String> {
+pub fn train(args: TrainArgs) -> Result<(), CliError> {
     let (data_dir, device) = setup(&args.common)?;
     let (train_set, scored) = if args.val > 0 {
-        native::load_train_and_validation(&data_dir, args.val).map_err(|e| e.to_string())?
+        native::load_train_and_validation(&data_dir, args.val)?
     } else {
-        let train = native::load_split(&data_dir, Split::Train).map_err(|e| e.to_string())?;
-        let test = native::load_split(&data_dir, Split::Test).map_err(|e| e.to_string())?;
+        let train = native::load_split(&data_dir, Split::Train)?;
+        let test = native::load_split(&data_dir, Split::Test)?;
         (train, test)
     };
     let (scored_as, scored_name) = if args.val > 0 {
@@ -234,8 +234,7 @@ pub fn train(args: TrainArgs) -> Result<(), String> {
             weight: args.distill_weight,
         }),
     };
-    plan.validate_within(&Budget::CLI)
-        .map_err(|e| e.to_string())?;
+    plan.validate_within(&Budget::CLI)?;
     let ckpt = checkpoint_path(&args.out);
     let resume_from = args
         .resume_from
@@ -249,13 +248,10 @@ pub fn train(args: TrainArgs) -> Result<(), String> {
                 println!("starting from the weights in {}", path.display());
                 plan.config = file.config.clone();
                 // The file's model has its own batches to check.
-                plan.validate_within(&Budget::CLI)
-                    .map_err(|e| e.to_string())?;
-                Session::from_model(plan, train_set.len(), file.into_model(&device), &device)
-                    .map_err(|e| e.to_string())?
+                plan.validate_within(&Budget::CLI)?;
+                Session::from_model(plan, train_set.len(), file.into_model(&device), &device)?
             } else {
-                Session::new_within(plan, train_set.len(), &device, &Budget::CLI)
-                    .map_err(|e| e.to_string())?
+                Session::new_within(plan, train_set.len(), &device, &Budget::CLI)?
             }
         }
     };
@@ -281,7 +277,7 @@ pub fn train(args: TrainArgs) -> Result<(), String> {
             file.config.num_params(),
             100.0 * scored_accuracy
         );
-        session.set_teacher(teacher).map_err(|e| e.to_string())?;
+        session.set_teacher(teacher)?;
     }
     session.add_train(&train_set);
     // The session's evaluations score these: the validation split when there is one.
@@ -309,29 +305,22 @@ pub fn train(args: TrainArgs) -> Result<(), String> {
     let interrupted = Arc::new(AtomicBool::new(false));
     {
         let interrupted = interrupted.clone();
-        ctrlc::set_handler(move || interrupted.store(true, Ordering::SeqCst))
-            .map_err(|e| format!("installing the Ctrl-C handler: {e}"))?;
+        ctrlc::set_handler(move || interrupted.store(true, Ordering::SeqCst))?;
     }
     let interactive = std::io::stderr().is_terminal();
     let steps_per_epoch = session.steps_per_epoch();
     let last_checkpoint = |epoch: usize| match epoch - 1 {
-        0 if resume_from.is_none() => {
-            "no epoch had ended, so there is no checkpoint to resume".to_string()
-        }
-        _ => format!(
-            "the checkpoint of the last epoch is in {} (continue with --resume)",
-            ckpt.display()
-        ),
+        0 if resume_from.is_none() => LastCheckpoint::None,
+        _ => LastCheckpoint::In(ckpt.clone()),
     };
     let mut epoch = Epoch::starting(session.step() / steps_per_epoch + 1);
     while !session.is_finished() {
         if interrupted.load(Ordering::SeqCst) {
             eprintln!();
-            return Err(format!(
-                "interrupted in epoch {}; {}",
-                epoch.number,
-                last_checkpoint(epoch.number)
-            ));
+            return Err(CliError::Interrupted {
+                epoch: epoch.number,
+                last: last_checkpoint(epoch.number),
+            });
         }
         let began = Instant::now();
         let pending = session.begin_step().expect("every image is loaded");
@@ -341,10 +330,11 @@ pub fn train(args: TrainArgs) -> Result<(), String> {
         if let Err(TrainingError::NonFiniteLoss { step, loss }) =
             session.finish_step(&pending, loss, correct, seconds)
         {
-            return Err(format!(
-                "the loss became {loss} at step {step}; lower --lr ({})",
-                last_checkpoint(epoch.number)
-            ));
+            return Err(CliError::LossBecame {
+                loss,
+                step,
+                last: last_checkpoint(epoch.number),
+            });
         }
         epoch.add(pending.images, loss, correct);
         let in_epoch = (session.step() - 1) % steps_per_epoch + 1;
@@ -401,17 +391,18 @@ fn resumed(
     mut plan: TrainingPlan,
     train_items: usize,
     device: &Device,
-) -> Result<Session, String> {
+) -> Result<Session, CliError> {
     let bytes = read_checkpoint(path)?;
     let mut checkpoint =
-        Checkpoint::decode(&bytes, &Budget::CLI).map_err(|e| format!("{}: {e}", path.display()))?;
+        Checkpoint::decode(&bytes, &Budget::CLI).map_err(|source| CliError::Checkpoint {
+            path: path.to_path_buf(),
+            source,
+        })?;
     let saved = &checkpoint.state;
     if saved.plan.distillation.is_some() && args.teacher.is_none() {
-        return Err(format!(
-            "{}: the run learns from a teacher: give its weights again with --teacher FILE \
-             (to go on without one, start afresh from its weights with --init-from)",
-            path.display()
-        ));
+        return Err(CliError::NeedsTeacher {
+            path: path.to_path_buf(),
+        });
     }
     let steps_per_epoch = saved.plan.steps_per_epoch(saved.train_items);
     println!(
@@ -448,23 +439,23 @@ fn resumed(
         );
     }
     plan.config = saved.plan.config.clone();
-    plan.validate_within(&Budget::CLI)
-        .map_err(|e| e.to_string())?;
+    plan.validate_within(&Budget::CLI)?;
     checkpoint.state.train_items = now_items;
     checkpoint.state.plan = plan;
-    Session::resume(checkpoint, device).map_err(|e| format!("{}: {e}", path.display()))
+    Session::resume(checkpoint, device).map_err(|source| CliError::Resume {
+        path: path.to_path_buf(),
+        source,
+    })
 }
 
 /// A checkpoint's bytes; a folder in its place is an older `vit`'s checkpoint.
-fn read_checkpoint(path: &Path) -> Result<Vec<u8>, String> {
+fn read_checkpoint(path: &Path) -> Result<Vec<u8>, CliError> {
     if path.is_dir() {
-        return Err(format!(
-            "{} is a checkpoint folder of an older vit, which this one cannot resume; start afresh \
-             (or continue it with that vit)",
-            path.display()
-        ));
+        return Err(CliError::CheckpointFolder {
+            path: path.to_path_buf(),
+        });
     }
-    std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))
+    std::fs::read(path).map_err(CliError::file(path))
 }
 
 /// Accuracy on the session's scored images (validation or test), booked in its history.
