@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
 use burn::tensor::Device;
-use vitlab::data::Split;
+use vitlab::data::{MnistSet, Split};
 use vitlab::model::{Architecture, Budget, ModelConfig, Preset};
 use vitlab::native;
 use vitlab::train::{
@@ -205,14 +205,91 @@ pub fn train(args: TrainArgs) -> Result<(), CliError> {
         let test = native::load_split(&data_dir, Split::Test)?;
         (train, test)
     };
-    let (scored_as, scored_name) = if args.val > 0 {
-        ("val", "held-out validation")
+    let scored_as = if args.val > 0 {
+        Scored::Validation
     } else {
-        ("test", "test")
+        Scored::Test
     };
-    // The page's plan type: the schedule, optimiser and checks are made in one place.
-    let mut plan = TrainingPlan {
-        config: model_config(&args)?,
+    let plan = plan_of(&args, scored.len())?;
+    let ckpt = checkpoint_path(&args.out);
+    let resume_from = args
+        .resume_from
+        .clone()
+        .or_else(|| args.resume.then(|| ckpt.clone()));
+    let mut session = match &resume_from {
+        Some(path) => resumed(path, &args, plan, train_set.len(), &device)?,
+        None => started(&args, plan, train_set.len(), &device)?,
+    };
+    check_eval_batch(&session.plan.config, &args.common)?;
+    // The plan distils exactly when --teacher is given (`resumed` refuses a distilling run
+    // without it).
+    if let Some(path) = &args.teacher {
+        add_teacher(&mut session, path, &args, &scored, scored_as, &device)?;
+    }
+    session.add_train(&train_set);
+    // The session's evaluations score these: the validation split when there is one.
+    session.add_test(&scored);
+    // Every image is here: a resumed pass may not wait for any more.
+    session.data_complete();
+    println!(
+        "training {} parameters ({:?}) on {} images, {} steps per epoch, on the {}, augmentation {}, scored on {} {} images",
+        session.plan.config.num_params(),
+        session.plan.config,
+        session.train_items(),
+        session.steps_per_epoch(),
+        match args.common.device {
+            DeviceChoice::Cpu => match rayon::current_num_threads() {
+                1 => "CPU (1 thread)".to_string(),
+                threads => format!("CPU ({threads} threads)"),
+            },
+            DeviceChoice::Gpu => "GPU (wgpu)".to_string(),
+        },
+        if session.plan.augment { "on" } else { "off" },
+        scored.len(),
+        scored_as.long_name(),
+    );
+    let last_checkpoint = |epoch: usize| match epoch - 1 {
+        0 if resume_from.is_none() => LastCheckpoint::None,
+        _ => LastCheckpoint::In(ckpt.clone()),
+    };
+    run_epochs(&mut session, &args, &ckpt, scored_as, last_checkpoint)?;
+    println!(
+        "weights written to {} ({:.0} s of training)",
+        args.out.display(),
+        session.state().seconds
+    );
+    Ok(())
+}
+
+/// What each epoch is scored on: the held-out end of the training split, or the test set.
+#[derive(Clone, Copy)]
+enum Scored {
+    Validation,
+    Test,
+}
+
+impl Scored {
+    /// As the epoch lines name it (`val acc`, `test acc`).
+    fn short_name(self) -> &'static str {
+        match self {
+            Self::Validation => "val",
+            Self::Test => "test",
+        }
+    }
+
+    fn long_name(self) -> &'static str {
+        match self {
+            Self::Validation => "held-out validation",
+            Self::Test => "test",
+        }
+    }
+}
+
+/// The page's plan type for this command line: the schedule, optimiser and checks are made in
+/// one place. Every epoch is scored on all `scored_images`.
+fn plan_of(args: &TrainArgs, scored_images: usize) -> Result<TrainingPlan, CliError> {
+    let plan = TrainingPlan {
+        config: model_config(args)?,
         epochs: args.epochs,
         batch_size: args.batch_size,
         lr: args.lr,
@@ -222,7 +299,7 @@ pub fn train(args: TrainArgs) -> Result<(), CliError> {
         augment: args.augment,
         seed: args.seed,
         // The whole validation (or test) split, after every epoch.
-        eval_images: scored.len(),
+        eval_images: scored_images,
         eval_every: 0,
         train_limit: args.limit,
         distillation: args.teacher.as_ref().map(|_| Distillation {
@@ -235,73 +312,79 @@ pub fn train(args: TrainArgs) -> Result<(), CliError> {
         }),
     };
     plan.validate_within(&Budget::CLI)?;
-    let ckpt = checkpoint_path(&args.out);
-    let resume_from = args
-        .resume_from
-        .clone()
-        .or_else(|| args.resume.then(|| ckpt.clone()));
-    let mut session = match &resume_from {
-        Some(path) => resumed(path, &args, plan, train_set.len(), &device)?,
-        None => {
-            if let Some(path) = &args.init_from {
-                let file = initial_weights(path, args.dropout)?;
-                println!("starting from the weights in {}", path.display());
-                plan.config = file.config.clone();
-                // The file's model has its own batches to check.
-                plan.validate_within(&Budget::CLI)?;
-                Session::from_model(plan, train_set.len(), file.into_model(&device), &device)?
-            } else {
-                Session::new_within(plan, train_set.len(), &device, &Budget::CLI)?
-            }
-        }
+    Ok(plan)
+}
+
+/// A new run: a fresh model, or `--init-from`'s weights (whose config replaces the plan's).
+fn started(
+    args: &TrainArgs,
+    mut plan: TrainingPlan,
+    train_items: usize,
+    device: &Device,
+) -> Result<Session, CliError> {
+    let Some(path) = &args.init_from else {
+        return Ok(Session::new_within(
+            plan,
+            train_items,
+            device,
+            &Budget::CLI,
+        )?);
     };
-    check_eval_batch(&session.plan.config, &args.common)?;
-    // The plan distils exactly when --teacher is given (`resumed` refuses a distilling run
-    // without it).
-    if let Some(path) = &args.teacher {
-        let file = read_weights(path)?;
-        check_eval_batch(&file.config, &args.common)?;
-        let teacher = file.into_model(&device);
-        let scored_accuracy = native::evaluate(
-            &teacher,
-            &scored,
-            args.common.eval_batch_size,
-            file.config.num_classes(),
-            &device,
-        )
-        .accuracy();
-        println!(
-            "distilling from the {} in {} ({} parameters, {scored_as} acc {:.2}%)",
-            file.config.architecture().name(),
-            path.display(),
-            file.config.num_params(),
-            100.0 * scored_accuracy
-        );
-        session.set_teacher(teacher)?;
-    }
-    session.add_train(&train_set);
-    // The session's evaluations score these: the validation split when there is one.
-    session.add_test(&scored);
-    // Every image is here: a resumed pass may not wait for any more.
-    session.data_complete();
-    let config = session.plan.config.clone();
+    let file = initial_weights(path, args.dropout)?;
+    println!("starting from the weights in {}", path.display());
+    plan.config = file.config.clone();
+    // The file's model has its own batches to check.
+    plan.validate_within(&Budget::CLI)?;
+    Ok(Session::from_model(
+        plan,
+        train_items,
+        file.into_model(device),
+        device,
+    )?)
+}
+
+/// `--teacher`'s model, scored once on the run's scored images and said, then given to the
+/// session.
+fn add_teacher(
+    session: &mut Session,
+    path: &Path,
+    args: &TrainArgs,
+    scored: &MnistSet,
+    scored_as: Scored,
+    device: &Device,
+) -> Result<(), CliError> {
+    let file = read_weights(path)?;
+    check_eval_batch(&file.config, &args.common)?;
+    let teacher = file.into_model(device);
+    let scored_accuracy = native::evaluate(
+        &teacher,
+        scored,
+        args.common.eval_batch_size,
+        file.config.num_classes(),
+        device,
+    )
+    .accuracy();
     println!(
-        "training {} parameters ({:?}) on {} images, {} steps per epoch, on the {}, augmentation {}, scored on {} {} images",
-        config.num_params(),
-        config,
-        session.train_items(),
-        session.steps_per_epoch(),
-        match args.common.device {
-            DeviceChoice::Cpu => match rayon::current_num_threads() {
-                1 => "CPU (1 thread)".to_string(),
-                threads => format!("CPU ({threads} threads)"),
-            },
-            DeviceChoice::Gpu => "GPU (wgpu)".to_string(),
-        },
-        if session.plan.augment { "on" } else { "off" },
-        scored.len(),
-        scored_name,
+        "distilling from the {} in {} ({} parameters, {} acc {:.2}%)",
+        file.config.architecture().name(),
+        path.display(),
+        file.config.num_params(),
+        scored_as.short_name(),
+        100.0 * scored_accuracy
     );
+    session.set_teacher(teacher)?;
+    Ok(())
+}
+
+/// Steps to the end of the plan, with a progress line, a score and the files written after
+/// each epoch; Ctrl-C or a loss that stops being finite ends it, naming the last checkpoint.
+fn run_epochs(
+    session: &mut Session,
+    args: &TrainArgs,
+    ckpt: &Path,
+    scored_as: Scored,
+    last_checkpoint: impl Fn(usize) -> LastCheckpoint,
+) -> Result<(), CliError> {
     let interrupted = Arc::new(AtomicBool::new(false));
     {
         let interrupted = interrupted.clone();
@@ -309,10 +392,6 @@ pub fn train(args: TrainArgs) -> Result<(), CliError> {
     }
     let interactive = std::io::stderr().is_terminal();
     let steps_per_epoch = session.steps_per_epoch();
-    let last_checkpoint = |epoch: usize| match epoch - 1 {
-        0 if resume_from.is_none() => LastCheckpoint::None,
-        _ => LastCheckpoint::In(ckpt.clone()),
-    };
     let mut epoch = Epoch::starting(session.step() / steps_per_epoch + 1);
     while !session.is_finished() {
         if interrupted.load(Ordering::SeqCst) {
@@ -343,43 +422,50 @@ pub fn train(args: TrainArgs) -> Result<(), CliError> {
                 "\r{}",
                 epoch.progress(args.epochs, in_epoch, steps_per_epoch)
             );
-        } else if in_epoch % 100 == 0 {
+        } else if in_epoch.is_multiple_of(100) {
             println!("{}", epoch.progress(args.epochs, in_epoch, steps_per_epoch));
         }
         if in_epoch == steps_per_epoch || session.is_finished() {
             if interactive {
                 eprintln!();
             }
-            let train_seconds = epoch.started.elapsed().as_secs_f64();
-            let scored = if epoch.number.is_multiple_of(args.eval_every) || session.is_finished() {
-                let accuracy = evaluate(&mut session, args.common.eval_batch_size);
-                format!(", {scored_as} acc {:.2}%", 100.0 * accuracy)
-            } else {
-                String::new()
-            };
-            println!(
-                "epoch {}: train loss {:.4}, train acc {:.2}%{scored}, {:.0} img/s, {:.1} s",
-                epoch.number,
-                epoch.loss_sum / epoch.seen as f64,
-                100.0 * epoch.correct as f64 / epoch.seen as f64,
-                epoch.seen as f64 / train_seconds,
-                epoch.started.elapsed().as_secs_f64()
-            );
-            let checkpoint = session.checkpoint();
-            let weights = weights::encode(&config, &checkpoint.weights.tensors);
-            if epoch.number + args.keep_last > args.epochs {
-                write_atomically(&epoch_path(&args.out, epoch.number), &weights)?;
-            }
-            write_atomically(&args.out, &weights)?;
-            write_atomically(&ckpt, &checkpoint.encode())?;
+            end_epoch(session, &epoch, args, ckpt, scored_as)?;
             epoch = Epoch::starting(epoch.number + 1);
         }
     }
+    Ok(())
+}
+
+/// An epoch's end: its score where one is due, its line, and the weights and checkpoint.
+fn end_epoch(
+    session: &mut Session,
+    epoch: &Epoch,
+    args: &TrainArgs,
+    ckpt: &Path,
+    scored_as: Scored,
+) -> Result<(), CliError> {
+    let train_seconds = epoch.started.elapsed().as_secs_f64();
+    let scored = if epoch.number.is_multiple_of(args.eval_every) || session.is_finished() {
+        let accuracy = evaluate(session, args.common.eval_batch_size);
+        format!(", {} acc {:.2}%", scored_as.short_name(), 100.0 * accuracy)
+    } else {
+        String::new()
+    };
     println!(
-        "weights written to {} ({:.0} s of training)",
-        args.out.display(),
-        session.state().seconds
+        "epoch {}: train loss {:.4}, train acc {:.2}%{scored}, {:.0} img/s, {:.1} s",
+        epoch.number,
+        epoch.loss_sum / epoch.seen as f64,
+        100.0 * epoch.correct as f64 / epoch.seen as f64,
+        epoch.seen as f64 / train_seconds,
+        epoch.started.elapsed().as_secs_f64()
     );
+    let checkpoint = session.checkpoint();
+    let weights = weights::encode(&session.plan.config, &checkpoint.weights.tensors);
+    if epoch.number + args.keep_last > args.epochs {
+        write_atomically(&epoch_path(&args.out, epoch.number), &weights)?;
+    }
+    write_atomically(&args.out, &weights)?;
+    write_atomically(ckpt, &checkpoint.encode())?;
     Ok(())
 }
 
