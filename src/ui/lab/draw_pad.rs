@@ -208,6 +208,16 @@ pub fn DrawPad(
                 on:pointermove=move |event| pad.pen_move(event)
                 on:pointerup=move |_| pad.pen_up()
                 on:pointercancel=move |_| pad.pen_up()
+                // A finger lifted at speed leaves Chromium a fling to run even where
+                // `touch-action: none` lets nothing scroll, and the next tap anywhere on the
+                // page goes to stopping it: the Train button's first tap after a quick stroke
+                // was lost (a plain page with such a canvas loses 4 taps in 6; with these, 0).
+                // Touches the pad takes for itself start no gesture; the pointer events above
+                // still draw. (Leptos attaches these to the canvas itself, where they may
+                // cancel; on the document they would be passive.)
+                on:touchstart=|event: leptos::ev::TouchEvent| event.prevent_default()
+                on:touchmove=|event: leptos::ev::TouchEvent| event.prevent_default()
+                on:touchend=|event: leptos::ev::TouchEvent| event.prevent_default()
             ></canvas>
             <div class="buttons">
                 <button data-testid="undo-button" on:click=move |_| pad.undo()>
