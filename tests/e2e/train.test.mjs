@@ -459,8 +459,9 @@ function readRunFile(bytes) {
   const tensors = bytes.subarray(8 + headerLength);
   const state = JSON.parse(header.__metadata__["vitlab.session"]);
   const floats = {};
-  for (const [name, { dtype, data_offsets: [start, end] }] of Object.entries(header)) {
-    if (name === "__metadata__" || dtype !== "F32") continue;
+  for (const [name, entry] of Object.entries(header)) {
+    if (name === "__metadata__" || entry.dtype !== "F32") continue;
+    const [start, end] = entry.data_offsets;
     const copy = Uint8Array.from(tensors.subarray(start, end));
     floats[name] = new Float32Array(copy.buffer);
   }
