@@ -112,8 +112,7 @@ test("train, watch the loss fall, pause, resume, use and download the weights, s
   const [download] = await Promise.all([page.waitForEvent("download"), lab.byTestId("weights-download").click()]);
   assert.match(download.suggestedFilename(), /\.safetensors$/);
   const bytes = await readFile(await download.path());
-  const headerLength = Number(bytes.readBigUInt64LE(0));
-  const header = JSON.parse(bytes.subarray(8, 8 + headerLength).toString());
+  const { header, headerLength } = safetensorsHeader(bytes);
   assert.deepEqual(header["head.weight"].shape, [10, 64]);
   assert.equal(JSON.parse(header.__metadata__["vitlab.config"]).num_classes, 10);
   const dataBytes = Math.max(...Object.values(header).flatMap((t) => t.data_offsets ?? []));
@@ -324,9 +323,7 @@ test("a run saved as a file, moments and all, continues from it after a reset; a
   assert.match(download.suggestedFilename(), /^vitlab-run-step-\d+\.ckpt$/);
   const bytes = await readFile(await download.path());
   // One safetensors file: the weights, AdamW's moments under PyTorch's names, the run state.
-  const headerLength = Number(bytes.readBigUInt64LE(0));
-  const header = JSON.parse(bytes.subarray(8, 8 + headerLength).toString());
-  const state = JSON.parse(header.__metadata__["vitlab.session"]);
+  const { header, state } = readRunFile(bytes);
   assert.equal(state.step, saved);
   for (const name of ["head.weight", "optimizer.exp_avg.head.weight", "optimizer.exp_avg_sq.head.weight"]) {
     assert.deepEqual(header[name].shape, [10, 64], name);
@@ -388,10 +385,8 @@ async function lossesOfRun(page, lab, steps) {
   await lab.byTestId("stop-button").click();
   await until(() => lab.byTestId("run-state").textContent(), (s) => s === "stopped", { what: "stopped" });
   const [download] = await Promise.all([page.waitForEvent("download"), lab.byTestId("run-download").click()]);
-  const bytes = await readFile(await download.path());
-  const header = JSON.parse(bytes.subarray(8, 8 + Number(bytes.readBigUInt64LE(0))).toString());
-  const history = JSON.parse(header.__metadata__["vitlab.session"]).history;
-  return history.steps.filter((p) => p.step <= steps).map((p) => p.loss);
+  const { state } = readRunFile(await readFile(await download.path()));
+  return state.history.steps.filter((p) => p.step <= steps).map((p) => p.loss);
 }
 
 test("an experiment as a link fills the form and the view, and trains the same on the CPU however the data arrives", async () => {
@@ -449,13 +444,19 @@ async function finishedRun(query, prepare = async () => {}) {
   return { ...run, twoFrom, twoAtEnd, notices };
 }
 
+/** A safetensors file's header (its JSON, parsed) and the header's length in bytes. */
+function safetensorsHeader(bytes) {
+  const headerLength = Number(bytes.readBigUInt64LE(0));
+  return { header: JSON.parse(bytes.subarray(8, 8 + headerLength).toString()), headerLength };
+}
+
 /**
- * A run file (the page's "Save the run" or `vit train`'s OUT.ckpt): its tensors' bytes, its
- * tensors by name as floats, its state (plan, counters, history) and every step's loss.
+ * A run file (the page's "Save the run" or `vit train`'s OUT.ckpt): its header, its tensors'
+ * bytes, its tensors by name as floats, its state (plan, counters, history) and every step's
+ * loss.
  */
 function readRunFile(bytes) {
-  const headerLength = Number(bytes.readBigUInt64LE(0));
-  const header = JSON.parse(bytes.subarray(8, 8 + headerLength).toString());
+  const { header, headerLength } = safetensorsHeader(bytes);
   const tensors = bytes.subarray(8 + headerLength);
   const state = JSON.parse(header.__metadata__["vitlab.session"]);
   const floats = {};
@@ -465,7 +466,7 @@ function readRunFile(bytes) {
     const copy = Uint8Array.from(tensors.subarray(start, end));
     floats[name] = new Float32Array(copy.buffer);
   }
-  return { tensors, floats, state, losses: state.history.steps.map((p) => p.loss) };
+  return { header, tensors, floats, state, losses: state.history.steps.map((p) => p.loss) };
 }
 
 /** `vit train`'s options for `plan` (a ViT's), one thread, the repository's chunks. */
