@@ -41,7 +41,7 @@ pub struct AppState {
     pub model_url: RwSignal<Option<String>>,
     /// Keeps each run's record for the runs table.
     pub keeper: RunKeeper,
-    /// BackendKind the page was asked for (`?backend=`), the default for training too; none
+    /// The backend the page was asked for (`?backend=`), the default for training too; none
     /// times the two.
     pub preferred: Option<BackendKind>,
 }
