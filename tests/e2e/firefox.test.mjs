@@ -1,0 +1,126 @@
+// End-to-end in Firefox (headless Firefox ESR through puppeteer-core over WebDriver BiDi): the
+// release build loads, reads a drawn 1 and 0, trains, pauses and stops, with no uncaught
+// error. Firefox on Linux has no WebGPU (no `navigator.gpu`): everything runs on the CPU.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { ONE, ZERO, until } from "./support.mjs";
+import { FirefoxLab, browserFeatures, servedAppInFirefox } from "./firefox-support.mjs";
+
+const app = servedAppInFirefox();
+
+/**
+ * The page's uncaught errors and console errors, none expected. (Its warnings are not
+ * asserted: each wasm start logs wasm-bindgen's "using deprecated parameters for the
+ * initialization function", from Trunk's worker_loader.js, in Chromium as well.)
+ */
+function assertNoErrors(lab) {
+  assert.deepEqual(lab.errors, [], "no uncaught errors or console errors");
+}
+
+test("what Firefox offers the page: no WebGPU; workers in workers, Cache Storage, pointer events", async () => {
+  const lab = await FirefoxLab.open(app.browser, `${app.server.url}?backend=cpu`);
+  const features = await browserFeatures(lab.page);
+  console.log(`Firefox ${await app.browser.version()}: ${JSON.stringify(features)}`);
+  // The page's module script ran: the model is ready.
+  assert.equal(features.page.webgpu, false, "WebGPU in this Firefox: the page's CPU fallback is what runs here");
+  assert.equal(features.worker.webgpu, false);
+  assert.equal(features.worker.nestedWorker, true, "a worker starts a worker (the training worker's helper)");
+  assert.equal(features.page.cacheStorage, true, "Cache Storage on http://127.0.0.1 (the runs panel)");
+  assert.equal(features.worker.caches, true, "Cache Storage in a worker (the training worker's chunks)");
+  assert.equal(features.page.pointerEvents && features.page.setPointerCapture, true, "pointer events (the pad)");
+  assertNoErrors(lab);
+  await lab.close();
+});
+
+test("in Firefox as a visitor opens it: on the CPU, a drawn 1 and 0 read right", async () => {
+  const lab = await FirefoxLab.open(app.browser, app.server.url);
+  assert.match(await lab.backend(), /CPU/);
+  // No navigator.gpu: the page does not try WebGPU, so no timing line.
+  assert.equal(await lab.count("backend-timings"), 0);
+
+  await lab.stroke(ONE);
+  assert.equal(await lab.settledPrediction(), "1");
+  const total = (await lab.probabilities()).reduce((a, b) => a + b, 0);
+  assert.ok(Math.abs(total - 1) < 1e-3, `probabilities sum to ${total}`);
+  await lab.clear();
+  await lab.stroke(ZERO);
+  assert.equal(await lab.settledPrediction(), "0");
+  assert.equal(await lab.count("attention-map"), 1);
+  assert.equal(await lab.count("error"), 0);
+  assertNoErrors(lab);
+  await lab.close();
+});
+
+// KNOWN GAP (Rust, src/ui/app/start.rs `start`): with no ?backend= and no navigator.gpu the page
+// skips `choose_faster` and says nothing, so a Firefox visitor is not told why it runs on the
+// CPU. Reported, not fixed here; a todo until the page says it.
+test("in Firefox the page says why it runs on the CPU", { todo: "start.rs says nothing when navigator.gpu is missing" }, async () => {
+  const lab = await FirefoxLab.open(app.browser, app.server.url);
+  const said = `${await lab.text("backend-note") ?? ""} ${await lab.text("backend-timings") ?? ""}`;
+  await lab.close();
+  assert.match(said, /WebGPU/, `the header says why: "${said.trim()}"`);
+});
+
+test("asked for WebGPU, Firefox falls back to the CPU, says why, and still reads digits", async () => {
+  const lab = await FirefoxLab.open(app.browser, `${app.server.url}?backend=webgpu`);
+  assert.match(await lab.backend(), /CPU/);
+  const note = await lab.text("backend-note");
+  assert.match(note, /^On the CPU: WebGPU failed/);
+  console.log(`the note in Firefox (${note.length} characters): ${note}`);
+  await lab.stroke(ONE);
+  assert.equal(await lab.settledPrediction(), "1");
+  assertNoErrors(lab);
+  await lab.close();
+});
+
+// KNOWN GAP (Rust, src/web/device.rs `start_webgpu`): the reason is wgpu's error in Debug form
+// (`AdapterUnavailable { device: WgpuDevice { .. }, message: "..." }`), 306 characters here,
+// where the page's own rule (draw.test.mjs, a GPU lost) is a note under 250. A todo until then.
+test("asked for WebGPU, Firefox's note is short and plain", { todo: "device.rs formats wgpu's error with {:?}" }, async () => {
+  const lab = await FirefoxLab.open(app.browser, `${app.server.url}?backend=webgpu`);
+  const note = await lab.text("backend-note");
+  await lab.close();
+  assert.ok(note.length < 250 && !/\{|Caused by|Backtrace/.test(note), `a short note: ${note}`);
+});
+
+test("in Firefox a short run trains in two CPU workers, its loss falls, it pauses, resumes and stops", async () => {
+  // No ?backend=: the training worker tries WebGPU, falls back to the CPU and says so. A small
+  // ViT (2 layers of 32) so that the loss falls within seconds: 1,875 steps in all.
+  const lab = await FirefoxLab.open(app.browser, `${app.server.url}?preset=seed&depth=2&dim=32&heads=4&mlp=64&batch=64&epochs=2&seed=1`);
+  await lab.click("train-button");
+  const step = () => lab.number("training-step");
+  await until(step, (s) => s >= 10, { what: "step 10" });
+  const early = { loss: await lab.number("train-loss"), points: Number(await lab.attribute("loss-chart", "data-points")) };
+  await until(step, (s) => s >= 200, { timeout: 300_000, what: "step 200" });
+  const later = { loss: await lab.number("train-loss"), points: Number(await lab.attribute("loss-chart", "data-points")) };
+  assert.ok(later.loss < 0.8 * early.loss, `the smoothed loss falls: ${early.loss} → ${later.loss}`);
+  assert.ok(later.points > early.points, `the chart grows: ${early.points} → ${later.points} points`);
+
+  // On the CPU, with WebGPU's absence said, in two workers: Firefox runs the helper worker
+  // that the training worker starts.
+  const status = await lab.page.$eval(".run-state", (e) => e.textContent);
+  assert.match(status, /on CPU .*— WebGPU is unavailable/, status);
+  await until(() => lab.count("cpu-workers"), (n) => n === 1, { what: "the helper worker training too" });
+  const roles = lab.workers.map((url) => new URL(url).searchParams.get("role"));
+  assert.ok(roles.includes("train") && roles.includes("helper"), `workers started: ${roles}`);
+
+  // Pause: the step count stands still; resume: it moves again.
+  await lab.click("pause-button");
+  await until(() => lab.text("run-state"), (s) => s === "paused", { what: "paused" });
+  const paused = await step();
+  await new Promise((resolve) => setTimeout(resolve, 1500));
+  assert.equal(await step(), paused, "no steps while paused");
+  await lab.click("pause-button");
+  await until(step, (s) => s > paused + 10, { what: "steps after resume" });
+
+  // Stop: the run ends and is kept in the runs panel (Cache Storage), with no storage problem.
+  await lab.click("stop-button");
+  await until(() => lab.text("run-state"), (s) => s === "stopped", { what: "stopped" });
+  const stoppedAt = await step();
+  assert.ok(stoppedAt < 1875, `stopped at step ${stoppedAt}, before the run's end`);
+  await until(() => lab.count("run-row"), (n) => n === 1, { what: "a row for the run" });
+  assert.equal(await lab.count("runs-error"), 0);
+  assert.equal(await lab.count("training-error"), 0);
+  assertNoErrors(lab);
+  await lab.close();
+});
