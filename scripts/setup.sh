@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs what vitlab needs and is missing; a second run skips what is there.
 #   scripts/setup.sh          toolchain for building and serving the page
-#   scripts/setup.sh --test   plus Chromium and its driver for the browser tests
+#   scripts/setup.sh --test   plus Chromium and its driver, and Firefox ESR, for the browser tests
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -53,7 +53,11 @@ fi
 
 if $want_test; then
   apt_install chromium chromium-driver
-  # The end-to-end tests use playwright-core, which needs Node.js 20 or newer.
+  # firefox.test.mjs drives Debian's Firefox ESR through puppeteer-core (WebDriver BiDi).
+  apt_install firefox-esr
+  # The end-to-end tests use playwright-core, which needs Node.js 20 or newer. (puppeteer-core
+  # 25 declares 22.12 or newer; it runs the Firefox test on Debian 13's Node.js 20, with a
+  # warning from npm.)
   command -v npm >/dev/null || apt_install nodejs npm
   node_major=$(node --version 2>/dev/null | sed 's/^v\([0-9]*\).*/\1/')
   if ((${node_major:-0} < 20)); then
