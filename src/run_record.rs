@@ -28,6 +28,9 @@ pub struct RunRecord {
     pub history: History,
     /// Its weights are kept beside it (saved at a pause, a stop or the end).
     pub has_weights: bool,
+    /// Its checkpoint is kept beside it: the run can be continued from the table.
+    #[serde(default)]
+    pub has_checkpoint: bool,
     /// The probes' attention at each evaluation, to replay.
     #[serde(default)]
     pub timeline: Timeline,
@@ -45,6 +48,7 @@ impl RunRecord {
             last_test: None,
             history: History::default(),
             has_weights: false,
+            has_checkpoint: false,
             timeline: Timeline::default(),
         }
     }

@@ -62,6 +62,11 @@ pub enum RunEffect {
     },
     /// The saved run may have changed: read its summary again.
     RefreshSaved,
+    /// Run `run`'s checkpoint was written: it is the tab's run to resume after a reload, and
+    /// its record can be continued.
+    Kept {
+        run: u64,
+    },
     /// Weights to keep with the run's record.
     KeepWeights {
         bytes: Vec<u8>,
@@ -135,6 +140,7 @@ impl RunView {
                     WeightsPurpose::Keep => RunEffect::KeepWeights { bytes },
                 };
             }
+            FromTrainer::Kept { run, step: _ } => return RunEffect::Kept { run },
             FromTrainer::RunFile { step } => {
                 if let Some(bytes) = bytes {
                     return RunEffect::Download {

@@ -45,27 +45,31 @@ impl BackendKind {
 /// The page to the worker.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub enum ToTrainer {
-    /// A new run; it replaces the saved one at its first save. No `backend` is
-    /// WebGPU-if-possible.
+    /// A new run, saved as `run` (the id of its record in the runs table: each run's
+    /// checkpoint is kept under its own, so two tabs training at once never share one). No
+    /// `backend` is WebGPU-if-possible.
     Start {
         plan: TrainingPlan,
         backend: Option<BackendKind>,
+        run: u64,
     },
-    /// Continue the run saved in this browser.
+    /// Continue run `run` from its checkpoint in this browser.
     ResumeSaved {
         backend: Option<BackendKind>,
+        run: u64,
     },
     /// Continue the run in the checkpoint file that travels beside the message (saved by
-    /// the page or by `vit train`).
+    /// the page or by `vit train`), saved from now on as `run`.
     ResumeFile {
         backend: Option<BackendKind>,
+        run: u64,
     },
     Pause,
     Resume,
     /// Stop and save, as Pause does, but the run is marked stopped (Resume or a reload
     /// continues it).
     Stop,
-    /// Forget the run and its saved state.
+    /// Let the run go: its checkpoint stays with its record, to be continued from there.
     Reset,
     /// Send the weights as they are now, as safetensors.
     ExportWeights {
@@ -83,8 +87,10 @@ pub enum ToTrainer {
         label: u8,
         predicted: u8,
     },
-    /// Is there a saved run?
-    Probe,
+    /// Can run `run` be continued from its checkpoint?
+    Probe {
+        run: u64,
+    },
 }
 
 /// What the page will do with exported weights.
@@ -213,6 +219,12 @@ pub enum FromTrainer {
     /// Safetensors bytes travel beside this message.
     Weights {
         purpose: WeightsPurpose,
+    },
+    /// Run `run`'s checkpoint at `step` is kept in this browser, where the tab (after a
+    /// reload) and the runs table find it.
+    Kept {
+        run: u64,
+        step: usize,
     },
     /// A checkpoint of the run at `step` travels beside this message.
     RunFile {

@@ -13,8 +13,7 @@ use super::{SavedRunError, Session, SessionState};
 use crate::model::Budget;
 use crate::weights::{self, NamedTensor, WeightsError, WeightsFile};
 
-/// Metadata key of the run's [`SessionState`], as JSON.
-pub const SESSION_KEY: &str = "vitlab.session";
+pub use super::state::SESSION_KEY;
 /// Metadata key of each parameter's AdamW update count (a JSON list, in module order);
 /// absent when the moments are not kept.
 pub const ADAM_TIMES_KEY: &str = "vitlab.adam_times";

@@ -29,7 +29,7 @@ mod trainer;
 #[cfg(feature = "train")]
 pub use adamw::FusedAdamW;
 #[cfg(feature = "train")]
-pub use checkpoint::{ADAM_TIMES_KEY, Checkpoint, CheckpointError, SESSION_KEY, SavedMoments};
+pub use checkpoint::{ADAM_TIMES_KEY, Checkpoint, CheckpointError, SavedMoments};
 pub use distill::{Distillation, DistillationError, DistillationKind};
 pub use evaluate::{Evaluation, classify_in_batches, count_correct, predictions};
 #[cfg(feature = "train")]
@@ -50,7 +50,7 @@ pub use schedule::LrSchedule;
 pub use session::{JOIN_IMAGES, JOIN_STEPS, PendingStep, Session, TrainingError};
 #[cfg(feature = "train")]
 pub use shards::{Half, add_halves, half_gradients, half_of_batch, in_halves, split_here};
-pub use state::{SavedRunError, SavedSummary, SessionState, Smoothing};
+pub use state::{SESSION_KEY, SavedRunError, SavedSummary, SessionState, Smoothing};
 #[cfg(feature = "train")]
 pub use trainer::{StepOutput, Trainer, parameter_gradients};
 

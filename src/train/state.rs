@@ -6,6 +6,10 @@ use super::plan::PlanError;
 use super::{History, TrainingPlan};
 use crate::model::Budget;
 
+/// Metadata key of a checkpoint's [`SessionState`], as JSON (`Checkpoint`, with the `train`
+/// feature, writes and reads it; the page reads it alone to offer a resume).
+pub const SESSION_KEY: &str = "vitlab.session";
+
 /// Why a saved run cannot be resumed.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum SavedRunError {

@@ -18,6 +18,18 @@ thread_local! {
     static STARTED_WEBGPU: std::cell::RefCell<Option<Device>> = const { std::cell::RefCell::new(None) };
 }
 
+/// Why a browser computes on the CPU when it has no WebGPU at all (Firefox on Linux, older
+/// Safari): said beside the backend, short.
+pub const NO_WEBGPU: &str = "this browser has no WebGPU";
+
+/// Whether the page's or worker's browser offers WebGPU at all (`navigator.gpu`).
+pub fn has_webgpu() -> bool {
+    let navigator = js_sys::Reflect::get(&js_sys::global(), &"navigator".into());
+    navigator
+        .and_then(|navigator| js_sys::Reflect::get(&navigator, &"gpu".into()))
+        .is_ok_and(|gpu| !gpu.is_undefined() && !gpu.is_null())
+}
+
 /// Starts WebGPU unless the CPU is asked for; falls back to the CPU when WebGPU fails.
 pub async fn start_device(preferred: Option<BackendKind>) -> StartedDevice {
     if preferred == Some(BackendKind::Cpu) {
@@ -40,6 +52,13 @@ pub async fn start_device(preferred: Option<BackendKind>) -> StartedDevice {
 /// WebGPU, or the CPU with the reason WebGPU failed.
 #[cfg(feature = "gpu")]
 async fn start_webgpu() -> StartedDevice {
+    if !has_webgpu() {
+        return StartedDevice {
+            device: Device::flex(),
+            backend: BackendKind::Cpu,
+            fallback_reason: Some(NO_WEBGPU.into()),
+        };
+    }
     match Device::wgpu_options().init_async().await {
         Ok(device) => StartedDevice {
             device: {
@@ -52,7 +71,7 @@ async fn start_webgpu() -> StartedDevice {
         Err(error) => StartedDevice {
             device: Device::flex(),
             backend: BackendKind::Cpu,
-            fallback_reason: Some(format!("WebGPU is unavailable ({error:?})")),
+            fallback_reason: Some(format!("WebGPU is unavailable ({error})")),
         },
     }
 }

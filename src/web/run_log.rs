@@ -30,10 +30,12 @@ impl From<serde_json::Error> for RunLogError {
     }
 }
 
-const RUNS_CACHE: &str = "vitlab-runs-v1";
+/// The records, their weights and their checkpoints (`saved_run`).
+pub(super) const RUNS_CACHE: &str = "vitlab-runs-v1";
 const INDEX_KEY: &str = "runs/index.json";
-/// The run the saved checkpoint belongs to, so a resumed run goes on in its own record.
-const CURRENT_KEY: &str = "runs/current.json";
+/// Earlier pages kept one saved run for the whole browser and named its record here; read
+/// once to move that run to its record's checkpoint (`saved_run::adopt_legacy_run`).
+const LEGACY_CURRENT_KEY: &str = "runs/current.json";
 /// No record the page writes comes near this (its history is thinned to a few hundred points).
 const MAX_RECORD_BYTES: usize = 1 << 20;
 
@@ -43,6 +45,11 @@ fn record_key(id: u64) -> String {
 
 fn weights_key(id: u64) -> String {
     format!("runs/{id}.safetensors")
+}
+
+/// Where run `id`'s checkpoint is kept, beside its record.
+pub(super) fn checkpoint_key(id: u64) -> String {
+    format!("runs/{id}.ckpt")
 }
 
 #[derive(Clone)]
@@ -135,15 +142,11 @@ impl RunLog {
         Ok(())
     }
 
-    pub async fn current(&self) -> Option<u64> {
-        serde_json::from_slice(&self.cache.get(CURRENT_KEY).await?).ok()
-    }
-
-    pub async fn set_current(&self, id: u64) -> Result<(), RunLogError> {
-        Ok(self
-            .cache
-            .put(CURRENT_KEY, id.to_string().as_bytes())
-            .await?)
+    /// The record an earlier page's one saved run belonged to, read once: it is let go.
+    pub async fn take_legacy_current(&self) -> Option<u64> {
+        let bytes = self.cache.get(LEGACY_CURRENT_KEY).await?;
+        let _ = self.cache.delete(LEGACY_CURRENT_KEY).await;
+        serde_json::from_slice(&bytes).ok()
     }
 
     async fn write_index(&self, ids: &[u64]) -> Result<(), RunLogError> {
@@ -154,5 +157,6 @@ impl RunLog {
     async fn forget(&self, id: u64) {
         let _ = self.cache.delete(&record_key(id)).await;
         let _ = self.cache.delete(&weights_key(id)).await;
+        let _ = self.cache.delete(&checkpoint_key(id)).await;
     }
 }

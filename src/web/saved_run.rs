@@ -1,26 +1,22 @@
-//! The training run kept in Cache Storage, so a reload of the page can resume it.
-
-use serde::{Deserialize, Serialize};
+//! Each run's checkpoint, kept in Cache Storage beside its record in the runs table
+//! (`runs/{id}.ckpt`), so that a reload resumes the tab's run and the table continues any run.
+//! A checkpoint is one entry (weights, AdamW's moments and the run's state, the file
+//! `vit train` writes): written in one put, it cannot pair one run's state with another's
+//! weights, and runs trained in two tabs at once each have their own.
 
 use crate::protocol::SavedSummary;
-use crate::train::{SavedRunError, SessionState};
+use crate::train::{SESSION_KEY, SavedRunError, SessionState};
 #[cfg(feature = "train")]
 use crate::{
     model::Budget,
     train::{Checkpoint, CheckpointError, Session},
-    weights::{self, WeightsError},
+    weights,
 };
 
-use super::cache::{ByteCache, StorageError};
+use super::cache::{ByteCache, StorageError, delete_cache};
+use super::run_log::{RUNS_CACHE, checkpoint_key};
 
-const RUN_CACHE: &str = "vitlab-training-v1";
-const STATE_KEY: &str = "saved-run/state.json";
-/// The weights go to the slot the state does not name, and the state, written last, then
-/// names it: a save cut short, or a new run's first save, never leaves a state beside
-/// weights that are not its own. Saves made before the slots name none: the first slot.
-const MODEL_SLOTS: [&str; 2] = ["saved-run/model.bin", "saved-run/model-b.bin"];
-
-/// Why the run could not be saved in this browser, offered or resumed.
+/// Why a run could not be saved in this browser, offered or resumed.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum StoredRunError {
     #[error("this browser gives the page no Cache Storage")]
@@ -33,8 +29,6 @@ pub enum StoredRunError {
     Read(#[from] weights::ReadError),
     #[error("its state does not parse ({0})")]
     StateUnreadable(String),
-    #[error("its weights slot {0} is unknown")]
-    UnknownSlot(usize),
     #[error(transparent)]
     State(#[from] SavedRunError),
     #[error("no saved training run in this browser")]
@@ -42,112 +36,109 @@ pub enum StoredRunError {
     /// What [`saved_summary`] would have said against the saved state.
     #[error("the saved run cannot be resumed: {0}")]
     NotResumable(Box<StoredRunError>),
-    #[error("the saved run's weights are missing")]
-    WeightsMissing,
-    #[cfg(feature = "train")]
-    #[error("the saved run: {0}")]
-    Weights(WeightsError),
     #[cfg(feature = "train")]
     #[error("the saved run: {0}")]
     Checkpoint(CheckpointError),
 }
 
-/// What the page reads to offer a resume without reading the run itself. The run is a
-/// checkpoint (`train::Checkpoint`: weights, AdamW's moments and this state, the format
-/// `vit train` writes), read back asynchronously, so from WebGPU too. Saves made before
-/// checkpoints hold weights alone; they resume with fresh moments.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-struct SavedState {
-    state: SessionState,
-    /// Which of the weight slots holds this state's weights.
-    #[serde(default)]
-    slot: usize,
-}
-
-/// Saves `session` as a checkpoint.
+/// Saves `session` as run `run`'s checkpoint; the step saved.
 #[cfg(feature = "train")]
-pub async fn save_run(session: &Session) -> Result<usize, StoredRunError> {
-    let cache = ByteCache::open(RUN_CACHE)
+pub async fn save_run(session: &Session, run: u64) -> Result<usize, StoredRunError> {
+    let cache = ByteCache::open(RUNS_CACHE)
         .await
         .ok_or(StoredRunError::NoStorage)?;
     let checkpoint = session.checkpoint_async().await?;
-    let bytes = checkpoint.encode();
-    let state = checkpoint.state;
-    let slot = match saved_state(&cache).await {
-        Some(Ok((saved, _))) => (saved.slot + 1) % MODEL_SLOTS.len(),
-        _ => 0,
-    };
-    cache.put(MODEL_SLOTS[slot], &bytes).await?;
-    let step = state.step;
-    let json = serde_json::to_vec(&SavedState { state, slot }).expect("the state serialises");
-    cache.put(STATE_KEY, &json).await?;
-    Ok(step)
+    cache
+        .put(&checkpoint_key(run), &checkpoint.encode())
+        .await?;
+    Ok(checkpoint.state.step)
 }
 
-/// The saved state, if there is one, with what it offers to resume: checked, so that a
-/// damaged or hostile one is reported rather than resumed (or left to panic on every load).
-async fn saved_state(
-    cache: &ByteCache,
-) -> Option<Result<(SavedState, SavedSummary), StoredRunError>> {
-    let bytes = cache.get(STATE_KEY).await?;
-    let saved = match serde_json::from_slice::<SavedState>(&bytes) {
-        Ok(saved) => saved,
-        Err(error) => {
-            let why = crate::weights::brief(&error);
-            return Some(Err(StoredRunError::StateUnreadable(why)));
-        }
-    };
-    if saved.slot >= MODEL_SLOTS.len() {
-        return Some(Err(StoredRunError::UnknownSlot(saved.slot)));
-    }
-    Some(match saved.state.summary() {
-        Ok(summary) => Ok((saved, summary)),
-        Err(error) => Err(error.into()),
-    })
+/// The state in a checkpoint's header, read without its tensors (the page, which offers the
+/// resume, has no training code), and checked: a damaged or hostile one is reported rather
+/// than resumed, or left to panic on every load.
+fn state_of(bytes: &[u8]) -> Result<(SessionState, SavedSummary), StoredRunError> {
+    let unreadable = |why: String| StoredRunError::StateUnreadable(why);
+    let (_, header) = safetensors::SafeTensors::read_metadata(bytes)
+        .map_err(|error| unreadable(crate::weights::brief(&error)))?;
+    let json = header
+        .metadata()
+        .as_ref()
+        .and_then(|metadata| metadata.get(SESSION_KEY))
+        .ok_or_else(|| unreadable(format!("no {SESSION_KEY}")))?;
+    let state: SessionState =
+        serde_json::from_str(json).map_err(|error| unreadable(crate::weights::brief(&error)))?;
+    let summary = state.summary()?;
+    Ok((state, summary))
 }
 
-/// What the page offers to resume, if anything, or why the saved run cannot be resumed: as
-/// [`crate::protocol::FromTrainer::Saved`] carries it to the page, the reason as text.
-pub async fn saved_summary() -> Option<Result<SavedSummary, String>> {
-    let cache = ByteCache::open(RUN_CACHE).await?;
+/// What the page offers to resume of run `run`, if it has a checkpoint, or why it cannot be
+/// resumed: as [`crate::protocol::FromTrainer::Saved`] carries it to the page, the reason as
+/// text.
+pub async fn saved_summary(run: u64) -> Option<Result<SavedSummary, String>> {
+    let cache = ByteCache::open(RUNS_CACHE).await?;
+    let bytes = cache.get(&checkpoint_key(run)).await?;
     Some(
-        saved_state(&cache)
-            .await?
+        state_of(&bytes)
             .map(|(_, summary)| summary)
             .map_err(|error| error.to_string()),
     )
 }
 
-/// The saved run, checked as a file from anywhere would be.
+/// Run `run`'s checkpoint, checked as a file from anywhere would be.
 #[cfg(feature = "train")]
-pub async fn load_run() -> Result<Checkpoint, StoredRunError> {
-    let cache = ByteCache::open(RUN_CACHE)
+pub async fn load_run(run: u64) -> Result<Checkpoint, StoredRunError> {
+    let cache = ByteCache::open(RUNS_CACHE)
         .await
         .ok_or(StoredRunError::NoStorage)?;
-    let (saved, _) = saved_state(&cache)
-        .await
-        .ok_or(StoredRunError::NothingSaved)?
-        .map_err(|problem| StoredRunError::NotResumable(Box::new(problem)))?;
     let bytes = cache
-        .get(MODEL_SLOTS[saved.slot])
+        .get(&checkpoint_key(run))
         .await
-        .ok_or(StoredRunError::WeightsMissing)?;
-    match Checkpoint::decode(&bytes, &Budget::PAGE) {
-        // The state the page offered (and checked) is the one resumed: both are the page's.
-        Ok(checkpoint) => Ok(Checkpoint {
-            state: saved.state,
-            ..checkpoint
-        }),
-        // Saved before checkpoints: weights alone beside the state.
-        Err(crate::train::CheckpointError::NoRun) => Ok(Checkpoint {
-            weights: weights::decode(&bytes).map_err(StoredRunError::Weights)?,
-            state: saved.state,
-            moments: None,
-        }),
-        Err(error) => Err(StoredRunError::Checkpoint(error)),
+        .ok_or(StoredRunError::NothingSaved)?;
+    if let Err(problem) = state_of(&bytes) {
+        return Err(StoredRunError::NotResumable(Box::new(problem)));
+    }
+    Checkpoint::decode(&bytes, &Budget::PAGE).map_err(StoredRunError::Checkpoint)
+}
+
+/// Forgets run `run`'s checkpoint (its record stays, with its weights).
+pub async fn forget_run(run: u64) {
+    if let Some(cache) = ByteCache::open(RUNS_CACHE).await {
+        let _ = cache.delete(&checkpoint_key(run)).await;
     }
 }
 
-pub async fn forget_run() {
-    super::cache::delete_cache(RUN_CACHE).await;
+/// Where pages before runs had checkpoints of their own kept the one saved run.
+const LEGACY_CACHE: &str = "vitlab-training-v1";
+const LEGACY_STATE: &str = "saved-run/state.json";
+const LEGACY_SLOTS: [&str; 2] = ["saved-run/model.bin", "saved-run/model-b.bin"];
+
+/// The run an earlier version of the page saved, moved to run `run`'s checkpoint; whether
+/// there was one. Weights saved without a run (before checkpoints) cannot be continued and
+/// are let go.
+pub async fn adopt_legacy_run(run: u64) -> bool {
+    #[derive(serde::Deserialize)]
+    struct LegacyState {
+        #[serde(default)]
+        slot: usize,
+    }
+    let Some(legacy) = ByteCache::open(LEGACY_CACHE).await else {
+        return false;
+    };
+    let slot = match legacy.get(LEGACY_STATE).await {
+        Some(json) => serde_json::from_slice::<LegacyState>(&json).map_or(0, |state| state.slot),
+        None => return false,
+    };
+    let bytes = match LEGACY_SLOTS.get(slot) {
+        Some(key) => legacy.get(key).await,
+        None => None,
+    };
+    let adopted = match (bytes, ByteCache::open(RUNS_CACHE).await) {
+        (Some(bytes), Some(runs)) if state_of(&bytes).is_ok() => {
+            runs.put(&checkpoint_key(run), &bytes).await.is_ok()
+        }
+        _ => false,
+    };
+    delete_cache(LEGACY_CACHE).await;
+    adopted
 }

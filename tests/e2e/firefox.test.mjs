@@ -51,21 +51,18 @@ test("in Firefox as a visitor opens it: on the CPU, a drawn 1 and 0 read right",
   await lab.close();
 });
 
-// KNOWN GAP (Rust, src/ui/app/start.rs `start`): with no ?backend= and no navigator.gpu the page
-// skips `choose_faster` and says nothing, so a Firefox visitor is not told why it runs on the
-// CPU. Reported, not fixed here; a todo until the page says it.
-test("in Firefox the page says why it runs on the CPU", { todo: "start.rs says nothing when navigator.gpu is missing" }, async () => {
+test("in Firefox the page says why it runs on the CPU", async () => {
   const lab = await FirefoxLab.open(app.browser, app.server.url);
   const said = `${await lab.text("backend-note") ?? ""} ${await lab.text("backend-timings") ?? ""}`;
   await lab.close();
-  assert.match(said, /WebGPU/, `the header says why: "${said.trim()}"`);
+  assert.match(said, /On the CPU: this browser has no WebGPU/, `the header says why: "${said.trim()}"`);
 });
 
 test("asked for WebGPU, Firefox falls back to the CPU, says why, and still reads digits", async () => {
   const lab = await FirefoxLab.open(app.browser, `${app.server.url}?backend=webgpu`);
   assert.match(await lab.backend(), /CPU/);
   const note = await lab.text("backend-note");
-  assert.match(note, /^On the CPU: WebGPU failed/);
+  assert.match(note, /^On the CPU: this browser has no WebGPU$/);
   console.log(`the note in Firefox (${note.length} characters): ${note}`);
   await lab.stroke(ONE);
   assert.equal(await lab.settledPrediction(), "1");
@@ -73,10 +70,7 @@ test("asked for WebGPU, Firefox falls back to the CPU, says why, and still reads
   await lab.close();
 });
 
-// KNOWN GAP (Rust, src/web/device.rs `start_webgpu`): the reason is wgpu's error in Debug form
-// (`AdapterUnavailable { device: WgpuDevice { .. }, message: "..." }`), 306 characters here,
-// where the page's own rule (draw.test.mjs, a GPU lost) is a note under 250. A todo until then.
-test("asked for WebGPU, Firefox's note is short and plain", { todo: "device.rs formats wgpu's error with {:?}" }, async () => {
+test("asked for WebGPU, Firefox's note is short and plain", async () => {
   const lab = await FirefoxLab.open(app.browser, `${app.server.url}?backend=webgpu`);
   const note = await lab.text("backend-note");
   await lab.close();
@@ -99,7 +93,7 @@ test("in Firefox a short run trains in two CPU workers, its loss falls, it pause
   // On the CPU, with WebGPU's absence said, in two workers: Firefox runs the helper worker
   // that the training worker starts.
   const status = await lab.page.$eval(".run-state", (e) => e.textContent);
-  assert.match(status, /on CPU .*— WebGPU is unavailable/, status);
+  assert.match(status, /on CPU .*— this browser has no WebGPU/, status);
   await until(() => lab.count("cpu-workers"), (n) => n === 1, { what: "the helper worker training too" });
   const roles = lab.workers.map((url) => new URL(url).searchParams.get("role"));
   assert.ok(roles.includes("train") && roles.includes("helper"), `workers started: ${roles}`);

@@ -12,11 +12,16 @@ const TYPES = {
   ".css": "text/css", ".json": "application/json",
 };
 
-/** Serves `root` on a free loopback port; resolves to { url, close }. */
-export async function serve(root) {
+/**
+ * Serves `root` on a free loopback port under `base` (a static host's sub-path: anything
+ * outside it is a 404); resolves to { url, close, cut }. `cut()` takes the network away: the
+ * server stops listening and drops every open connection.
+ */
+export async function serve(root, { base = "/" } = {}) {
   const server = createServer(async (request, response) => {
-    const path = normalize(decodeURIComponent(new URL(request.url, "http://x").pathname));
-    let file = join(root, path);
+    const pathname = decodeURIComponent(new URL(request.url, "http://x").pathname);
+    if (!pathname.startsWith(base)) return response.writeHead(404).end();
+    let file = join(root, normalize(`/${pathname.slice(base.length)}`));
     try {
       if ((await stat(file)).isDirectory()) file = join(file, "index.html");
       const body = await readFile(file);
@@ -27,7 +32,11 @@ export async function serve(root) {
     }
   });
   await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));
-  return { url: `http://127.0.0.1:${server.address().port}/`, close: () => server.close() };
+  const cut = () => {
+    server.close();
+    server.closeAllConnections();
+  };
+  return { url: `http://127.0.0.1:${server.address().port}${base}`, close: () => server.close(), cut };
 }
 
 /**
@@ -144,11 +153,21 @@ export function gpuDelta(before, after) {
   return Object.fromEntries(Object.keys(after.total).map((key) => [key, after.total[key] - (before.total[key] ?? 0)]));
 }
 
+/**
+ * Chromium with WebGPU. Its pages and contexts run without service workers unless a test asks
+ * for them (`serviceWorkers: "allow"`): Playwright's routes, which many tests use to cause
+ * faults, do not see what a service worker answers. site.test.mjs tests the service worker.
+ */
 export async function launch() {
-  return chromium.launch({
+  const browser = await chromium.launch({
     executablePath: process.env.CHROMIUM ?? "/usr/bin/chromium",
     args: ["--enable-unsafe-webgpu", "--no-sandbox", "--disable-dev-shm-usage"],
   });
+  const newContext = browser.newContext.bind(browser);
+  const newPage = browser.newPage.bind(browser);
+  browser.newContext = (options = {}) => newContext({ serviceWorkers: "block", ...options });
+  browser.newPage = (options = {}) => newPage({ serviceWorkers: "block", ...options });
+  return browser;
 }
 
 /** The draw-and-classify page, through its data-testid hooks. */

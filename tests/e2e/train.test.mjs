@@ -38,6 +38,36 @@ async function trainAndStop() {
   return { page, lab, saved: await numberIn(lab, "training-step") };
 }
 
+/**
+ * Edits the plan in the checkpoint of the page's tab's run (`sessionStorage`'s `vitlab-run`,
+ * kept as `runs/<id>.ckpt`: a safetensors file whose metadata holds the run's state), as
+ * hostile storage might; whether it was there (and at `step`, when given).
+ */
+async function editTabRunPlan(page, plan, step) {
+  return page.evaluate(async ({ plan, step }) => {
+    const run = sessionStorage.getItem("vitlab-run");
+    const cache = await caches.open("vitlab-runs-v1");
+    const key = (await cache.keys()).find((request) => request.url.endsWith(`runs/${run}.ckpt`));
+    if (!run || !key) return false;
+    const bytes = new Uint8Array(await (await cache.match(key)).arrayBuffer());
+    const length = Number(new DataView(bytes.buffer).getBigUint64(0, true));
+    const header = JSON.parse(new TextDecoder().decode(bytes.subarray(8, 8 + length)));
+    const state = JSON.parse(header.__metadata__["vitlab.session"]);
+    if (step !== undefined && state.step !== step) return false;
+    Object.assign(state.plan, plan);
+    header.__metadata__["vitlab.session"] = JSON.stringify(state);
+    let json = JSON.stringify(header);
+    json += " ".repeat((8 - (json.length % 8)) % 8);
+    const head = new TextEncoder().encode(json);
+    const out = new Uint8Array(8 + head.length + bytes.length - 8 - length);
+    new DataView(out.buffer).setBigUint64(0, BigInt(head.length), true);
+    out.set(head, 8);
+    out.set(bytes.subarray(8 + length), 8 + head.length);
+    await cache.put(key, new Response(out));
+    return true;
+  }, { plan, step });
+}
+
 /** After a reload, the page offers to resume the run saved at step `saved`. */
 async function expectSavedRunAfterReload(page, lab, saved) {
   await page.reload();
@@ -246,15 +276,7 @@ test("Stop saves the run; one that diverges after a save goes back to it, and it
 
   // Stopping saved the run; its learning rate is raised so that the resumed run diverges.
   const tampered = await until(
-    () => page.evaluate(async (step) => {
-      const cache = await caches.open("vitlab-training-v1");
-      const key = (await cache.keys()).find((request) => request.url.endsWith("saved-run/state.json"));
-      const saved = key && (await (await cache.match(key)).json());
-      if (saved?.state.step !== step) return false;
-      saved.state.plan.lr = 1e30;
-      await cache.put(key, new Response(JSON.stringify(saved)));
-      return true;
-    }, saved),
+    () => editTabRunPlan(page, { lr: 1e30 }, saved),
     (done) => done,
     { what: `the save of step ${saved}` },
   );
@@ -294,13 +316,7 @@ test("a start that fails keeps the saved run; a saved run that cannot run is nam
   await expectSavedRunAfterReload(page, lab, saved);
 
   // A saved plan that could never run (batch size 0) once panicked on every load.
-  await page.evaluate(async () => {
-    const cache = await caches.open("vitlab-training-v1");
-    const key = (await cache.keys()).find((request) => request.url.endsWith("saved-run/state.json"));
-    const state = await (await cache.match(key)).json();
-    state.state.plan.batch_size = 0;
-    await cache.put(key, new Response(JSON.stringify(state)));
-  });
+  assert.ok(await editTabRunPlan(page, { batch_size: 0 }));
   await page.reload();
   await lab.byTestId("model-ready").waitFor({ timeout: 120_000 });
   const problem = lab.byTestId("saved-run-problem");
@@ -604,7 +620,7 @@ test("runs are kept, compared, loaded and deleted across reloads; storage that r
     const cache = await caches.open("vitlab-runs-v1");
     const sizes = {};
     for (const request of await cache.keys()) {
-      const kind = request.url.endsWith(".safetensors") ? "weights" : request.url.endsWith("index.json") || request.url.endsWith("current.json") ? "index" : "record";
+      const kind = request.url.endsWith(".safetensors") ? "weights" : request.url.endsWith(".ckpt") ? "checkpoint" : request.url.endsWith("index.json") ? "index" : "record";
       sizes[kind] = (sizes[kind] ?? 0) + (await (await cache.match(request)).arrayBuffer()).byteLength;
     }
     return sizes;
@@ -694,4 +710,97 @@ test("a CNN trained here on 200 images joins the ViT-against-CNN chart as a poin
   assert.match(await chart.locator("..").textContent(), /CNN runs here/);
   assert.deepEqual(errors, []);
   await page.close();
+});
+
+/** Each run's checkpoint in the browser, by id: its step and seed (read in `page`). */
+async function checkpoints(page) {
+  return page.evaluate(async () => {
+    const cache = await caches.open("vitlab-runs-v1");
+    const found = {};
+    for (const request of await cache.keys()) {
+      const id = request.url.match(/runs\/(\d+)\.ckpt$/)?.[1];
+      if (!id) continue;
+      const bytes = new Uint8Array(await (await cache.match(request)).arrayBuffer());
+      const length = Number(new DataView(bytes.buffer).getBigUint64(0, true));
+      const header = JSON.parse(new TextDecoder().decode(bytes.subarray(8, 8 + length)));
+      const state = JSON.parse(header.__metadata__["vitlab.session"]);
+      found[id] = { step: state.step, seed: state.plan.seed };
+    }
+    return found;
+  });
+}
+
+test("two tabs train and save at once: each keeps its own run, a reload resumes its own, and the table continues either", async () => {
+  const context = await app.browser.newContext();
+  const open = async (seed) => {
+    const page = await context.newPage();
+    const lab = new LabPage(page);
+    await lab.open(`${app.server.url}?backend=cpu&preset=seed&depth=1&dim=32&heads=4&mlp=64&batch=32&epochs=1&seed=${seed}`);
+    return { page, lab, run: () => page.evaluate(() => sessionStorage.getItem("vitlab-run")) };
+  };
+  const a = await open(1);
+  const b = await open(2);
+  const step = (tab) => numberIn(tab.lab, "training-step");
+  const stop = async (tab) => {
+    await tab.lab.byTestId("stop-button").click();
+    await until(() => tab.lab.byTestId("run-state").textContent(), (s) => s === "stopped", { what: "stopped" });
+    return step(tab);
+  };
+  // Both train at once; each pauses (a save) while the other trains.
+  await a.lab.byTestId("train-button").click();
+  await b.lab.byTestId("train-button").click();
+  await until(() => step(a), (s) => s >= 5, { what: "tab A at step 5" });
+  await a.lab.byTestId("pause-button").click();
+  await until(() => a.lab.byTestId("run-state").textContent(), (s) => s === "paused", { what: "A paused" });
+  await until(() => step(b), (s) => s >= 5, { what: "tab B at step 5" });
+  await b.lab.byTestId("pause-button").click();
+  await until(() => b.lab.byTestId("run-state").textContent(), (s) => s === "paused", { what: "B paused" });
+  await a.lab.byTestId("pause-button").click();
+  const savedA = await (async () => {
+    await until(() => step(a), (s) => s >= 8, { what: "tab A on to step 8" });
+    return stop(a);
+  })();
+  await b.lab.byTestId("pause-button").click();
+  await until(() => step(b), (s) => s >= savedA + 6, { what: `tab B past step ${savedA + 6}` });
+  const savedB = await stop(b);
+
+  // Two runs, two checkpoints, each with its own plan and step.
+  const [runA, runB] = [await a.run(), await b.run()];
+  assert.ok(runA && runB && runA !== runB, `each tab its own run: ${runA}, ${runB}`);
+  const kept = await until(() => checkpoints(a.page), (c) => c[runA]?.step === savedA && c[runB]?.step === savedB, { what: "both checkpoints" });
+  assert.deepEqual(kept, { [runA]: { step: savedA, seed: 1 }, [runB]: { step: savedB, seed: 2 } });
+
+  // A reload offers each tab its own run.
+  await expectSavedRunAfterReload(a.page, a.lab, savedA);
+  await expectSavedRunAfterReload(b.page, b.lab, savedB);
+
+  // Tab A resumes its own run, in its own record, from its own step.
+  await a.lab.byTestId("resume-saved-button").click();
+  await until(() => a.lab.byTestId("run-state").textContent(), (s) => s === "training", { what: "A resumed" });
+  // While tab A trains it, tab B is told so instead of continuing A's run from the table.
+  await b.page.locator(`[data-testid="run-row"][data-run="${runA}"]`).getByTestId("continue-run").click();
+  await until(() => b.lab.byTestId("training-error").textContent(), (t) => /being trained in another tab/.test(t), { what: "B told that A trains it" });
+  assert.equal(await b.lab.byTestId("run-state").textContent(), "idle");
+  const stoppedA = await stop(a);
+  assert.ok(stoppedA >= savedA);
+  const after = await until(() => checkpoints(a.page), (c) => c[runA]?.step === stoppedA, { what: "A's new save" });
+  assert.deepEqual(after, { [runA]: { step: stoppedA, seed: 1 }, [runB]: { step: savedB, seed: 2 } }, "A's plan goes on; B's checkpoint untouched");
+
+  // Tab B lets its run go; the table continues it, from its checkpoint.
+  await b.lab.byTestId("reset-button").click();
+  await until(() => b.lab.byTestId("run-state").textContent(), (s) => s === "idle", { what: "B idle" });
+  assert.equal(await b.run(), null);
+  const rows = b.lab.byTestId("run-row");
+  await until(() => rows.count(), (n) => n === 2, { what: "both runs in the table" });
+  const rowB = b.lab.page.locator(`[data-testid="run-row"][data-run="${runB}"]`);
+  const rowA = b.lab.page.locator(`[data-testid="run-row"][data-run="${runA}"]`);
+  assert.ok(await rowA.getByTestId("continue-run").isEnabled(), "A's run can be continued from the table");
+  await rowB.getByTestId("continue-run").click();
+  await until(() => b.lab.byTestId("run-state").textContent(), (s) => s === "training", { what: "B continued" });
+  const firstStep = await until(() => step(b), (s) => s > 0, { what: "B's first step" });
+  assert.ok(firstStep > savedB, `B goes on from its own step ${savedB} (first shown: ${firstStep})`);
+  assert.equal(await b.run(), runB, "B's run is the tab's again");
+  await stop(b);
+  await until(() => rows.count(), (n) => n === 2, { what: "no third row" });
+  await context.close();
 });

@@ -31,10 +31,15 @@ fn every_message_to_and_from_the_training_worker_reads_back_as_written() {
         ToTrainer::Start {
             plan: plan.clone(),
             backend: Some(BackendKind::Cpu),
+            run: 1_733_000_000_000,
         },
-        ToTrainer::ResumeSaved { backend: None },
+        ToTrainer::ResumeSaved {
+            backend: None,
+            run: 7,
+        },
         ToTrainer::ResumeFile {
             backend: Some(BackendKind::WebGpu),
+            run: u64::MAX,
         },
         ToTrainer::Pause,
         ToTrainer::Resume,
@@ -51,7 +56,7 @@ fn every_message_to_and_from_the_training_worker_reads_back_as_written() {
             label: 3,
             predicted: 5,
         },
-        ToTrainer::Probe,
+        ToTrainer::Probe { run: 3 },
     ] {
         round_trip(&message);
         assert_eq!(message.called(), "a command");
@@ -63,6 +68,7 @@ fn every_message_to_and_from_the_training_worker_reads_back_as_written() {
     };
     for message in [
         FromTrainer::Ready,
+        FromTrainer::Kept { run: 9, step: 40 },
         FromTrainer::Saved { summary: None },
         FromTrainer::Saved {
             summary: Some(Ok(summary)),

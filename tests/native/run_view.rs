@@ -116,6 +116,11 @@ fn a_run_is_charted_from_its_messages_and_asks_for_what_the_view_cannot_do() {
         ),
         RunEffect::RefreshSaved
     );
+    // A checkpoint written: the page learns whose, so the tab and the table can continue it.
+    assert_eq!(
+        view.apply(FromTrainer::Kept { run: 17, step: 40 }, None),
+        RunEffect::Kept { run: 17 }
+    );
     view.apply(
         FromTrainer::Failed {
             message: "lost".into(),

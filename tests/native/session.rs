@@ -408,6 +408,7 @@ fn messages_survive_json() {
         ToTrainer::Start {
             plan: TrainingPlan::lab(),
             backend: Some(vitlab::protocol::BackendKind::Cpu),
+            run: 42,
         },
         ToTrainer::ExportWeights {
             purpose: WeightsPurpose::Download,

@@ -4,6 +4,7 @@
 
 mod header;
 mod model_choice;
+mod offline_note;
 mod start;
 
 use leptos::prelude::*;
@@ -20,6 +21,7 @@ use crate::ui::widgets::ErrorBanner;
 use crate::web::{self, BackendKind};
 use header::Header;
 use model_choice::ModelChoice;
+use offline_note::{Offline, OfflineNote};
 
 /// The whole page.
 #[component]
@@ -34,7 +36,11 @@ pub fn App() -> impl IntoView {
     app.keeper.load();
     provide_context(app);
     provide_context(app.lab());
-    spawn_local(start::start(app, weights_url));
+    let offline = RwSignal::new(Offline::Preparing);
+    spawn_local(async move {
+        start::start(app, weights_url).await;
+        offline_note::keep_for_offline(offline).await;
+    });
 
     view! {
         <Header />
@@ -48,7 +54,8 @@ pub fn App() -> impl IntoView {
         <RunsPanel />
         </main>
         <footer>
-            "MNIST by Yann LeCun and Corinna Cortes, CC BY-SA 3.0. Model: Dosovitskiy et al., ICLR 2021."
+            <OfflineNote offline />
+            <p>"MNIST by Yann LeCun and Corinna Cortes, CC BY-SA 3.0. Model: Dosovitskiy et al., ICLR 2021."</p>
         </footer>
     }
 }

@@ -43,7 +43,12 @@ pub(super) async fn start(app: AppState, weights_url: String) {
         },
         Err(error) => app.show_error(format!("The test batch for attention distance: {error}")),
     }
-    if app.preferred.is_none() && browser_has_webgpu() {
+    if app.preferred.is_none() && !browser_has_webgpu() {
+        // Nothing to time: the page says why it draws on the CPU.
+        app.host
+            .note
+            .set(Some(format!("On the CPU: {}", web::NO_WEBGPU)));
+    } else if app.preferred.is_none() {
         // A real digit, so the GPU does the work a drawing gives it.
         let probe = digits
             .ok()

@@ -89,6 +89,12 @@ impl ModelHost {
         );
         let chosen = match backend {
             BackendKind::Cpu => cpu.clone(),
+            // No worker (3 MB) fetched to learn what `navigator.gpu` says.
+            BackendKind::WebGpu if !web::has_webgpu() => {
+                self.note
+                    .set(Some(format!("On the CPU: {}", web::NO_WEBGPU)));
+                cpu.clone()
+            }
             BackendKind::WebGpu => match self.gpu_engine(bytes).await {
                 Ok(gpu) => Rc::new(gpu),
                 Err(message) => {
@@ -218,13 +224,7 @@ async fn median_ms(engine: &Engine, probe: &[u8; IMAGE_PIXELS]) -> Result<f64, H
     Ok(times[TIMED_RUNS / 2])
 }
 
-/// Whether this browser offers WebGPU at all (`navigator.gpu`).
+/// Whether the browser offers WebGPU at all.
 pub fn browser_has_webgpu() -> bool {
-    web_sys::window()
-        .map(|window| {
-            js_sys::Reflect::get(&window.navigator(), &"gpu".into())
-                .map(|gpu| !gpu.is_undefined() && !gpu.is_null())
-                .unwrap_or(false)
-        })
-        .unwrap_or(false)
+    web::has_webgpu()
 }

@@ -54,6 +54,10 @@ pub struct RunKeeper {
     live: StoredValue<bool>,
     /// The record the weights asked for at the last rest belong to.
     weights_for: StoredValue<Option<u64>>,
+    /// The id the next run to start is saved under (the worker was told it).
+    next_id: StoredValue<Option<u64>>,
+    /// A run the table's Continue asks the training panel to go on with.
+    pub continue_asked: RwSignal<Option<u64>>,
 }
 
 impl RunKeeper {
@@ -64,6 +68,8 @@ impl RunKeeper {
             current: StoredValue::new_local(None),
             live: StoredValue::new(false),
             weights_for: StoredValue::new(None),
+            next_id: StoredValue::new(None),
+            continue_asked: RwSignal::new(None),
         }
     }
 
@@ -90,19 +96,35 @@ impl RunKeeper {
         self.live.set_value(false);
     }
 
-    /// The saved run goes on in its own record, when it has one: the last record started,
-    /// if its plan is the saved run's (a newer run that never saved left its own behind).
-    pub async fn resume_current(self, saved_plan: Option<crate::train::TrainingPlan>) {
+    /// The next run to start is run `id` (its checkpoint's name too); returns it.
+    pub fn prepare(self, id: u64) -> u64 {
+        self.next_id.set_value(Some(id));
+        id
+    }
+
+    /// Run `run` goes on from its checkpoint, in its own record (a new one of that id if the
+    /// record is gone).
+    pub async fn resume(self, run: u64) {
         let record = match RunLog::open().await {
-            Ok(log) => match log.current().await {
-                Some(id) => log.record(id).await,
-                None => None,
-            },
+            Ok(log) => log.record(run).await,
             Err(_) => None,
         };
         self.live.set_value(false);
-        self.current
-            .set_value(record.filter(|r| saved_plan.as_ref() == Some(&r.plan)));
+        self.next_id.set_value(Some(run));
+        self.current.set_value(record);
+    }
+
+    /// Whether run `id` has a checkpoint to continue from, in its record.
+    pub fn checkpointed(self, id: u64, kept: bool) {
+        let current = self.current.get_value().filter(|c| c.id == id);
+        let record = current.or_else(|| {
+            self.records
+                .with_untracked(|all| all.iter().find(|r| r.id == id).cloned())
+        });
+        if let Some(mut record) = record.filter(|r| r.has_checkpoint != kept) {
+            record.has_checkpoint = kept;
+            self.keep(record);
+        }
     }
 
     /// A record deleted from the table: the run in progress, if it was that one, goes on
@@ -121,14 +143,10 @@ impl RunKeeper {
             Interest::None => return false,
             Interest::Started(plan) => {
                 self.live.set_value(true);
+                let next = self.next_id.try_update_value(Option::take).flatten();
                 if self.current.with_value(Option::is_none) {
-                    let id = js_sys::Date::now() as u64;
+                    let id = next.unwrap_or_else(crate::web::new_run_id);
                     self.current.set_value(Some(RunRecord::new(id, plan)));
-                    spawn_local(async move {
-                        if let Ok(log) = RunLog::open().await {
-                            let _ = log.set_current(id).await;
-                        }
-                    });
                 }
             }
             Interest::Moved | Interest::Rested if !self.live.get_value() => return false,

@@ -15,7 +15,10 @@ use crate::protocol::{
 use crate::run_view::{RunEffect, RunView, RunViewStoreFields};
 use crate::train::TrainingPlan;
 use crate::ui::state::{AppState, Interest};
-use crate::web::{TrainerLost, TrainerWorker, saved_run};
+use crate::web::{
+    self, RunHold, TrainerLost, TrainerWorker, forget_tab_run, hold_run, new_run_id, saved_run,
+    set_tab_run, tab_run,
+};
 
 /// How long the drawing must stay unchanged before a running worker is sent it.
 const DRAWING_SETTLES_MS: u32 = 500;
@@ -27,6 +30,8 @@ pub(super) struct Trainer {
     pub run: Store<RunView>,
     pub shown: Shown,
     worker: StoredValue<Option<TrainerWorker>, LocalStorage>,
+    /// The lock on the tab's run, so that no other tab continues it meanwhile.
+    hold: StoredValue<Option<RunHold>, LocalStorage>,
 }
 
 impl Trainer {
@@ -38,9 +43,12 @@ impl Trainer {
             run,
             shown: Shown::of(run),
             worker: StoredValue::new_local(None),
+            hold: StoredValue::new_local(None),
         };
+        trainer.adopt_an_earlier_pages_run();
         trainer.refresh_saved();
         trainer.send_drawing_when_it_settles();
+        trainer.continue_what_the_table_asks();
         trainer
     }
 
@@ -80,28 +88,91 @@ impl Trainer {
             return;
         }
         self.clear_for_a_new_run();
+        let run = self.app.keeper.prepare(new_run_id());
+        self.hold(run);
         self.send(ToTrainer::Start {
             plan,
             backend: self.backend(),
+            run,
         });
     }
 
+    /// Continues the tab's run from its checkpoint.
     pub fn resume_saved(self, backend: Option<BackendKind>) {
-        // A fresh worker: the old one may have died with its device.
-        self.worker.set_value(None);
-        self.run.update(RunView::clear);
+        if let Some(run) = tab_run() {
+            self.continue_run(run, backend);
+        }
+    }
+
+    /// Takes the lock on run `run` (a new one: no other tab can hold it) in the background.
+    fn hold(self, run: u64) {
+        self.hold.set_value(None);
         spawn_local(async move {
-            let saved_plan = self.run.with_untracked(|view| {
-                view.saved
-                    .as_ref()
-                    .and_then(|saved| saved.as_ref().ok())
-                    .map(|saved| saved.plan.clone())
-            });
+            if let Ok(hold) = hold_run(run).await {
+                self.hold.set_value(hold);
+            }
+        });
+    }
+
+    /// Continues run `run` from its checkpoint, in its own record; it becomes the tab's run,
+    /// unless another tab is training it.
+    fn continue_run(self, run: u64, backend: Option<BackendKind>) {
+        spawn_local(async move {
+            let held_here = self.hold.with_value(|h| h.as_ref().map(|h| h.run)) == Some(run);
+            if !held_here {
+                match hold_run(run).await {
+                    Ok(hold) => self.hold.set_value(hold),
+                    Err(elsewhere) => {
+                        let message = format!("Not continued: {elsewhere}.");
+                        return self.run.failure().set(Some(message));
+                    }
+                }
+            }
+            // A fresh worker: the old one may have died with its device.
+            self.worker.set_value(None);
+            self.run.update(RunView::clear);
+            set_tab_run(run);
             let keeper = self.app.keeper;
-            keeper.resume_current(saved_plan).await;
+            keeper.resume(run).await;
             let timeline = keeper.timeline();
             self.run.update(|view| view.timeline = timeline);
-            self.send(ToTrainer::ResumeSaved { backend });
+            self.send(ToTrainer::ResumeSaved { backend, run });
+        });
+    }
+
+    /// The runs table's Continue: unless this tab is training (it would lose its place).
+    fn continue_what_the_table_asks(self) {
+        let asked = self.app.keeper.continue_asked;
+        Effect::new(move |_| {
+            let Some(run) = asked.get() else { return };
+            asked.set(None);
+            if self.running() {
+                self.refused(
+                    "Pause or stop the run in progress before continuing another.".to_string(),
+                );
+            } else {
+                self.continue_run(run, self.backend());
+            }
+        });
+    }
+
+    /// A run saved by an earlier version of the page (one for the whole browser) becomes the
+    /// checkpoint of its record, and the run of the first tab that finds it.
+    fn adopt_an_earlier_pages_run(self) {
+        if tab_run().is_some() {
+            return;
+        }
+        spawn_local(async move {
+            let legacy_record = match web::RunLog::open().await {
+                Ok(log) => log.take_legacy_current().await,
+                Err(_) => None,
+            };
+            let run = legacy_record.unwrap_or_else(new_run_id);
+            if saved_run::adopt_legacy_run(run).await {
+                set_tab_run(run);
+                self.app.keeper.checkpointed(run, true);
+                self.refresh_saved();
+            }
         });
     }
 
@@ -109,9 +180,12 @@ impl Trainer {
     pub fn resume_file(self, bytes: Vec<u8>) {
         self.worker.set_value(None);
         self.clear_for_a_new_run();
+        let run = self.app.keeper.prepare(new_run_id());
+        self.hold(run);
         self.send_with(
             ToTrainer::ResumeFile {
                 backend: self.backend(),
+                run,
             },
             Some(bytes),
         );
@@ -127,16 +201,21 @@ impl Trainer {
     pub fn reset(self) {
         if self.has_worker() {
             self.send(ToTrainer::Reset);
-        } else {
-            // No worker to tell: just forget what this browser saved.
-            spawn_local(saved_run::forget_run());
         }
+        // The run stays in the runs table, to be continued from there; this tab lets it go.
+        forget_tab_run();
+        self.hold.set_value(None);
         self.app.keeper.forget_current();
         self.run.update(RunView::reset);
     }
 
+    /// The tab's run cannot be resumed: its checkpoint goes (its record and weights stay).
     pub fn discard_saved(self) {
-        spawn_local(saved_run::forget_run());
+        if let Some(run) = tab_run() {
+            forget_tab_run();
+            self.app.keeper.checkpointed(run, false);
+            spawn_local(saved_run::forget_run(run));
+        }
         self.run.saved().set(None);
     }
 
@@ -159,7 +238,13 @@ impl Trainer {
     }
 
     fn refresh_saved(self) {
-        spawn_local(async move { self.run.saved().set(saved_run::saved_summary().await) });
+        spawn_local(async move {
+            let saved = match tab_run() {
+                Some(run) => saved_run::saved_summary(run).await,
+                None => None,
+            };
+            self.run.saved().set(saved);
+        });
     }
 
     fn follow(self, effect: RunEffect) {
@@ -172,6 +257,11 @@ impl Trainer {
                 }
             }
             RunEffect::RefreshSaved => self.refresh_saved(),
+            RunEffect::Kept { run } => {
+                set_tab_run(run);
+                self.app.keeper.checkpointed(run, true);
+                self.refresh_saved();
+            }
             RunEffect::KeepWeights { bytes } => self.app.keeper.keep_weights(bytes),
         }
     }

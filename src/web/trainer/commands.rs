@@ -45,32 +45,45 @@ pub(super) async fn handle(
     inbox: &Rc<Inbox>,
 ) {
     match message {
-        ToTrainer::Probe => {
-            let summary = saved_run::saved_summary().await;
+        ToTrainer::Probe { run } => {
+            let summary = saved_run::saved_summary(run).await;
             post(&FromTrainer::Saved { summary }, None);
         }
-        ToTrainer::Start { plan, backend } => {
-            // The saved run stays until this one's first save replaces it: a start that fails
-            // (offline, a bad manifest, a lost device) loses nothing.
+        ToTrainer::Start { plan, backend, run } => {
+            // A run of its own: a start that fails (offline, a bad manifest, a lost device)
+            // touches no saved run.
             let trial = plan.clone();
-            launch(runner, inbox, &backend, &trial, None, |manifest, device| {
-                Session::new(plan, manifest.items(Split::Train), device).map_err(SessionError::New)
-            })
+            launch(
+                runner,
+                inbox,
+                (run, &backend),
+                &trial,
+                None,
+                |manifest, device| {
+                    Session::new(plan, manifest.items(Split::Train), device)
+                        .map_err(SessionError::New)
+                },
+            )
             .await;
         }
-        ToTrainer::ResumeSaved { backend } => {
-            let saved = match saved_run::load_run().await {
+        ToTrainer::ResumeSaved { backend, run } => {
+            let saved = match saved_run::load_run(run).await {
                 Ok(saved) => saved,
                 Err(error) => return fail_without_run(error),
             };
             let step = saved.state.step;
             let trial = saved.state.plan.clone();
-            launch(runner, inbox, &backend, &trial, Some(step), |_, device| {
-                Session::resume(saved, device).map_err(SessionError::Saved)
-            })
+            launch(
+                runner,
+                inbox,
+                (run, &backend),
+                &trial,
+                Some(step),
+                |_, device| Session::resume(saved, device).map_err(SessionError::Saved),
+            )
             .await;
         }
-        ToTrainer::ResumeFile { backend } => {
+        ToTrainer::ResumeFile { backend, run } => {
             let Some(bytes) = bytes else {
                 return fail_without_run("no run file came with the message");
             };
@@ -81,8 +94,8 @@ pub(super) async fn handle(
                 }
             };
             let trial = checkpoint.state.plan.clone();
-            // Not saved in this browser yet: its first save here replaces the saved run.
-            launch(runner, inbox, &backend, &trial, None, |_, device| {
+            // Not saved in this browser yet: its first save here keeps it as run `run`.
+            launch(runner, inbox, (run, &backend), &trial, None, |_, device| {
                 Session::resume(checkpoint, device).map_err(SessionError::File)
             })
             .await;
@@ -124,7 +137,6 @@ pub(super) async fn handle(
             runner.end();
             inbox.generation.set(inbox.generation.get() + 1);
             inbox.chunks.borrow_mut().clear();
-            saved_run::forget_run().await;
             post(
                 &FromTrainer::State {
                     state: RunState::Idle,
@@ -165,13 +177,13 @@ fn helper_stopped(why: HelperError) {
     );
 }
 
-/// Starts a run: the device (timed against the other for `plan` when none is asked for), the
-/// manifest, the session `build` makes on them, then the data. `saved_step` is the step of
-/// the save the session was restored from, if it was.
+/// Starts run `id`: the device (timed against the other for `plan` when none is asked for),
+/// the manifest, the session `build` makes on them, then the data. `saved_step` is the step
+/// of the save the session was restored from, if it was.
 async fn launch(
     runner: &mut Runner,
     inbox: &Rc<Inbox>,
-    backend: &Option<BackendKind>,
+    (id, backend): (u64, &Option<BackendKind>),
     plan: &TrainingPlan,
     saved_step: Option<usize>,
     build: impl FnOnce(&Manifest, &Device) -> Result<Session, SessionError>,
@@ -222,6 +234,7 @@ async fn launch(
     inbox.chunks.borrow_mut().clear();
     let helper = helper.filter(|_| started.backend == BackendKind::Cpu);
     let mut new_run = Run {
+        id,
         session,
         backend: started.backend,
         state: RunState::Starting,

@@ -16,6 +16,8 @@ use super::to_page::{notice, post};
 
 /// The run in progress.
 pub(super) struct Run {
+    /// Its record in the runs table, under which its checkpoint is kept.
+    pub(super) id: u64,
     pub(super) session: Session,
     pub(super) backend: BackendKind,
     pub(super) state: RunState,
@@ -76,10 +78,13 @@ impl Run {
         self.last_report_ms = now_ms();
     }
 
-    /// Saves the run so a reload (or a switch to the CPU) can resume it.
+    /// Saves the run so a reload (or a switch to the CPU, or the runs table) can resume it.
     pub(super) async fn save(&mut self) {
-        match saved_run::save_run(&self.session).await {
-            Ok(step) => self.saved_step = Some(step),
+        match saved_run::save_run(&self.session, self.id).await {
+            Ok(step) => {
+                self.saved_step = Some(step);
+                post(&FromTrainer::Kept { run: self.id, step }, None);
+            }
             Err(error) => notice(format!("The run could not be saved: {error}"), true),
         }
     }

@@ -129,9 +129,9 @@ impl Runner {
     /// useless: the run goes back to its last save, or is dropped when there is none.
     async fn stopped_by_nan(&mut self, error: TrainingError) {
         let Some(run) = self.run_mut() else { return };
-        // Until this run has saved, what the browser holds is an earlier run's save.
+        // Until this run has saved, there is nothing to go back to.
         let restored = match run.saved_step {
-            Some(_) => match saved_run::load_run().await {
+            Some(_) => match saved_run::load_run(run.id).await {
                 Ok(saved) => {
                     let step = saved.state.step;
                     Session::resume(saved, &run.session.device())

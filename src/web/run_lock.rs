@@ -1,0 +1,66 @@
+//! One tab at a time per run: the tab that trains a run holds a Web Lock named for it
+//! (`navigator.locks`, in every current browser), so that a second tab asked to continue it
+//! (a duplicated tab shares the first one's `sessionStorage`, and the runs table lists every
+//! run) says so instead of training one run from one checkpoint in two places. The lock goes
+//! with the tab: closed, crashed or reloaded.
+
+use futures::channel::oneshot;
+use wasm_bindgen::prelude::*;
+use wasm_bindgen::{JsCast, JsValue};
+
+/// Run `0` is held by another tab.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error(
+    "run #{} is being trained in another tab: go on with it there, or close that tab first",
+    .0 % 10_000
+)]
+pub struct HeldElsewhere(pub u64);
+
+/// This tab's lock on a run, let go when dropped.
+pub struct RunHold {
+    pub run: u64,
+    release: js_sys::Function,
+}
+
+impl Drop for RunHold {
+    fn drop(&mut self) {
+        let _ = self.release.call0(&JsValue::NULL);
+    }
+}
+
+/// Takes run `run`'s lock unless another tab holds it; `None` where the browser has no Web
+/// Locks (nothing to guard with: the run goes on unguarded).
+pub async fn hold_run(run: u64) -> Result<Option<RunHold>, HeldElsewhere> {
+    let Some(locks) = web_sys::window()
+        .and_then(|window| js_sys::Reflect::get(&window.navigator(), &"locks".into()).ok())
+        .filter(|locks| locks.is_object())
+    else {
+        return Ok(None);
+    };
+    let Some(request) = js_sys::Reflect::get(&locks, &"request".into())
+        .ok()
+        .and_then(|request| request.dyn_into::<js_sys::Function>().ok())
+    else {
+        return Ok(None);
+    };
+    // The lock is held until this promise settles: `RunHold` settles it.
+    let mut release = None;
+    let held = js_sys::Promise::new(&mut |resolve, _| release = Some(resolve));
+    let (granted, answer) = oneshot::channel::<bool>();
+    let callback = Closure::once_into_js(move |lock: JsValue| -> JsValue {
+        let got = !lock.is_null();
+        let _ = granted.send(got);
+        if got { held.into() } else { JsValue::UNDEFINED }
+    });
+    let options = js_sys::Object::new();
+    let _ = js_sys::Reflect::set(&options, &"ifAvailable".into(), &JsValue::TRUE);
+    let name = JsValue::from_str(&format!("vitlab-run-{run}"));
+    if request.call3(&locks, &name, &options, &callback).is_err() {
+        return Ok(None);
+    }
+    match (answer.await, release) {
+        (Ok(true), Some(release)) => Ok(Some(RunHold { run, release })),
+        (Ok(false), _) => Err(HeldElsewhere(run)),
+        _ => Ok(None),
+    }
+}

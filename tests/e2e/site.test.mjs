@@ -1,0 +1,79 @@
+// End-to-end: the built site as a static host serves it, under a sub-path, and offline after
+// one visit (its service worker, www/sw.js).
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { DIST, LabPage, ONE, launch, numberIn, serve, until } from "./support.mjs";
+
+const BASE = "/some/path/";
+
+/** A lab in a context of its own with the service worker allowed, served under BASE. */
+async function openUnderBase(browser, server, query = "?backend=cpu") {
+  const context = await browser.newContext({ serviceWorkers: "allow" });
+  const page = await context.newPage();
+  const outside = [];
+  page.on("response", (response) => {
+    const path = new URL(response.url()).pathname;
+    if (!path.startsWith(BASE)) outside.push(path);
+  });
+  const lab = new LabPage(page);
+  await lab.open(`${server.url}${query}`);
+  return { context, page, lab, outside };
+}
+
+/** Trains from Train until step `steps`, then stops; returns the step it stopped at. */
+async function trainAndStop(lab, steps) {
+  await lab.byTestId("train-button").click();
+  await until(() => numberIn(lab, "training-step"), (s) => s >= steps, { what: `step ${steps}`, timeout: 300_000 });
+  await lab.byTestId("stop-button").click();
+  await until(() => lab.byTestId("run-state").textContent(), (s) => s === "stopped", { what: "stopped" });
+  return numberIn(lab, "training-step");
+}
+
+test(`served under ${BASE}: every file is found beside the page, and it draws and trains`, async () => {
+  const server = await serve(DIST, { base: BASE });
+  const browser = await launch();
+  try {
+    const { page, lab, outside } = await openUnderBase(browser, server);
+    await lab.stroke(ONE);
+    assert.equal(await lab.settledPrediction(), "1");
+    await trainAndStop(lab, 5);
+    // The workers and the data came from under the path too.
+    assert.ok(page.workers().some((w) => new URL(w.url()).pathname === `${BASE}worker_loader.js`), "the worker beside the page");
+    assert.ok(Number(await lab.byTestId("data-progress").getAttribute("data-value")) > 0, "data under the path");
+    assert.deepEqual(outside, [], "nothing asked for outside the path");
+  } finally {
+    await browser.close();
+    server.close();
+  }
+});
+
+test("after one visit, with the network gone, the page reloads, reads digits and trains", async () => {
+  const server = await serve(DIST, { base: BASE });
+  const browser = await launch();
+  try {
+    const { page, lab } = await openUnderBase(browser, server);
+    const offline = lab.byTestId("offline");
+    await until(() => offline.getAttribute("data-state"), (s) => s === "ready", { what: "kept for offline use", timeout: 300_000 });
+    assert.match(await offline.textContent(), /Works offline/);
+    // A first run fetches the data; the training worker keeps the chunks.
+    await trainAndStop(lab, 3);
+    await until(async () => Number(await lab.byTestId("data-progress").getAttribute("data-value")), (v) => v === 1, { what: "every chunk fetched", timeout: 300_000 });
+
+    server.cut();
+    // Nothing answers any more.
+    await assert.rejects(fetch(server.url), "the server is gone");
+    await page.reload();
+    await lab.byTestId("model-ready").waitFor({ timeout: 120_000 });
+    await lab.stroke(ONE);
+    assert.equal(await lab.settledPrediction(), "1");
+
+    // A new run trains on the chunks kept, its worker and data from the service worker.
+    await lab.byTestId("reset-button").click();
+    await until(() => lab.byTestId("run-state").textContent(), (s) => s === "idle", { what: "idle" });
+    const stopped = await trainAndStop(lab, 5);
+    assert.ok(stopped >= 5, `trained offline to step ${stopped}`);
+    assert.equal(await lab.byTestId("training-error").count(), 0);
+  } finally {
+    await browser.close();
+  }
+});
