@@ -26,6 +26,12 @@ pub(super) async fn start(app: AppState, weights_url: String) {
         return;
     }
     app.status.set(String::new());
+    if app.preferred.is_none() && !browser_has_webgpu() {
+        // Nothing to time: the page says at once why it draws on the CPU.
+        app.host
+            .note
+            .set(Some(format!("On the CPU: {}", web::NO_WEBGPU)));
+    }
     let vit = app
         .host
         .engine
@@ -43,12 +49,7 @@ pub(super) async fn start(app: AppState, weights_url: String) {
         },
         Err(error) => app.show_error(format!("The test batch for attention distance: {error}")),
     }
-    if app.preferred.is_none() && !browser_has_webgpu() {
-        // Nothing to time: the page says why it draws on the CPU.
-        app.host
-            .note
-            .set(Some(format!("On the CPU: {}", web::NO_WEBGPU)));
-    } else if app.preferred.is_none() {
+    if app.preferred.is_none() && browser_has_webgpu() {
         // A real digit, so the GPU does the work a drawing gives it.
         let probe = digits
             .ok()
