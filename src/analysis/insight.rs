@@ -82,6 +82,33 @@ pub fn rollout(layers: &[LayerAttention]) -> Vec<f32> {
     joint[1..n].to_vec()
 }
 
+/// Gradient-weighted attention relevance (Chefer, Gur & Wolf, ICCV 2021, "generic attention
+/// explainability", eq. 5–6 for a self-attention encoder): per layer the heads' mean of
+/// `(∂y_c/∂A ⊙ A)⁺`, the positive part of each attention weight times the class score's
+/// gradient with respect to it; `R = I`, then `R ← R + Ā_l · R` through the layers. Returns
+/// the class token's row over the patches, one relevance per patch (not normalised: zero
+/// where nothing speaks for class `c`). `gradients[l]` has `layers[l]`'s shape.
+pub fn gradient_relevance(layers: &[LayerAttention], gradients: &[LayerAttention]) -> Vec<f32> {
+    let Some(first) = layers.first() else {
+        return Vec::new();
+    };
+    let n = first.tokens;
+    let mut relevance = identity(n);
+    for (layer, gradient) in layers.iter().zip(gradients) {
+        let mut weighted = vec![0.0; n * n];
+        for head in 0..layer.heads {
+            let values = &layer.values[head * n * n..(head + 1) * n * n];
+            let grads = &gradient.values[head * n * n..(head + 1) * n * n];
+            for ((w, a), g) in weighted.iter_mut().zip(values).zip(grads) {
+                *w += (a * g).max(0.0) / layer.heads as f32;
+            }
+        }
+        let mixed = matmul(&weighted, &relevance, n);
+        relevance.iter_mut().zip(mixed).for_each(|(r, m)| *r += m);
+    }
+    relevance[1..n].to_vec()
+}
+
 fn identity(n: usize) -> Vec<f32> {
     let mut m = vec![0.0; n * n];
     (0..n).for_each(|i| m[i * n + i] = 1.0);

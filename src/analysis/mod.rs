@@ -7,6 +7,8 @@ pub mod inference;
 pub mod insight;
 mod map_choice;
 pub mod preprocess;
+#[cfg(feature = "train")]
+pub mod relevance;
 pub mod timeline;
 
 pub use map_choice::MapChoice;

@@ -49,8 +49,28 @@ impl MultiHeadAttention {
     /// - mixed: `[batch, tokens, dim]`
     /// - attention: `[batch, heads, tokens, tokens]`
     pub fn attend(&self, tokens: Tensor<3>) -> (Tensor<3>, Tensor<4>) {
+        self.attend_probed(tokens, None)
+    }
+
+    /// [`Self::attend`] with `probe` added to the attention probabilities the values are mixed
+    /// with (the returned attention is without it). A zero probe that requires a gradient
+    /// changes nothing but receives `∂output/∂attention`, which Burn keeps for leaves only:
+    /// the gradient relevance (`analysis::relevance`) asks for it. Always Burn's ops.
+    ///
+    /// # Shapes
+    /// - tokens: `[batch, tokens, dim]`
+    /// - probe: `[batch, heads, tokens, tokens]`
+    /// - mixed: `[batch, tokens, dim]`
+    /// - attention: `[batch, heads, tokens, tokens]`
+    pub fn attend_probed(
+        &self,
+        tokens: Tensor<3>,
+        probe: Option<Tensor<4>>,
+    ) -> (Tensor<3>, Tensor<4>) {
         let qkv = fused::linear(&self.qkv, &tokens); // [B, N, 3·D]
-        if let Some(fused) = fused::attention(&qkv, self.heads, &self.dropout) {
+        if probe.is_none()
+            && let Some(fused) = fused::attention(&qkv, self.heads, &self.dropout)
+        {
             return fused;
         }
         let [batch, n, width] = qkv.dims();
@@ -67,7 +87,11 @@ impl MultiHeadAttention {
         let scale = (head_dim as f64).powf(-0.5);
         let scores = q.matmul(k.swap_dims(2, 3)) * scale; // [B, H, N, N]
         let attention = attention_softmax(scores); // [B, H, N, N]
-        let mixed = dropout(&self.dropout, attention.clone()).matmul(v); // [B, H, N, D/H]
+        let used = match probe {
+            Some(probe) => attention.clone() + probe, // [B, H, N, N]
+            None => attention.clone(),
+        };
+        let mixed = dropout(&self.dropout, used).matmul(v); // [B, H, N, D/H]
         let mixed = mixed.swap_dims(1, 2).reshape([batch, n, dim]); // [B, N, D]
         (mixed, attention)
     }

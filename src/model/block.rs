@@ -39,8 +39,24 @@ impl EncoderBlock {
     /// - output: `[batch, tokens, dim]`
     /// - attention: `[batch, heads, tokens, tokens]`
     pub fn forward(&self, tokens: Tensor<3>) -> (Tensor<3>, Tensor<4>) {
+        self.forward_probed(tokens, None)
+    }
+
+    /// [`Self::forward`] with a probe on the attention (see
+    /// [`MultiHeadAttention::attend_probed`]).
+    ///
+    /// # Shapes
+    /// - tokens: `[batch, tokens, dim]`
+    /// - probe: `[batch, heads, tokens, tokens]`
+    /// - output: `[batch, tokens, dim]`
+    /// - attention: `[batch, heads, tokens, tokens]`
+    pub fn forward_probed(
+        &self,
+        tokens: Tensor<3>,
+        probe: Option<Tensor<4>>,
+    ) -> (Tensor<3>, Tensor<4>) {
         let normed = layer_norm(&self.norm1, &tokens); // [B, N, D]
-        let (mixed, attention) = self.attn.attend(normed); // [B, N, D], [B, H, N, N]
+        let (mixed, attention) = self.attn.attend_probed(normed, probe); // [B, N, D], [B, H, N, N]
         let tokens =
             fused::linear_residual(&self.attn.proj, &mixed, &tokens).unwrap_or_else(|| {
                 tokens + dropout(&self.attn.dropout, fused::linear(&self.attn.proj, &mixed))

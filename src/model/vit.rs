@@ -50,17 +50,55 @@ impl VisionTransformer {
     /// - logits: `[batch, classes]`
     /// - attention: `depth` × `[batch, heads, tokens, tokens]`
     pub fn forward_with_attention(&self, images: Tensor<4>) -> VitOutput {
+        self.forward_probed(images, &[])
+    }
+
+    /// [`Self::forward_with_attention`] with `probes[l]` added to layer `l`'s attention where
+    /// the values are mixed (see [`super::MultiHeadAttention::attend_probed`]); layers past
+    /// the probes run as they do without.
+    ///
+    /// # Shapes
+    /// - images: `[batch, channels, height, width]`
+    /// - probes: up to `depth` × `[batch, heads, tokens, tokens]`
+    /// - logits: `[batch, classes]`
+    /// - attention: `depth` × `[batch, heads, tokens, tokens]`
+    pub fn forward_probed(&self, images: Tensor<4>, probes: &[Tensor<4>]) -> VitOutput {
         let mut tokens = self.patch_embed.forward(images); // [B, N + 1, D]
         let mut attention = Vec::with_capacity(self.layers.len());
-        for layer in &self.layers {
-            let (next, probabilities) = layer.forward(tokens);
+        for (i, layer) in self.layers.iter().enumerate() {
+            let (next, probabilities) = layer.forward_probed(tokens, probes.get(i).cloned());
             tokens = next; // [B, N + 1, D]
             attention.push(probabilities);
         }
-        let [batch, _, dim] = tokens.dims();
-        let class_token = tokens.narrow(1, 0, 1).reshape([batch, dim]); // [B, D]
-        let normed = layer_norm(&self.norm, &class_token); // [B, D]
-        let logits = fused::linear(&self.head, &normed); // [B, classes]
+        let logits = self.classify(&tokens); // [B, classes]
         VitOutput { logits, attention }
+    }
+
+    /// The logit lens: what the class token would predict after each block, read with the
+    /// model's own final LayerNorm and head (the last entry is the model's logits).
+    ///
+    /// # Shapes
+    /// - images: `[batch, channels, height, width]`
+    /// - output: `depth` × `[batch, classes]`
+    pub fn logit_lens(&self, images: Tensor<4>) -> Vec<Tensor<2>> {
+        let mut tokens = self.patch_embed.forward(images); // [B, N + 1, D]
+        let mut lens = Vec::with_capacity(self.layers.len());
+        for layer in &self.layers {
+            tokens = layer.forward(tokens).0; // [B, N + 1, D]
+            lens.push(self.classify(&tokens)); // [B, classes]
+        }
+        lens
+    }
+
+    /// The head on the class token.
+    ///
+    /// # Shapes
+    /// - tokens: `[batch, tokens, dim]`
+    /// - output: `[batch, classes]`
+    fn classify(&self, tokens: &Tensor<3>) -> Tensor<2> {
+        let [batch, _, dim] = tokens.dims();
+        let class_token = tokens.clone().narrow(1, 0, 1).reshape([batch, dim]); // [B, D]
+        let normed = layer_norm(&self.norm, &class_token); // [B, D]
+        fused::linear(&self.head, &normed) // [B, classes]
     }
 }

@@ -15,6 +15,7 @@ mod one_loop;
 mod parity;
 mod preprocess;
 mod protocol;
+mod relevance;
 mod run_record;
 mod run_view;
 mod session;
