@@ -3,6 +3,7 @@
 //! of them (`insight`: attention rollout, mean attention distance). Pure: no browser types.
 
 pub mod data_scaling;
+pub mod explanation;
 pub mod inference;
 pub mod insight;
 mod map_choice;

@@ -7,6 +7,7 @@
 use burn::module::Module;
 use burn::tensor::{Device, Tensor};
 
+use super::explanation::{Explanation, probabilities};
 use super::insight::{LayerAttention, gradient_relevance};
 use crate::model::{VisionTransformer, VitConfig};
 use crate::weights::{ReadError, WeightsFile, read_all_async};
@@ -101,4 +102,29 @@ fn argmax(values: &[f32]) -> usize {
         .enumerate()
         .max_by(|a, b| a.1.total_cmp(b.1))
         .map_or(0, |(i, _)| i)
+}
+
+/// The explanations card's numbers for `image`: the relevance for `class` (the prediction
+/// when `None`) and the logit lens, as probabilities.
+///
+/// # Shapes
+/// - image: `[1, channels, height, width]`, normalised pixels, on `model`'s (autodiff) device
+pub async fn explain_async(
+    model: &VisionTransformer,
+    config: &VitConfig,
+    image: Tensor<4>,
+    class: Option<usize>,
+) -> Result<Explanation, ReadError> {
+    let lens = model
+        .logit_lens(image.clone())
+        .into_iter()
+        .map(|logits| logits.inner().flatten::<1>(0, 1))
+        .collect();
+    let lens = read_all_async(lens).await?;
+    let relevance = relevance_async(model, config, image, class).await?;
+    Ok(Explanation {
+        class: relevance.class,
+        relevance: relevance.patches,
+        lens: lens.iter().map(|logits| probabilities(logits)).collect(),
+    })
 }

@@ -3,6 +3,9 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::BackendKind;
+use crate::analysis::explanation::Explanation;
+
 /// The page to the GPU worker.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub enum ToGpu {
@@ -15,6 +18,16 @@ pub enum ToGpu {
     /// Mean attention distance per layer and head over the images beside this (784 bytes
     /// each). Answered by [`FromGpu::Distances`].
     Distances { id: u32, images: usize },
+    /// Keep the safetensors bytes beside this to explain with; nothing is built until the
+    /// first [`ToGpu::Explain`]. Answered by [`FromGpu::Loaded`].
+    Keep { id: u32 },
+    /// Explain the 28×28 image beside this on `backend`: the gradient relevance for `class`
+    /// (the prediction when `None`) and the logit lens. Answered by [`FromGpu::Explained`].
+    Explain {
+        id: u32,
+        backend: BackendKind,
+        class: Option<u8>,
+    },
 }
 
 /// The GPU worker to the page.
@@ -35,6 +48,10 @@ pub enum FromGpu {
         id: u32,
         values: Vec<Vec<f32>>,
     },
+    Explained {
+        id: u32,
+        explanation: Explanation,
+    },
     /// The request failed; the worker goes on, but the page no longer trusts its GPU.
     Failed {
         id: u32,
@@ -50,6 +67,7 @@ impl FromGpu {
             Self::Loaded { id }
             | Self::Classified { id }
             | Self::Distances { id, .. }
+            | Self::Explained { id, .. }
             | Self::Failed { id, .. } => Some(*id),
         }
     }

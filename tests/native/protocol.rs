@@ -126,6 +126,17 @@ fn answers_of_the_gpu_worker_name_the_request_they_answer() {
         ToGpu::Load { id: 0 },
         ToGpu::Classify { id: 1 },
         ToGpu::Distances { id: 2, images: 3 },
+        ToGpu::Keep { id: 5 },
+        ToGpu::Explain {
+            id: 6,
+            backend: BackendKind::WebGpu,
+            class: Some(7),
+        },
+        ToGpu::Explain {
+            id: 8,
+            backend: BackendKind::Cpu,
+            class: None,
+        },
     ] {
         round_trip(&request);
         assert_eq!(request.called(), "a request");
@@ -140,6 +151,17 @@ fn answers_of_the_gpu_worker_name_the_request_they_answer() {
                 values: vec![vec![1.5, 2.0], vec![0.25]],
             },
             Some(3),
+        ),
+        (
+            FromGpu::Explained {
+                id: 9,
+                explanation: vitlab::analysis::explanation::Explanation {
+                    class: 3,
+                    relevance: vec![0.0, 0.5, 0.25, 1.0],
+                    lens: vec![vec![0.1, 0.9], vec![0.6, 0.4]],
+                },
+            },
+            Some(9),
         ),
         (
             FromGpu::Failed {

@@ -2,6 +2,7 @@
 //! against the same computations in PyTorch on the seed's own code, with autograd for the
 //! gradients (`tools/make_relevance_fixture.py`, `tests/fixtures/relevance-seed.json`).
 
+use vitlab::analysis::explanation::{Explanation, probabilities};
 use vitlab::analysis::insight::{LayerAttention, gradient_relevance};
 use vitlab::analysis::relevance::{explaining_model, relevance_async};
 use vitlab::data::{images_tensor, sha256_hex};
@@ -120,5 +121,28 @@ fn relevance_follows_the_positive_gradient_weighted_attention() {
     assert_eq!(
         gradient_relevance(&[attention], &[layer(vec![1.0, -2.0, 0.0, 0.0])]),
         vec![0.0]
+    );
+}
+
+#[test]
+fn an_explanation_reads_its_lens_and_writes_its_numbers_as_csv() {
+    let explanation = Explanation {
+        class: 4,
+        relevance: vec![0.5, 0.0, 0.25, 1.0],
+        lens: vec![vec![0.7, 0.3], vec![0.2, 0.8]],
+    };
+    assert_eq!(explanation.lens_tops(), vec![(0, 0.7), (1, 0.8)]);
+    assert_eq!(
+        explanation.relevance_csv(2),
+        "row,column,relevance for class 4\n1,1,0.5\n1,2,0\n2,1,0.25\n2,2,1\n"
+    );
+    assert_eq!(
+        explanation.lens_csv(),
+        "block,p0,p1\n1,0.7,0.3\n2,0.2,0.8\n"
+    );
+    let p = probabilities(&[2f32.ln(), 2f32.ln(), 0.0]);
+    assert!(
+        (p[0] - 0.4).abs() < 1e-6 && (p[2] - 0.2).abs() < 1e-6,
+        "{p:?}"
     );
 }

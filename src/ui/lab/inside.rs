@@ -8,6 +8,7 @@ use super::analysis::AnalysisView;
 use super::attention::AttentionView;
 use super::classifier::Classifier;
 use super::cnn_view::CnnView;
+use super::explain::Explanations;
 use crate::analysis::inference::ModelInsight;
 use crate::ui::state::LabState;
 
@@ -22,6 +23,10 @@ pub(super) fn Inside(insight: ModelInsight) -> impl IntoView {
                 <section class="card heatmaps">
                     <h2>"Where it looks"</h2>
                     <AttentionView result=result input=lab.input grid=grid depth=config.depth heads=config.heads choice=lab.map />
+                </section>
+                <section class="card">
+                    <h2>"Beyond rollout"</h2>
+                    <Explanations grid=grid depth=config.depth />
                 </section>
                 <section class="card wide">
                     <h2>"Inside the model"</h2>

@@ -7,6 +7,7 @@ mod classifier;
 mod cnn_view;
 mod draw_card;
 mod draw_pad;
+mod explain;
 mod inside;
 mod prediction;
 mod timeline;

@@ -51,6 +51,8 @@ pub struct ModelHost {
     /// The same weights on the CPU.
     cpu: StoredValue<Option<Rc<Engine>>, LocalStorage>,
     gpu: StoredValue<Option<Rc<GpuWorker>>, LocalStorage>,
+    /// The weights in use, for work that builds a model of its own (the explanations).
+    weights: StoredValue<Option<Rc<Vec<u8>>>, LocalStorage>,
 }
 
 impl Default for ModelHost {
@@ -68,7 +70,13 @@ impl ModelHost {
             timings: RwSignal::new(None),
             cpu: StoredValue::new_local(None),
             gpu: StoredValue::new_local(None),
+            weights: StoredValue::new_local(None),
         }
+    }
+
+    /// The bytes of the weights in use, once a model is.
+    pub fn weights(&self) -> Option<Rc<Vec<u8>>> {
+        self.weights.get_value()
     }
 
     /// The backend in use, if a model is.
@@ -106,6 +114,7 @@ impl ModelHost {
             },
         };
         self.cpu.set_value(Some(cpu));
+        self.weights.set_value(Some(Rc::new(bytes.to_vec())));
         self.engine.set(Some(chosen));
         self.generation.update(|g| *g += 1);
         Ok(())

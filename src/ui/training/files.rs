@@ -2,7 +2,6 @@
 
 use leptos::prelude::event_target;
 use leptos::task::spawn_local;
-use wasm_bindgen::JsCast;
 
 use crate::web;
 
@@ -13,16 +12,6 @@ pub(super) enum UploadError {
     TooLarge { size_mb: f64, cap_mb: usize },
     #[error(transparent)]
     Read(#[from] gloo_file::FileReadError),
-}
-
-/// Why a download was not offered.
-#[derive(Debug, thiserror::Error)]
-pub(super) enum DownloadError {
-    #[error("no document")]
-    NoDocument,
-    /// The browser refused the link the download goes through (as it says it).
-    #[error("{0}")]
-    Link(String),
 }
 
 /// A file input's change handler: the chosen file is read (held to the cap) and handed to
@@ -60,22 +49,4 @@ async fn read_file(file: &web_sys::File) -> Result<Vec<u8>, UploadError> {
     }
     let file = gloo_file::File::from(file.clone());
     Ok(gloo_file::futures::read_as_bytes(&file).await?)
-}
-
-/// Hands `bytes` to the browser as a downloaded file.
-pub(super) fn offer_download(bytes: &[u8], name: &str) -> Result<(), DownloadError> {
-    let blob = gloo_file::Blob::new_with_options(bytes, Some("application/octet-stream"));
-    // Revoked when dropped, after the click: the download holds its own reference.
-    let url = gloo_file::ObjectUrl::from(blob);
-    let document = web_sys::window()
-        .and_then(|w| w.document())
-        .ok_or(DownloadError::NoDocument)?;
-    let anchor: web_sys::HtmlAnchorElement = document
-        .create_element("a")
-        .map_err(|error| DownloadError::Link(web::describe(error)))?
-        .unchecked_into();
-    anchor.set_href(&url);
-    anchor.set_download(name);
-    anchor.click();
-    Ok(())
 }

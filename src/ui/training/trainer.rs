@@ -6,7 +6,6 @@ use leptos::prelude::*;
 use leptos::task::spawn_local;
 use reactive_stores::Store;
 
-use super::files::offer_download;
 use super::plan_choice::PlanChoice;
 use super::shown::Shown;
 use crate::protocol::{
@@ -15,6 +14,7 @@ use crate::protocol::{
 use crate::run_view::{RunEffect, RunView, RunViewStoreFields};
 use crate::train::TrainingPlan;
 use crate::ui::state::{AppState, Interest};
+use crate::ui::widgets::offer_download;
 use crate::web::{
     self, RunHold, TrainerLost, TrainerWorker, forget_tab_run, hold_run, new_run_id, saved_run,
     set_tab_run, tab_run,

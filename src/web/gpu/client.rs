@@ -8,8 +8,9 @@ use std::rc::Rc;
 use futures::channel::oneshot;
 use futures::future::{Either, select};
 
+use crate::analysis::explanation::Explanation;
 use crate::data::IMAGE_PIXELS;
-use crate::protocol::{FromGpu, ToGpu, bytes_to_floats, images_to_bytes};
+use crate::protocol::{BackendKind, FromGpu, ToGpu, bytes_to_floats, images_to_bytes};
 
 use crate::web::global::sleep_ms;
 use crate::web::link::{Heard, Link, LinkError, WorkerRole};
@@ -163,6 +164,48 @@ impl GpuWorker {
             other => Err(GpuError::Unexpected {
                 answer: format!("{:?}", other.0),
                 to: "a drawing",
+            }),
+        }
+    }
+
+    /// Keeps safetensors `weights` in the worker to explain with (nothing is built yet).
+    pub async fn keep(&self, weights: &[u8]) -> Result<(), GpuError> {
+        match self
+            .request(
+                |id| ToGpu::Keep { id },
+                weights.to_vec(),
+                REQUEST_DEADLINE_MS,
+            )
+            .await?
+        {
+            (FromGpu::Loaded { .. }, _) => Ok(()),
+            other => Err(GpuError::Unexpected {
+                answer: format!("{:?}", other.0),
+                to: "weights to keep",
+            }),
+        }
+    }
+
+    /// The relevance of `image`'s patches for `class` (the prediction when `None`) and the
+    /// logit lens, computed on `backend` with the weights kept.
+    pub async fn explain(
+        &self,
+        image: &[u8; IMAGE_PIXELS],
+        backend: BackendKind,
+        class: Option<u8>,
+    ) -> Result<Explanation, GpuError> {
+        match self
+            .request(
+                |id| ToGpu::Explain { id, backend, class },
+                images_to_bytes(std::slice::from_ref(image)),
+                LOAD_DEADLINE_MS,
+            )
+            .await?
+        {
+            (FromGpu::Explained { explanation, .. }, _) => Ok(explanation),
+            other => Err(GpuError::Unexpected {
+                answer: format!("{:?}", other.0),
+                to: "an image to explain",
             }),
         }
     }

@@ -8,9 +8,13 @@ use std::rc::Rc;
 use futures::StreamExt;
 use wasm_bindgen_futures::spawn_local;
 
-use crate::data::IMAGE_PIXELS;
+use burn::tensor::Device;
+
+use crate::analysis::relevance::{explain_async, explaining_model};
+use crate::data::{IMAGE_PIXELS, images_tensor};
+use crate::model::{VisionTransformer, VitConfig};
 use crate::protocol::{FromGpu, ToGpu, bytes_to_images, floats_to_bytes};
-use crate::weights::{self, WeightsError};
+use crate::weights::{self, ReadError, WeightsError, WeightsFile};
 
 use crate::web::local_model::{LocalModel, ModelError};
 use crate::web::packet::{Packet, packets_to_this_worker};
@@ -28,17 +32,32 @@ enum RequestError {
     Model(#[from] ModelError),
     #[error("no model is loaded on the GPU")]
     NoModel,
+    #[error("no weights to explain with")]
+    NoWeights,
+    #[error("a CNN has no attention to explain")]
+    NotAVit,
+    #[error(transparent)]
+    Read(#[from] ReadError),
     #[error("an image is {IMAGE_PIXELS} bytes")]
     NotAnImage,
     #[error("{images} images are not {bytes} bytes")]
     NotImages { images: usize, bytes: usize },
 }
 
+/// What the worker holds: the model that classifies, and the weights and model that explain.
+#[derive(Default)]
+struct Held {
+    model: Option<Rc<LocalModel>>,
+    weights: Option<Rc<WeightsFile>>,
+    /// Built on the first explanation on a backend, for the weights held.
+    explainer: Option<(BackendKind, Rc<VisionTransformer>, Device)>,
+}
+
 /// The worker's entry point: requests are handled one at a time, in the order they came.
 pub fn run_gpu_worker() {
     let mut requests = packets_to_this_worker();
     spawn_local(async move {
-        let model = Rc::new(RefCell::new(None::<Rc<LocalModel>>));
+        let model = Rc::new(RefCell::new(Held::default()));
         while let Some(packet) = requests.next().await {
             let Ok(request) = packet.parse::<ToGpu>() else {
                 continue;
@@ -53,7 +72,7 @@ pub fn run_gpu_worker() {
 async fn handle(
     request: ToGpu,
     bytes: Vec<u8>,
-    slot: &RefCell<Option<Rc<LocalModel>>>,
+    slot: &RefCell<Held>,
 ) -> (FromGpu, Option<Vec<u8>>) {
     let failed = |id, error: RequestError| {
         let message = error.to_string();
@@ -62,13 +81,33 @@ async fn handle(
     match request {
         ToGpu::Load { id } => match load(&bytes).await {
             Ok(model) => {
-                *slot.borrow_mut() = Some(Rc::new(model));
+                slot.borrow_mut().model = Some(Rc::new(model));
                 (FromGpu::Loaded { id }, None)
             }
             Err(error) => failed(id, error),
         },
+        ToGpu::Keep { id } => match weights::decode(&bytes) {
+            Ok(file) => {
+                *slot.borrow_mut() = Held {
+                    weights: Some(Rc::new(file)),
+                    ..Held::default()
+                };
+                (FromGpu::Loaded { id }, None)
+            }
+            Err(error) => failed(id, error.into()),
+        },
+        ToGpu::Explain { id, backend, class } => {
+            let Some(image) = bytes_to_images(&bytes, 1).and_then(|images| images.first().copied())
+            else {
+                return failed(id, RequestError::NotAnImage);
+            };
+            match explain(slot, backend, image, class).await {
+                Ok(explanation) => (FromGpu::Explained { id, explanation }, None),
+                Err(error) => failed(id, error),
+            }
+        }
         ToGpu::Classify { id } => {
-            let Some(model) = slot.borrow().clone() else {
+            let Some(model) = slot.borrow().model.clone() else {
                 return failed(id, RequestError::NoModel);
             };
             let Some(image) = bytes_to_images(&bytes, 1).and_then(|images| images.first().copied())
@@ -81,7 +120,7 @@ async fn handle(
             }
         }
         ToGpu::Distances { id, images } => {
-            let Some(model) = slot.borrow().clone() else {
+            let Some(model) = slot.borrow().model.clone() else {
                 return failed(id, RequestError::NoModel);
             };
             let Some(images) = bytes_to_images(&bytes, images) else {
@@ -96,9 +135,44 @@ async fn handle(
     }
 }
 
-/// The weights on WebGPU, run once so that every kernel is compiled before the first drawing.
-async fn load(bytes: &[u8]) -> Result<LocalModel, RequestError> {
-    let file = weights::decode(bytes)?;
+/// The explanations of `image` with the weights held, on `backend` (the model built there on
+/// the first request).
+async fn explain(
+    slot: &RefCell<Held>,
+    backend: BackendKind,
+    image: [u8; IMAGE_PIXELS],
+    class: Option<u8>,
+) -> Result<crate::analysis::explanation::Explanation, RequestError> {
+    let file = slot
+        .borrow()
+        .weights
+        .clone()
+        .ok_or(RequestError::NoWeights)?;
+    let config: VitConfig = file.config.vit().cloned().ok_or(RequestError::NotAVit)?;
+    let held = slot
+        .borrow()
+        .explainer
+        .clone()
+        .filter(|(on, _, _)| *on == backend);
+    let (model, device) = match held {
+        Some((_, model, device)) => (model, device),
+        None => {
+            let device = match backend {
+                BackendKind::Cpu => Device::flex(),
+                BackendKind::WebGpu => webgpu().await?,
+            };
+            let model = Rc::new(explaining_model(&file, &device).ok_or(RequestError::NotAVit)?);
+            slot.borrow_mut().explainer = Some((backend, model.clone(), device.clone()));
+            (model, device)
+        }
+    };
+    let input = images_tensor(&[image], &device.autodiff());
+    let class = class.map(usize::from);
+    Ok(explain_async(&model, &config, input, class).await?)
+}
+
+/// This worker's WebGPU device, or why there is none.
+async fn webgpu() -> Result<Device, RequestError> {
     let started = start_device(Some(BackendKind::WebGpu)).await;
     if started.backend != BackendKind::WebGpu {
         return Err(RequestError::NoWebGpu(
@@ -107,7 +181,13 @@ async fn load(bytes: &[u8]) -> Result<LocalModel, RequestError> {
                 .unwrap_or_else(|| "WebGPU did not start".into()),
         ));
     }
-    let model = LocalModel::new(&file, started.device);
+    Ok(started.device)
+}
+
+/// The weights on WebGPU, run once so that every kernel is compiled before the first drawing.
+async fn load(bytes: &[u8]) -> Result<LocalModel, RequestError> {
+    let file = weights::decode(bytes)?;
+    let model = LocalModel::new(&file, webgpu().await?);
     model.classify_packed(&[[0; IMAGE_PIXELS]]).await?;
     Ok(model)
 }

@@ -1,0 +1,226 @@
+//! Beyond rollout: the gradient relevance of Chefer et al. for the predicted class or one
+//! picked, beside rollout, and the logit lens (what the class token would say after each
+//! block). Computed in a worker of its own on the backend the page draws on, once a drawing
+//! has been classified and has settled: never on the drawing's path.
+
+use std::rc::Rc;
+use std::sync::Arc;
+
+use leptos::html::Canvas;
+use leptos::prelude::*;
+use leptos::task::spawn_local;
+
+use super::classifier::Classifier;
+use crate::analysis::explanation::Explanation;
+use crate::analysis::inference::Classification;
+use crate::data::IMAGE_PIXELS;
+use crate::protocol::BackendKind;
+use crate::ui::state::{AppState, LabState, ModelHost};
+use crate::ui::widgets::{HeatCanvas, offer_download, offer_png, paint};
+use crate::web::gpu::GpuWorker;
+
+/// How long a classified drawing must stay unchanged before it is explained.
+const SETTLES_MS: u32 = 300;
+
+/// Where the explanation of the newest drawing stands.
+#[derive(Debug, Clone, PartialEq)]
+enum Shown {
+    Waiting,
+    Computing,
+    Ready(Arc<Explanation>),
+    Failed(String),
+}
+
+/// The worker that explains, started on first use with the weights in use.
+#[derive(Clone, Copy)]
+struct Explainer {
+    host: ModelHost,
+    worker: StoredValue<Option<Rc<GpuWorker>>, LocalStorage>,
+    /// Bumped per request: an answer to an older one is dropped.
+    latest: StoredValue<u32>,
+}
+
+impl Explainer {
+    async fn worker(self) -> Result<Rc<GpuWorker>, String> {
+        if let Some(worker) = self.worker.get_value().filter(|w| w.failure().is_none()) {
+            return Ok(worker);
+        }
+        let weights = self.host.weights().ok_or("no weights in use")?;
+        let worker = GpuWorker::spawn().map_err(|error| error.to_string())?;
+        worker
+            .keep(&weights)
+            .await
+            .map_err(|error| error.to_string())?;
+        self.worker.set_value(Some(worker.clone()));
+        Ok(worker)
+    }
+}
+
+#[component]
+pub(super) fn Explanations(grid: usize, depth: usize) -> impl IntoView {
+    let lab = expect_context::<LabState>();
+    let result = expect_context::<Classifier>().result;
+    let class = RwSignal::new(None::<u8>);
+    let shown = RwSignal::new(Shown::Waiting);
+    let explainer = Explainer {
+        host: expect_context::<AppState>().host,
+        worker: StoredValue::new_local(None),
+        latest: StoredValue::new(0),
+    };
+    // Once the drawing is classified and stays so for a moment, or another class is picked.
+    let timer = StoredValue::new_local(None::<gloo_timers::callback::Timeout>);
+    Effect::new(move |_| {
+        let classified = result.get().is_some();
+        let class = class.get();
+        let image = lab.input.get_untracked();
+        timer.set_value(None);
+        let Some(image) = image.filter(|_| classified) else {
+            shown.set(Shown::Waiting);
+            return;
+        };
+        let Ok(image) = <[u8; IMAGE_PIXELS]>::try_from(image) else {
+            return;
+        };
+        let backend = lab
+            .engine
+            .with_untracked(|e| e.as_ref().map(|e| e.backend))
+            .unwrap_or(BackendKind::Cpu);
+        let settled = gloo_timers::callback::Timeout::new(SETTLES_MS, move || {
+            let request = explainer.latest.get_value().wrapping_add(1);
+            explainer.latest.set_value(request);
+            shown.set(Shown::Computing);
+            spawn_local(async move {
+                let answer = match explainer.worker().await {
+                    Ok(worker) => worker
+                        .explain(&image, backend, class)
+                        .await
+                        .map_err(|error| error.to_string()),
+                    Err(error) => Err(error),
+                };
+                if explainer.latest.get_value() != request {
+                    return;
+                }
+                shown.set(match answer {
+                    Ok(explanation) => Shown::Ready(Arc::new(explanation)),
+                    Err(why) => {
+                        // A worker that failed is started afresh next time.
+                        explainer.worker.set_value(None);
+                        Shown::Failed(why)
+                    }
+                });
+            });
+        });
+        timer.set_value(Some(settled));
+    });
+    let ready = move || match shown.get() {
+        Shown::Ready(explanation) => Some(explanation),
+        _ => None,
+    };
+    let relevance =
+        Signal::derive(move || ready().map(|e| e.relevance.clone()).unwrap_or_default());
+    let rollout = Signal::derive(move || {
+        result
+            .get()
+            .map(|r: Arc<Classification>| r.rollout())
+            .unwrap_or_default()
+    });
+    view! {
+        <div class="explanations" data-testid="explanations" data-state=move || match shown.get() {
+            Shown::Waiting => "waiting",
+            Shown::Computing => "computing",
+            Shown::Ready(_) => "ready",
+            Shown::Failed(_) => "failed",
+        }>
+            <div class="explain-maps">
+                <figure>
+                    <HeatCanvas values=rollout grid=grid size=140 title="attention rollout" />
+                    <figcaption>"attention rollout"</figcaption>
+                </figure>
+                <figure>
+                    <RelevanceCanvas values=relevance grid=grid />
+                    <figcaption data-testid="relevance-caption">{move || match ready() {
+                        Some(e) => format!("gradient relevance for {}", e.class),
+                        None => "gradient relevance".into(),
+                    }}</figcaption>
+                </figure>
+            </div>
+            <label class="explain-class">"Relevance for "
+                <select data-testid="relevance-class" on:change=move |ev| {
+                    class.set(event_target_value(&ev).parse::<u8>().ok());
+                }>
+                    <option value="predicted" selected=true>"the predicted class"</option>
+                    {(0..10u8).map(|d| view! { <option value=d.to_string()>{format!("class {d}")}</option> }).collect_view()}
+                </select>
+            </label>
+            <p class="hint">{move || match shown.get() {
+                Shown::Waiting => "Draw a digit to explain it.".to_string(),
+                Shown::Computing => "Explaining…".to_string(),
+                Shown::Ready(_) => "Relevance: each attention weight times the class score's gradient with respect to it, positive part, heads averaged, carried through the layers (Chefer et al., 2021). Unlike rollout it depends on the class.".to_string(),
+                Shown::Failed(why) => format!("The explanation failed: {why}."),
+            }}</p>
+            <LogitLens explanation=Signal::derive(ready) depth=depth />
+            <div class="buttons">
+                <button data-testid="relevance-csv" prop:disabled=move || ready().is_none() on:click=move |_| {
+                    if let Some(e) = ready() {
+                        let name = format!("vitlab-relevance-class-{}.csv", e.class);
+                        let _ = offer_download(e.relevance_csv(grid).as_bytes(), &name);
+                    }
+                }>"Relevance as CSV"</button>
+                <button data-testid="lens-csv" prop:disabled=move || ready().is_none() on:click=move |_| {
+                    if let Some(e) = ready() {
+                        let _ = offer_download(e.lens_csv().as_bytes(), "vitlab-logit-lens.csv");
+                    }
+                }>"Logit lens as CSV"</button>
+            </div>
+        </div>
+    }
+}
+
+/// The relevance map, with a button that saves it as a PNG.
+#[component]
+fn RelevanceCanvas(values: Signal<Vec<f32>>, grid: usize) -> impl IntoView {
+    let canvas_ref = NodeRef::<Canvas>::new();
+    Effect::new(move |_| {
+        let values = values.get();
+        if let Some(canvas) = canvas_ref.get() {
+            if values.is_empty() {
+                if let Some(ctx) = paint::context(&canvas) {
+                    ctx.clear_rect(0.0, 0.0, canvas.width() as f64, canvas.height() as f64);
+                }
+            } else {
+                paint::heatmap(&canvas, &values, grid, paint::range(&values), 1.0);
+            }
+        }
+    });
+    view! {
+        <canvas node_ref=canvas_ref width=140 height=140 data-testid="relevance-map" role="img" aria-label="gradient relevance per patch"></canvas>
+        <button class="small" on:click=move |_| {
+            if let Some(canvas) = canvas_ref.get_untracked() {
+                let _ = offer_png(&canvas, "vitlab-relevance.png");
+            }
+        }>"PNG"</button>
+    }
+}
+
+/// Per block: the class the class token would predict there, and how sure.
+#[component]
+fn LogitLens(explanation: Signal<Option<Arc<Explanation>>>, depth: usize) -> impl IntoView {
+    view! {
+        <table class="logit-lens" data-testid="logit-lens">
+            <caption>"Logit lens: the final LayerNorm and head read the class token after each block"</caption>
+            <thead><tr><th>"after block"</th><th>"reads"</th><th>"probability"</th></tr></thead>
+            <tbody>
+                {(0..depth).map(|block| {
+                    let top = move || explanation.get().and_then(|e| e.lens_tops().get(block).copied());
+                    view! {
+                        <tr data-testid="lens-row">
+                            <td>{block + 1}</td>
+                            <td data-testid="lens-class">{move || top().map_or("–".into(), |(c, _)| c.to_string())}</td>
+                            <td>{move || top().map_or("–".into(), |(_, p)| format!("{:.1}%", 100.0 * p))}</td>
+                        </tr>
+                    }
+                }).collect_view()}
+            </tbody>
+        </table>
+    }
+}
