@@ -1,6 +1,6 @@
 //! The page's worker: Trunk builds this binary for wasm32 and the page starts it as a Web
 //! Worker (`worker_loader.js`) in one of its roles, so that none ever blocks or ends the page:
-//! `?role=gpu` runs the page's model on WebGPU, `?role=helper` (started by the training worker)
+//! `?role=gpu` runs the page's model on WebGPU (`?role=explain` the same code, to explain drawings), `?role=helper` (started by the training worker)
 //! computes half of each CPU step, any other trains.
 
 #[cfg(target_arch = "wasm32")]
@@ -17,7 +17,9 @@ fn main() {
     console_error_panic_hook::set_once();
     vitlab::web::report_rejections_as_errors();
     match vitlab::web::WorkerRole::of_this_worker() {
-        vitlab::web::WorkerRole::Gpu => vitlab::web::run_gpu_worker(),
+        vitlab::web::WorkerRole::Gpu | vitlab::web::WorkerRole::Explain => {
+            vitlab::web::run_gpu_worker()
+        }
         vitlab::web::WorkerRole::Train => vitlab::web::run_training_worker(),
         vitlab::web::WorkerRole::Helper => vitlab::web::run_helper_worker(),
     }

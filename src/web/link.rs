@@ -27,6 +27,9 @@ pub const WORKER_SCRIPT: &str = "./worker_loader.js";
 pub enum WorkerRole {
     /// Runs the page's model on WebGPU.
     Gpu,
+    /// Explains drawings (relevance, logit lens) with the page's weights: the GPU worker's
+    /// code, in a worker of its own, so that its work and faults stay off the drawing's path.
+    Explain,
     /// Trains.
     Train,
     /// Computes half of each CPU step for the training worker that started it.
@@ -37,6 +40,7 @@ impl WorkerRole {
     pub fn of_this_worker() -> Self {
         match super::this_worker_param("role").as_deref() {
             Some("gpu") => Self::Gpu,
+            Some("explain") => Self::Explain,
             Some("helper") => Self::Helper,
             _ => Self::Train,
         }
@@ -46,6 +50,7 @@ impl WorkerRole {
     fn param(self) -> &'static str {
         match self {
             Self::Gpu => "gpu",
+            Self::Explain => "explain",
             Self::Train => "train",
             Self::Helper => "helper",
         }
@@ -56,6 +61,7 @@ impl WorkerRole {
     fn name(self) -> &'static str {
         match self {
             Self::Gpu => "the GPU worker",
+            Self::Explain => "the explaining worker",
             Self::Train => "the training worker",
             Self::Helper => "it",
         }

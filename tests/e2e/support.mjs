@@ -108,7 +108,8 @@ export function gpuWorker(page) {
 }
 
 /**
- * GPU counts so far, per scope (`page` and each worker by its script name) and in `total`.
+ * GPU counts so far, per scope (`page` and each worker by its script name) and in `total` (all
+ * but the explaining worker's).
  * A worker that has ended no longer answers: its counts are gone with it.
  */
 export async function gpuCounts(page) {
@@ -125,8 +126,12 @@ export async function gpuCounts(page) {
     const name = new URL(worker.url()).pathname.split("/").pop() + new URL(worker.url()).search;
     scopes[name] = await read(worker);
   }
+  // The explaining worker's work follows a drawing once it settles; it is not the drawing's.
   const total = { ...zero };
-  for (const counts of Object.values(scopes)) for (const key of Object.keys(zero)) total[key] += counts[key];
+  for (const [name, counts] of Object.entries(scopes)) {
+    if (name.endsWith("?role=explain")) continue;
+    for (const key of Object.keys(zero)) total[key] += counts[key];
+  }
   return { ...scopes, total };
 }
 

@@ -46,7 +46,7 @@ impl Explainer {
             return Ok(worker);
         }
         let weights = self.host.weights().ok_or("no weights in use")?;
-        let worker = GpuWorker::spawn().map_err(|error| error.to_string())?;
+        let worker = GpuWorker::spawn_explainer().map_err(|error| error.to_string())?;
         worker
             .keep(&weights)
             .await

@@ -87,9 +87,18 @@ pub struct GpuWorker {
 
 impl GpuWorker {
     pub fn spawn() -> Result<Rc<Self>, LinkError> {
+        Self::spawn_as(WorkerRole::Gpu)
+    }
+
+    /// The same worker, to explain drawings with weights it keeps (`role=explain`).
+    pub fn spawn_explainer() -> Result<Rc<Self>, LinkError> {
+        Self::spawn_as(WorkerRole::Explain)
+    }
+
+    fn spawn_as(role: WorkerRole) -> Result<Rc<Self>, LinkError> {
         let shared = Rc::new(Shared::default());
         let state = shared.clone();
-        let link = Link::spawn(WorkerRole::Gpu, "", move |heard| state.hear(heard))?;
+        let link = Link::spawn(role, "", move |heard| state.hear(heard))?;
         Ok(Rc::new(Self { link, shared }))
     }
 
