@@ -7,6 +7,7 @@ pub mod explanation;
 pub mod inference;
 pub mod insight;
 mod map_choice;
+pub mod occlusion;
 pub mod preprocess;
 #[cfg(feature = "train")]
 pub mod relevance;

@@ -11,6 +11,7 @@ mod hostile;
 mod insight;
 mod kernels;
 mod model;
+mod occlusion;
 mod one_loop;
 mod parity;
 mod preprocess;

@@ -58,6 +58,28 @@ pub enum Command {
         #[command(flatten)]
         common: Common,
     },
+    /// Accuracy of a ViT and a CNN as a growing fraction of the ViT's patches is hidden, in
+    /// a random order and the ViT's most relevant first (gradient relevance), on the first
+    /// test images.
+    Occlusion {
+        /// The ViT's weights.
+        #[arg(long)]
+        vit: PathBuf,
+        /// The CNN's weights.
+        #[arg(long)]
+        cnn: PathBuf,
+        /// Test images measured, from the first.
+        #[arg(long, default_value_t = 1000, value_parser = at_least_one)]
+        images: usize,
+        /// Seeds the random orders.
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        /// End with one line of JSON.
+        #[arg(long)]
+        json: bool,
+        #[command(flatten)]
+        common: Common,
+    },
     /// Train a ViT on MNIST and save its weights.
     Train(Box<TrainArgs>),
     /// Measure training throughput and batch-1 latency (the seed preset on the CPU unless told).
@@ -256,7 +278,9 @@ impl Command {
     pub fn common(&self) -> Option<&Common> {
         match self {
             Command::PrepareData { .. } | Command::Average { .. } => None,
-            Command::Eval { common, .. } | Command::Bench { common, .. } => Some(common),
+            Command::Eval { common, .. }
+            | Command::Bench { common, .. }
+            | Command::Occlusion { common, .. } => Some(common),
             Command::Train(args) => Some(&args.common),
         }
     }

@@ -38,6 +38,9 @@ pub enum CliError {
     Plan(#[from] PlanError),
     #[error(transparent)]
     Budget(#[from] CostError),
+    /// The device did not hand the occlusion curves' values back.
+    #[error("occlusion: {0}")]
+    Occlusion(vitlab::weights::ReadError),
     #[error("{source} (at --eval-batch-size {batch})")]
     EvalBatch { source: CostError, batch: usize },
 

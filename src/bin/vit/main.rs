@@ -14,6 +14,8 @@ mod eval;
 #[cfg(not(target_arch = "wasm32"))]
 mod files;
 #[cfg(not(target_arch = "wasm32"))]
+mod occlusion;
+#[cfg(not(target_arch = "wasm32"))]
 mod prepare;
 #[cfg(not(target_arch = "wasm32"))]
 mod train;
@@ -97,6 +99,14 @@ fn run(command: Command) -> Result<(), CliError> {
             json,
             common,
         } => eval::eval(weights, split, val, json, common),
+        Command::Occlusion {
+            vit,
+            cnn,
+            images,
+            seed,
+            json,
+            common,
+        } => occlusion::occlusion(vit, cnn, images, seed, json, common),
         Command::Train(args) => train::train(*args),
         Command::Bench {
             steps,

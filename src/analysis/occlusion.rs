@@ -1,0 +1,203 @@
+//! Patch occlusion, ViT beside CNN: test images with a growing fraction of their patches
+//! hidden (set to the background, 0, in the ViT's patch grid), in a random order or the ViT's
+//! most relevant patches first, and each model's accuracy on them. The same pixels are hidden
+//! from both models, so the two curves differ by the model alone: the paper's robustness
+//! claim (and Naseer et al., 2021, "Intriguing properties of vision transformers") made
+//! visible on MNIST.
+
+use serde::{Deserialize, Serialize};
+
+use crate::data::{IMAGE_PIXELS, IMAGE_SIDE};
+
+/// The fractions of patches hidden, from none to nine in ten.
+pub const FRACTIONS: [f32; 10] = [0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9];
+
+/// Which patches go first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Order {
+    /// A random order, seeded per image.
+    Random,
+    /// The ViT's gradient relevance for its prediction, highest first.
+    MostRelevant,
+}
+
+/// `image` with the patches in `hidden` (row-major indices of a `grid × grid` split) set to 0.
+pub fn occlude(image: &[u8; IMAGE_PIXELS], grid: usize, hidden: &[usize]) -> [u8; IMAGE_PIXELS] {
+    let mut out = *image;
+    let side = IMAGE_SIDE / grid.max(1);
+    for &patch in hidden {
+        let (row, col) = (patch / grid.max(1), patch % grid.max(1));
+        for y in row * side..((row + 1) * side).min(IMAGE_SIDE) {
+            for x in col * side..((col + 1) * side).min(IMAGE_SIDE) {
+                out[y * IMAGE_SIDE + x] = 0;
+            }
+        }
+    }
+    out
+}
+
+/// The patches in a random order drawn from `seed` (Fisher–Yates).
+pub fn random_order(patches: usize, seed: u64) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..patches).collect();
+    for i in (1..patches).rev() {
+        let j = (crate::rng::mix(seed, i as u64) % (i as u64 + 1)) as usize;
+        order.swap(i, j);
+    }
+    order
+}
+
+/// The patches by relevance, highest first (ties by position).
+pub fn relevance_order(relevance: &[f32]) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..relevance.len()).collect();
+    order.sort_by(|&a, &b| relevance[b].total_cmp(&relevance[a]).then(a.cmp(&b)));
+    order
+}
+
+/// How many of `patches` a fraction hides.
+pub fn hidden_count(fraction: f32, patches: usize) -> usize {
+    ((fraction.clamp(0.0, 1.0) * patches as f32).round() as usize).min(patches)
+}
+
+/// Accuracy against the fraction of patches hidden, per model and order.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct OcclusionCurves {
+    /// Patches per side of the grid hidden in.
+    pub grid: usize,
+    /// Test images measured.
+    pub images: usize,
+    pub fractions: Vec<f32>,
+    pub vit_random: Vec<f32>,
+    pub vit_relevant: Vec<f32>,
+    pub cnn_random: Vec<f32>,
+    pub cnn_relevant: Vec<f32>,
+}
+
+impl OcclusionCurves {
+    /// `fraction,vit_random,vit_relevant,cnn_random,cnn_relevant` per fraction.
+    pub fn csv(&self) -> String {
+        let mut csv = String::from(
+            "fraction hidden,vit random,vit most relevant first,cnn random,cnn most relevant first\n",
+        );
+        for (i, fraction) in self.fractions.iter().enumerate() {
+            let at = |curve: &[f32]| curve.get(i).map_or(String::new(), f32::to_string);
+            csv.push_str(&format!(
+                "{fraction},{},{},{},{}\n",
+                at(&self.vit_random),
+                at(&self.vit_relevant),
+                at(&self.cnn_random),
+                at(&self.cnn_relevant)
+            ));
+        }
+        csv
+    }
+}
+
+#[cfg(feature = "train")]
+pub use measure::occlusion_curves_async;
+
+#[cfg(feature = "train")]
+mod measure {
+    use burn::tensor::{Device, Tensor};
+
+    use super::{FRACTIONS, OcclusionCurves, hidden_count, occlude, random_order, relevance_order};
+    use crate::analysis::relevance::{explaining_model, relevance_async};
+    use crate::data::{IMAGE_PIXELS, images_tensor};
+    use crate::model::Classifier;
+    use crate::train::predictions;
+    use crate::weights::{ReadError, WeightsFile, read_all_async};
+
+    /// Images classified per forward pass.
+    const BATCH: usize = 250;
+
+    /// Each model's predictions for `images`, read back once per batch.
+    async fn predicted(
+        model: &Classifier,
+        images: &[[u8; IMAGE_PIXELS]],
+        device: &Device,
+    ) -> Result<Vec<usize>, ReadError> {
+        let mut all = Vec::with_capacity(images.len());
+        for batch in images.chunks(BATCH) {
+            let logits = model.forward(images_tensor(batch, device)); // [B, C]
+            let [values] =
+                <[Vec<f32>; 1]>::try_from(read_all_async(vec![predictions(logits).float()]).await?)
+                    .map_err(|_| ReadError("no predictions came back".into()))?;
+            all.extend(values.into_iter().map(|p| p as usize));
+        }
+        Ok(all)
+    }
+
+    fn accuracy(predicted: &[usize], labels: &[u8]) -> f32 {
+        let correct = predicted
+            .iter()
+            .zip(labels)
+            .filter(|(p, l)| **p == usize::from(**l))
+            .count();
+        correct as f32 / labels.len().max(1) as f32
+    }
+
+    /// The curves of the ViT `vit` (its weights) beside the CNN `cnn` on `images` and their
+    /// `labels`, computed on `device`; the random orders are drawn from `seed`.
+    pub async fn occlusion_curves_async(
+        vit: &WeightsFile,
+        cnn: &WeightsFile,
+        images: &[[u8; IMAGE_PIXELS]],
+        labels: &[u8],
+        device: &Device,
+        seed: u64,
+    ) -> Result<OcclusionCurves, ReadError> {
+        let config = vit
+            .config
+            .vit()
+            .cloned()
+            .ok_or_else(|| ReadError("the first model is not a ViT".into()))?;
+        let grid = config.grid_size();
+        let patches = grid * grid;
+        let explainer = explaining_model(vit, device)
+            .ok_or_else(|| ReadError("the first model is not a ViT".into()))?;
+        let explaining = device.clone().autodiff();
+        let mut relevant = Vec::with_capacity(images.len());
+        for image in images {
+            let input: Tensor<4> = images_tensor(std::slice::from_ref(image), &explaining);
+            let relevance = relevance_async(&explainer, &config, input, None).await?;
+            relevant.push(relevance_order(&relevance.patches));
+        }
+        let random: Vec<Vec<usize>> = (0..images.len())
+            .map(|i| random_order(patches, crate::rng::mix(seed, i as u64)))
+            .collect();
+        let (vit_model, cnn_model) = (vit.into_model(device), cnn.into_model(device));
+        let mut curves = OcclusionCurves {
+            grid,
+            images: images.len(),
+            fractions: FRACTIONS.to_vec(),
+            vit_random: Vec::new(),
+            vit_relevant: Vec::new(),
+            cnn_random: Vec::new(),
+            cnn_relevant: Vec::new(),
+        };
+        for fraction in FRACTIONS {
+            let hide = hidden_count(fraction, patches);
+            let masked = |orders: &[Vec<usize>]| -> Vec<[u8; IMAGE_PIXELS]> {
+                images
+                    .iter()
+                    .zip(orders)
+                    .map(|(image, order)| occlude(image, grid, &order[..hide]))
+                    .collect()
+            };
+            let (by_chance, by_relevance) = (masked(&random), masked(&relevant));
+            let score = |p: Vec<usize>| accuracy(&p, labels);
+            curves
+                .vit_random
+                .push(score(predicted(&vit_model, &by_chance, device).await?));
+            curves
+                .vit_relevant
+                .push(score(predicted(&vit_model, &by_relevance, device).await?));
+            curves
+                .cnn_random
+                .push(score(predicted(&cnn_model, &by_chance, device).await?));
+            curves
+                .cnn_relevant
+                .push(score(predicted(&cnn_model, &by_relevance, device).await?));
+        }
+        Ok(curves)
+    }
+}
