@@ -4,6 +4,9 @@
 /// The weights the page opens with, relative to the page; `?weights=URL` overrides.
 pub const DEFAULT_WEIGHTS: &str = "pretrained/vit-lab.safetensors";
 
+/// The shipped CNN: the ViT is compared with it (data scaling, patch occlusion).
+pub const SHIPPED_CNN: &str = "pretrained/cnn-teacher.safetensors";
+
 /// Each shipped model's address and the name the page gives it.
 pub const SHIPPED_MODELS: [(&str, &str); 3] = [
     (DEFAULT_WEIGHTS, "lab: patch 4, a 7×7 grid"),
@@ -11,10 +14,7 @@ pub const SHIPPED_MODELS: [(&str, &str); 3] = [
         "pretrained/vit-seed.safetensors",
         "seed recipe: patch 7, a 4×4 grid",
     ),
-    (
-        "pretrained/cnn-teacher.safetensors",
-        "CNN: the lab model's teacher, no attention",
-    ),
+    (SHIPPED_CNN, "CNN: the lab model's teacher, no attention"),
 ];
 
 /// Whether `source` (an address, or a name such as "upload x.safetensors") is a shipped model.

@@ -5,6 +5,7 @@ use serde::{Deserialize, Serialize};
 
 use super::BackendKind;
 use crate::analysis::explanation::Explanation;
+use crate::analysis::occlusion::OcclusionCurves;
 
 /// The page to the GPU worker.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -27,6 +28,19 @@ pub enum ToGpu {
         id: u32,
         backend: BackendKind,
         class: Option<u8>,
+    },
+    /// Keep the CNN's safetensors bytes beside this, to compare the ViT with. Answered by
+    /// [`FromGpu::Loaded`].
+    KeepCnn { id: u32 },
+    /// Both models' probabilities for the 28×28 image beside this, on `backend`. Answered by
+    /// [`FromGpu::Compared`].
+    Compare { id: u32, backend: BackendKind },
+    /// The occlusion curves of both models on the images beside this (784 bytes each), then
+    /// their labels (a byte each), on `backend`. Answered by [`FromGpu::Curves`].
+    Curves {
+        id: u32,
+        backend: BackendKind,
+        images: usize,
     },
 }
 
@@ -52,6 +66,15 @@ pub enum FromGpu {
         id: u32,
         explanation: Explanation,
     },
+    Compared {
+        id: u32,
+        vit: Vec<f32>,
+        cnn: Vec<f32>,
+    },
+    Curves {
+        id: u32,
+        curves: OcclusionCurves,
+    },
     /// The request failed; the worker goes on, but the page no longer trusts its GPU.
     Failed {
         id: u32,
@@ -68,6 +91,8 @@ impl FromGpu {
             | Self::Classified { id }
             | Self::Distances { id, .. }
             | Self::Explained { id, .. }
+            | Self::Compared { id, .. }
+            | Self::Curves { id, .. }
             | Self::Failed { id, .. } => Some(*id),
         }
     }

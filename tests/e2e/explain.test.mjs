@@ -65,3 +65,38 @@ test("beyond rollout: gradient relevance for the predicted class and another, an
   console.log(`relevance, CPU against WebGPU: largest difference ${worst.toExponential(2)} of ${scale.toExponential(2)}`);
   assert.ok(worst <= 1e-3 * scale, `CPU and WebGPU relevance agree (${worst} of ${scale})`);
 });
+
+test("patches hidden: a click hides one from both models, and the curves of accuracy against patches hidden come from the worker", async () => {
+  const lab = new LabPage(await app.browser.newPage());
+  await lab.open(`${app.server.url}?backend=cpu`);
+  await lab.stroke(ONE);
+  assert.equal(await lab.settledPrediction(), "1");
+  const readings = lab.byTestId("occlusion-readings");
+  await until(() => readings.getAttribute("data-state"), (s) => s === "ready", { what: "both models' readings", timeout: 120_000 });
+  assert.match(await readings.textContent(), /^0 hidden · ViT reads 1 \(\d+%\) · CNN reads 1 \(\d+%\)$/);
+  // The 1 runs down the middle column of the 7×7 grid: hide three of its patches.
+  const input = lab.byTestId("occlusion-input");
+  await input.scrollIntoViewIfNeeded();
+  const box = await input.boundingBox();
+  for (const row of [2, 3, 4]) {
+    await input.click({ position: { x: (3.5 / 7) * box.width, y: ((row + 0.5) / 7) * box.height } });
+  }
+  await until(() => readings.textContent(), (t) => /^3 hidden · ViT reads \d \(\d+%\) · CNN reads \d \(\d+%\)$/.test(t), { what: "readings with 3 hidden", timeout: 60_000 });
+  await lab.byTestId("occlusion-clear").click();
+  await until(() => readings.textContent(), (t) => t.startsWith("0 hidden · ViT reads 1"), { what: "every patch shown again", timeout: 60_000 });
+
+  await lab.byTestId("occlusion-measure").click();
+  const chart = lab.byTestId("occlusion-chart");
+  await until(async () => Number(await chart.getAttribute("data-points")), (n) => n === 40, { what: "four curves of ten points", timeout: 300_000 });
+  const [download] = await Promise.all([lab.page.waitForEvent("download"), lab.byTestId("occlusion-csv").click()]);
+  const [header, ...rows] = (await readFile(await download.path(), "utf8")).trim().split("\n");
+  assert.equal(header, "fraction hidden,vit random,vit most relevant first,cnn random,cnn most relevant first");
+  const table = rows.map((row) => row.split(",").map(Number));
+  assert.equal(table.length, 10);
+  assert.equal(table[0][1], table[0][2], "nothing hidden, one accuracy per model");
+  assert.ok(table[0][1] > 0.9 && table[0][3] > 0.9, `both read the test digits: ${rows[0]}`);
+  // A third hidden, most relevant first, costs both models far more than at random.
+  assert.ok(table[3][2] + 0.3 < table[3][1] && table[3][4] + 0.2 < table[3][3], `${rows[3]}`);
+  console.log(`occlusion in the page (200 test digits, CPU), 30 % hidden: ${rows[3]}`);
+  await lab.page.close();
+});

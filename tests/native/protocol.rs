@@ -137,6 +137,16 @@ fn answers_of_the_gpu_worker_name_the_request_they_answer() {
             backend: BackendKind::Cpu,
             class: None,
         },
+        ToGpu::KeepCnn { id: 10 },
+        ToGpu::Compare {
+            id: 11,
+            backend: BackendKind::Cpu,
+        },
+        ToGpu::Curves {
+            id: 12,
+            backend: BackendKind::WebGpu,
+            images: 200,
+        },
     ] {
         round_trip(&request);
         assert_eq!(request.called(), "a request");
@@ -162,6 +172,29 @@ fn answers_of_the_gpu_worker_name_the_request_they_answer() {
                 },
             },
             Some(9),
+        ),
+        (
+            FromGpu::Compared {
+                id: 13,
+                vit: vec![0.25, 0.75],
+                cnn: vec![1.0, 0.0],
+            },
+            Some(13),
+        ),
+        (
+            FromGpu::Curves {
+                id: 14,
+                curves: vitlab::analysis::occlusion::OcclusionCurves {
+                    grid: 7,
+                    images: 2,
+                    fractions: vec![0.0, 0.5],
+                    vit_random: vec![1.0, 0.5],
+                    vit_relevant: vec![1.0, 0.0],
+                    cnn_random: vec![1.0, 0.5],
+                    cnn_relevant: vec![1.0, 0.0],
+                },
+            },
+            Some(14),
         ),
         (
             FromGpu::Failed {

@@ -3,7 +3,6 @@
 //! block). Computed in a worker of its own on the backend the page draws on, once a drawing
 //! has been classified and has settled: never on the drawing's path.
 
-use std::rc::Rc;
 use std::sync::Arc;
 
 use leptos::html::Canvas;
@@ -11,13 +10,13 @@ use leptos::prelude::*;
 use leptos::task::spawn_local;
 
 use super::classifier::Classifier;
+use super::explainer::Explainer;
 use crate::analysis::explanation::Explanation;
 use crate::analysis::inference::Classification;
 use crate::data::IMAGE_PIXELS;
 use crate::protocol::BackendKind;
-use crate::ui::state::{AppState, LabState, ModelHost};
+use crate::ui::state::LabState;
 use crate::ui::widgets::{HeatCanvas, offer_download, offer_png, paint};
-use crate::web::gpu::GpuWorker;
 
 /// How long a classified drawing must stay unchanged before it is explained.
 const SETTLES_MS: u32 = 300;
@@ -31,42 +30,14 @@ enum Shown {
     Failed(String),
 }
 
-/// The worker that explains, started on first use with the weights in use.
-#[derive(Clone, Copy)]
-struct Explainer {
-    host: ModelHost,
-    worker: StoredValue<Option<Rc<GpuWorker>>, LocalStorage>,
-    /// Bumped per request: an answer to an older one is dropped.
-    latest: StoredValue<u32>,
-}
-
-impl Explainer {
-    async fn worker(self) -> Result<Rc<GpuWorker>, String> {
-        if let Some(worker) = self.worker.get_value().filter(|w| w.failure().is_none()) {
-            return Ok(worker);
-        }
-        let weights = self.host.weights().ok_or("no weights in use")?;
-        let worker = GpuWorker::spawn_explainer().map_err(|error| error.to_string())?;
-        worker
-            .keep(&weights)
-            .await
-            .map_err(|error| error.to_string())?;
-        self.worker.set_value(Some(worker.clone()));
-        Ok(worker)
-    }
-}
-
 #[component]
 pub(super) fn Explanations(grid: usize, depth: usize) -> impl IntoView {
     let lab = expect_context::<LabState>();
     let result = expect_context::<Classifier>().result;
     let class = RwSignal::new(None::<u8>);
     let shown = RwSignal::new(Shown::Waiting);
-    let explainer = Explainer {
-        host: expect_context::<AppState>().host,
-        worker: StoredValue::new_local(None),
-        latest: StoredValue::new(0),
-    };
+    let explainer = expect_context::<Explainer>();
+    let latest = StoredValue::new(0u32);
     // Once the drawing is classified and stays so for a moment, or another class is picked.
     let timer = StoredValue::new_local(None::<gloo_timers::callback::Timeout>);
     Effect::new(move |_| {
@@ -86,8 +57,8 @@ pub(super) fn Explanations(grid: usize, depth: usize) -> impl IntoView {
             .with_untracked(|e| e.as_ref().map(|e| e.backend))
             .unwrap_or(BackendKind::Cpu);
         let settled = gloo_timers::callback::Timeout::new(SETTLES_MS, move || {
-            let request = explainer.latest.get_value().wrapping_add(1);
-            explainer.latest.set_value(request);
+            let request = latest.get_value().wrapping_add(1);
+            latest.set_value(request);
             shown.set(Shown::Computing);
             spawn_local(async move {
                 let answer = match explainer.worker().await {
@@ -97,14 +68,13 @@ pub(super) fn Explanations(grid: usize, depth: usize) -> impl IntoView {
                         .map_err(|error| error.to_string()),
                     Err(error) => Err(error),
                 };
-                if explainer.latest.get_value() != request {
+                if latest.get_value() != request {
                     return;
                 }
                 shown.set(match answer {
                     Ok(explanation) => Shown::Ready(Arc::new(explanation)),
                     Err(why) => {
-                        // A worker that failed is started afresh next time.
-                        explainer.worker.set_value(None);
+                        explainer.forget();
                         Shown::Failed(why)
                     }
                 });

@@ -9,7 +9,10 @@ use super::attention::AttentionView;
 use super::classifier::Classifier;
 use super::cnn_view::CnnView;
 use super::explain::Explanations;
+use super::explainer::Explainer;
+use super::occlusion::Occlusion;
 use crate::analysis::inference::ModelInsight;
+use crate::ui::state::AppState;
 use crate::ui::state::LabState;
 
 #[component]
@@ -19,6 +22,7 @@ pub(super) fn Inside(insight: ModelInsight) -> impl IntoView {
     match insight {
         ModelInsight::Vit(config, insight) => {
             let grid = config.grid_size();
+            provide_context(Explainer::new(expect_context::<AppState>().host));
             view! {
                 <section class="card heatmaps">
                     <h2>"Where it looks"</h2>
@@ -27,6 +31,10 @@ pub(super) fn Inside(insight: ModelInsight) -> impl IntoView {
                 <section class="card">
                     <h2>"Beyond rollout"</h2>
                     <Explanations grid=grid depth=config.depth />
+                </section>
+                <section class="card wide">
+                    <h2>"Patches hidden: ViT against CNN"</h2>
+                    <Occlusion grid=grid />
                 </section>
                 <section class="card wide">
                     <h2>"Inside the model"</h2>

@@ -8,7 +8,9 @@ mod cnn_view;
 mod draw_card;
 mod draw_pad;
 mod explain;
+mod explainer;
 mod inside;
+mod occlusion;
 mod prediction;
 mod timeline;
 

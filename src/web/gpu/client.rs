@@ -9,6 +9,7 @@ use futures::channel::oneshot;
 use futures::future::{Either, select};
 
 use crate::analysis::explanation::Explanation;
+use crate::analysis::occlusion::OcclusionCurves;
 use crate::data::IMAGE_PIXELS;
 use crate::protocol::{BackendKind, FromGpu, ToGpu, bytes_to_floats, images_to_bytes};
 
@@ -19,6 +20,8 @@ use crate::web::link::{Heard, Link, LinkError, WorkerRole};
 const LOAD_DEADLINE_MS: u32 = 180_000;
 /// One classification or distance batch; a GPU that takes longer is treated as lost.
 const REQUEST_DEADLINE_MS: u32 = 60_000;
+/// The occlusion curves: a relevance and twenty classifications per image, in the worker.
+const CURVES_DEADLINE_MS: u32 = 600_000;
 
 /// Why a request to the GPU worker failed. Any of them but [`GpuError::Dropped`] and
 /// [`GpuError::Unexpected`] ends the worker's use: a GPU that failed once is not trusted again.
@@ -215,6 +218,76 @@ impl GpuWorker {
             other => Err(GpuError::Unexpected {
                 answer: format!("{:?}", other.0),
                 to: "an image to explain",
+            }),
+        }
+    }
+
+    /// Keeps the CNN's safetensors `weights` in the worker, to compare the ViT with.
+    pub async fn keep_cnn(&self, weights: &[u8]) -> Result<(), GpuError> {
+        match self
+            .request(
+                |id| ToGpu::KeepCnn { id },
+                weights.to_vec(),
+                REQUEST_DEADLINE_MS,
+            )
+            .await?
+        {
+            (FromGpu::Loaded { .. }, _) => Ok(()),
+            other => Err(GpuError::Unexpected {
+                answer: format!("{:?}", other.0),
+                to: "a CNN to keep",
+            }),
+        }
+    }
+
+    /// The ViT's and the CNN's probabilities for `image`, on `backend`.
+    pub async fn compare(
+        &self,
+        image: &[u8; IMAGE_PIXELS],
+        backend: BackendKind,
+    ) -> Result<(Vec<f32>, Vec<f32>), GpuError> {
+        match self
+            .request(
+                |id| ToGpu::Compare { id, backend },
+                images_to_bytes(std::slice::from_ref(image)),
+                LOAD_DEADLINE_MS,
+            )
+            .await?
+        {
+            (FromGpu::Compared { vit, cnn, .. }, _) => Ok((vit, cnn)),
+            other => Err(GpuError::Unexpected {
+                answer: format!("{:?}", other.0),
+                to: "an image to compare on",
+            }),
+        }
+    }
+
+    /// Both models' occlusion curves on `images` and their `labels`, on `backend`.
+    pub async fn curves(
+        &self,
+        images: &[[u8; IMAGE_PIXELS]],
+        labels: &[u8],
+        backend: BackendKind,
+    ) -> Result<OcclusionCurves, GpuError> {
+        let mut bytes = images_to_bytes(images);
+        bytes.extend_from_slice(labels);
+        let count = images.len();
+        match self
+            .request(
+                |id| ToGpu::Curves {
+                    id,
+                    backend,
+                    images: count,
+                },
+                bytes,
+                CURVES_DEADLINE_MS,
+            )
+            .await?
+        {
+            (FromGpu::Curves { curves, .. }, _) => Ok(curves),
+            other => Err(GpuError::Unexpected {
+                answer: format!("{:?}", other.0),
+                to: "images to hide patches of",
             }),
         }
     }

@@ -10,11 +10,13 @@ use wasm_bindgen_futures::spawn_local;
 
 use burn::tensor::Device;
 
+use crate::analysis::explanation::probabilities;
+use crate::analysis::occlusion::{OcclusionCurves, occlusion_curves_async};
 use crate::analysis::relevance::{explain_async, explaining_model};
 use crate::data::{IMAGE_PIXELS, images_tensor};
 use crate::model::{VisionTransformer, VitConfig};
 use crate::protocol::{FromGpu, ToGpu, bytes_to_images, floats_to_bytes};
-use crate::weights::{self, ReadError, WeightsError, WeightsFile};
+use crate::weights::{self, ReadError, WeightsError, WeightsFile, read_all_async};
 
 use crate::web::local_model::{LocalModel, ModelError};
 use crate::web::packet::{Packet, packets_to_this_worker};
@@ -36,6 +38,10 @@ enum RequestError {
     NoWeights,
     #[error("a CNN has no attention to explain")]
     NotAVit,
+    #[error("no CNN to compare with")]
+    NoCnn,
+    #[error("those weights are not a CNN")]
+    NotACnn,
     #[error(transparent)]
     Read(#[from] ReadError),
     #[error("an image is {IMAGE_PIXELS} bytes")]
@@ -49,6 +55,8 @@ enum RequestError {
 struct Held {
     model: Option<Rc<LocalModel>>,
     weights: Option<Rc<WeightsFile>>,
+    /// The CNN the ViT is compared with.
+    cnn: Option<Rc<WeightsFile>>,
     /// Built on the first explanation on a backend, for the weights held.
     explainer: Option<(BackendKind, Rc<VisionTransformer>, Device)>,
 }
@@ -96,6 +104,42 @@ async fn handle(
             }
             Err(error) => failed(id, error.into()),
         },
+        ToGpu::KeepCnn { id } => match weights::decode(&bytes) {
+            Ok(file) if file.config.vit().is_none() => {
+                slot.borrow_mut().cnn = Some(Rc::new(file));
+                (FromGpu::Loaded { id }, None)
+            }
+            Ok(_) => failed(id, RequestError::NotACnn),
+            Err(error) => failed(id, error.into()),
+        },
+        ToGpu::Compare { id, backend } => {
+            let Some(image) = bytes_to_images(&bytes, 1).and_then(|images| images.first().copied())
+            else {
+                return failed(id, RequestError::NotAnImage);
+            };
+            match compare(slot, backend, image).await {
+                Ok((vit, cnn)) => (FromGpu::Compared { id, vit, cnn }, None),
+                Err(error) => failed(id, error),
+            }
+        }
+        ToGpu::Curves {
+            id,
+            backend,
+            images,
+        } => {
+            let pixels = images.saturating_mul(IMAGE_PIXELS);
+            let (Some(list), Some(labels)) = (
+                bytes.get(..pixels).and_then(|b| bytes_to_images(b, images)),
+                bytes.get(pixels..).filter(|labels| labels.len() == images),
+            ) else {
+                let bytes = bytes.len();
+                return failed(id, RequestError::NotImages { images, bytes });
+            };
+            match curves(slot, backend, &list, labels).await {
+                Ok(curves) => (FromGpu::Curves { id, curves }, None),
+                Err(error) => failed(id, error),
+            }
+        }
         ToGpu::Explain { id, backend, class } => {
             let Some(image) = bytes_to_images(&bytes, 1).and_then(|images| images.first().copied())
             else {
@@ -169,6 +213,50 @@ async fn explain(
     let input = images_tensor(&[image], &device.autodiff());
     let class = class.map(usize::from);
     Ok(explain_async(&model, &config, input, class).await?)
+}
+
+/// The plain device for `backend`.
+async fn device_for(backend: BackendKind) -> Result<Device, RequestError> {
+    match backend {
+        BackendKind::Cpu => Ok(Device::flex()),
+        BackendKind::WebGpu => webgpu().await,
+    }
+}
+
+/// The ViT's and the CNN's weights held, or why not.
+fn both(slot: &RefCell<Held>) -> Result<(Rc<WeightsFile>, Rc<WeightsFile>), RequestError> {
+    let held = slot.borrow();
+    let vit = held.weights.clone().ok_or(RequestError::NoWeights)?;
+    let cnn = held.cnn.clone().ok_or(RequestError::NoCnn)?;
+    Ok((vit, cnn))
+}
+
+/// Both models' probabilities for `image`.
+async fn compare(
+    slot: &RefCell<Held>,
+    backend: BackendKind,
+    image: [u8; IMAGE_PIXELS],
+) -> Result<(Vec<f32>, Vec<f32>), RequestError> {
+    let (vit, cnn) = both(slot)?;
+    let device = device_for(backend).await?;
+    let input = || images_tensor(&[image], &device);
+    let logits =
+        [vit, cnn].map(|file| file.into_model(&device).forward(input()).flatten::<1>(0, 1));
+    let mut read = read_all_async(logits.into()).await?.into_iter();
+    let mut next = || probabilities(&read.next().unwrap_or_default());
+    Ok((next(), next()))
+}
+
+/// The occlusion curves of both models on `images`.
+async fn curves(
+    slot: &RefCell<Held>,
+    backend: BackendKind,
+    images: &[[u8; IMAGE_PIXELS]],
+    labels: &[u8],
+) -> Result<OcclusionCurves, RequestError> {
+    let (vit, cnn) = both(slot)?;
+    let device = device_for(backend).await?;
+    Ok(occlusion_curves_async(&vit, &cnn, images, labels, &device, 1).await?)
 }
 
 /// This worker's WebGPU device, or why there is none.

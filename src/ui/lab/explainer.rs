@@ -1,0 +1,73 @@
+//! The worker that explains drawings and compares the ViT with the CNN (`role=explain`),
+//! shared by the lab's cards through context: started on first use with the weights in use,
+//! given the shipped CNN when a comparison first needs it, started afresh after a failure.
+
+use std::rc::Rc;
+
+use leptos::prelude::*;
+
+use crate::shipped::SHIPPED_CNN;
+use crate::ui::state::ModelHost;
+use crate::web::{self, gpu::GpuWorker};
+
+#[derive(Clone, Copy)]
+pub(super) struct Explainer {
+    host: ModelHost,
+    worker: StoredValue<Option<Rc<GpuWorker>>, LocalStorage>,
+    /// The worker in `worker` holds the CNN.
+    has_cnn: StoredValue<bool>,
+}
+
+impl Explainer {
+    pub fn new(host: ModelHost) -> Self {
+        Self {
+            host,
+            worker: StoredValue::new_local(None),
+            has_cnn: StoredValue::new(false),
+        }
+    }
+
+    /// The worker, with the weights in use.
+    pub async fn worker(self) -> Result<Rc<GpuWorker>, String> {
+        if let Some(worker) = self.worker.get_value().filter(|w| w.failure().is_none()) {
+            return Ok(worker);
+        }
+        let weights = self.host.weights().ok_or("no weights in use")?;
+        let worker = GpuWorker::spawn_explainer().map_err(|error| error.to_string())?;
+        worker
+            .keep(&weights)
+            .await
+            .map_err(|error| error.to_string())?;
+        self.worker.set_value(Some(worker.clone()));
+        self.has_cnn.set_value(false);
+        Ok(worker)
+    }
+
+    /// The worker, with the shipped CNN as well.
+    pub async fn with_cnn(self) -> Result<Rc<GpuWorker>, String> {
+        let worker = self.worker().await?;
+        if !self.has_cnn.get_value() {
+            let bytes = web::fetch_bytes(SHIPPED_CNN, |_, _| {})
+                .await
+                .map_err(|error| error.to_string())?;
+            worker
+                .keep_cnn(&bytes)
+                .await
+                .map_err(|error| error.to_string())?;
+            self.has_cnn.set_value(true);
+        }
+        Ok(worker)
+    }
+
+    /// After a failure: the next request starts a fresh worker.
+    pub fn forget(self) {
+        self.worker.set_value(None);
+    }
+
+    /// The backend the page draws on, which explanations run on too.
+    pub fn backend(self) -> crate::protocol::BackendKind {
+        self.host
+            .backend()
+            .unwrap_or(crate::protocol::BackendKind::Cpu)
+    }
+}
