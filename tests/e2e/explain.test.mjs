@@ -98,5 +98,19 @@ test("patches hidden: a click hides one from both models, and the curves of accu
   // A third hidden, most relevant first, costs both models far more than at random.
   assert.ok(table[3][2] + 0.3 < table[3][1] && table[3][4] + 0.2 < table[3][3], `${rows[3]}`);
   console.log(`occlusion in the page (200 test digits, CPU), 30 % hidden: ${rows[3]}`);
+  // Every chart offers its numbers; the large attention map its picture and numbers.
+  const [chartCsv] = await Promise.all([lab.page.waitForEvent("download"), lab.byTestId("occlusion-chart-csv").click()]);
+  const chartRows = (await readFile(await chartCsv.path(), "utf8")).trim().split("\n");
+  assert.equal(chartRows[0], "series,% of patches hidden,value");
+  assert.equal(chartRows.length, 41);
+  assert.match(chartRows[1], /^ViT; random,0,0\.9\d*$/);
+  const [mapCsv] = await Promise.all([lab.page.waitForEvent("download"), lab.byTestId("attention-map-csv").click()]);
+  const mapRows = (await readFile(await mapCsv.path(), "utf8")).trim().split("\n");
+  assert.equal(mapRows[0], "row,column,class token: attention rollout (all layers)");
+  assert.equal(mapRows.length, 50);
+  const [png] = await Promise.all([lab.page.waitForEvent("download"), lab.byTestId("attention-map-png").click()]);
+  const pngBytes = await readFile(await png.path());
+  assert.equal(png.suggestedFilename(), "vitlab-attention-map.png");
+  assert.deepEqual([...pngBytes.subarray(1, 4)], [0x50, 0x4e, 0x47], "a PNG file");
   await lab.page.close();
 });

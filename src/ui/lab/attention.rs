@@ -10,7 +10,7 @@ use crate::analysis::MapChoice;
 use crate::analysis::inference::Classification;
 use crate::data::IMAGE_SIDE;
 use crate::ui::widgets::HeatCanvas;
-use crate::ui::widgets::paint;
+use crate::ui::widgets::{offer_download, offer_png, paint};
 
 fn class_map(result: &Classification, choice: MapChoice) -> Vec<f32> {
     match choice {
@@ -26,6 +26,16 @@ fn class_map(result: &Classification, choice: MapChoice) -> Vec<f32> {
             .map(|a| a.class_attention(h))
             .unwrap_or_default(),
     }
+}
+
+/// The numbers behind a map: `row,column,value` per patch, counted from 1.
+fn map_csv(values: &[f32], grid: usize, label: &str) -> String {
+    let grid = grid.max(1);
+    let mut csv = format!("row,column,{}\n", label.replace(',', ";"));
+    for (i, value) in values.iter().enumerate() {
+        csv.push_str(&format!("{},{},{value}\n", i / grid + 1, i % grid + 1));
+    }
+    csv
 }
 
 /// What a screen reader says of the large map: what it shows and its strongest patches.
@@ -178,6 +188,18 @@ fn LargeMap(
                 <span>{move || scale.get().map(|(lo, _)| format!("{lo:.3}")).unwrap_or_default()}</span>
                 <canvas node_ref=legend_ref width=160 height=12></canvas>
                 <span>{move || scale.get().map(|(_, hi)| format!("{hi:.3}")).unwrap_or_default()}</span>
+            </div>
+            <div class="buttons">
+                <button class="small" data-testid="attention-map-png" on:click=move |_| {
+                    if let (Some(under), Some(over)) = (image_ref.get_untracked(), overlay_ref.get_untracked()) {
+                        let _ = offer_png(&paint::stacked(&under, &over), "vitlab-attention-map.png");
+                    }
+                }>"PNG"</button>
+                <button class="small" data-testid="attention-map-csv" prop:disabled=move || shown.with(Option::is_none) on:click=move |_| {
+                    if let Some((values, label)) = shown.get_untracked() {
+                        let _ = offer_download(map_csv(&values, grid, &label).as_bytes(), "vitlab-attention-map.csv");
+                    }
+                }>"CSV"</button>
             </div>
             <p class="hint">"Hover a patch to see where it looks. The model sees the 28×28 image underneath."</p>
         </div>

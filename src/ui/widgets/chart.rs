@@ -5,6 +5,8 @@
 
 use leptos::prelude::*;
 
+use super::offer_download;
+
 /// One line of a chart.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Series {
@@ -92,6 +94,8 @@ pub fn LineChart(
             }
         })
     };
+    let csv_name = testid.clone();
+    let x_column = x_label.clone();
     view! {
         <figure class="line-chart">
             <svg
@@ -163,7 +167,23 @@ pub fn LineChart(
                         .collect_view()
                 }}
                 <span class="x-label">{x_label}</span>
+                <button class="small" data-testid=format!("{csv_name}-csv") prop:disabled=move || total_points() == 0 on:click=move |_| {
+                    let csv = series.with_untracked(|all| series_csv(all, &x_column));
+                    let _ = offer_download(csv.as_bytes(), &format!("vitlab-{csv_name}.csv"));
+                }>"CSV"</button>
             </figcaption>
         </figure>
     }
+}
+
+/// The numbers behind a chart: one row per point, `series,<x label>,value`.
+fn series_csv(series: &[Series], x_label: &str) -> String {
+    let mut csv = format!("series,{},value\n", x_label.replace(',', ";"));
+    for line in series {
+        let label = line.label.replace(',', ";");
+        for (x, y) in &line.points {
+            csv.push_str(&format!("{label},{x},{y}\n"));
+        }
+    }
+    csv
 }

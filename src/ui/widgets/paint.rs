@@ -124,3 +124,20 @@ pub fn legend(canvas: &HtmlCanvasElement) {
         let _ = ctx.put_image_data(&image, 0.0, 0.0);
     }
 }
+
+/// A new canvas the size of `under` with `under` and then `over` drawn on it (a heatmap over
+/// its image, as one picture to save).
+pub fn stacked(under: &HtmlCanvasElement, over: &HtmlCanvasElement) -> HtmlCanvasElement {
+    let canvas: HtmlCanvasElement = web_sys::window()
+        .and_then(|w| w.document())
+        .and_then(|d| d.create_element("canvas").ok())
+        .and_then(|e| e.dyn_into().ok())
+        .unwrap_or_else(|| under.clone());
+    canvas.set_width(under.width());
+    canvas.set_height(under.height());
+    if let Some(ctx) = context(&canvas) {
+        let _ = ctx.draw_image_with_html_canvas_element(under, 0.0, 0.0);
+        let _ = ctx.draw_image_with_html_canvas_element(over, 0.0, 0.0);
+    }
+    canvas
+}
