@@ -38,6 +38,9 @@ pub(super) fn Explanations(grid: usize, depth: usize) -> impl IntoView {
     let shown = RwSignal::new(Shown::Waiting);
     let explainer = expect_context::<Explainer>();
     let latest = StoredValue::new(0u32);
+    // Rollout beside the relevance, computed when the drawing has settled: not at every
+    // classification, whose latency the drawing feels.
+    let rollout = RwSignal::new(Vec::<f32>::new());
     // Once the drawing is classified and stays so for a moment, or another class is picked.
     let timer = StoredValue::new_local(None::<gloo_timers::callback::Timeout>);
     Effect::new(move |_| {
@@ -47,6 +50,7 @@ pub(super) fn Explanations(grid: usize, depth: usize) -> impl IntoView {
         timer.set_value(None);
         let Some(image) = image.filter(|_| classified) else {
             shown.set(Shown::Waiting);
+            rollout.set(Vec::new());
             return;
         };
         let Ok(image) = <[u8; IMAGE_PIXELS]>::try_from(image) else {
@@ -60,6 +64,12 @@ pub(super) fn Explanations(grid: usize, depth: usize) -> impl IntoView {
             let request = latest.get_value().wrapping_add(1);
             latest.set_value(request);
             shown.set(Shown::Computing);
+            rollout.set(
+                result
+                    .get_untracked()
+                    .map(|r: Arc<Classification>| r.rollout())
+                    .unwrap_or_default(),
+            );
             spawn_local(async move {
                 let answer = match explainer.worker().await {
                     Ok(worker) => worker
@@ -88,12 +98,6 @@ pub(super) fn Explanations(grid: usize, depth: usize) -> impl IntoView {
     };
     let relevance =
         Signal::derive(move || ready().map(|e| e.relevance.clone()).unwrap_or_default());
-    let rollout = Signal::derive(move || {
-        result
-            .get()
-            .map(|r: Arc<Classification>| r.rollout())
-            .unwrap_or_default()
-    });
     view! {
         <div class="explanations" data-testid="explanations" data-state=move || match shown.get() {
             Shown::Waiting => "waiting",

@@ -36,41 +36,46 @@ pub(super) fn Occlusion(grid: usize) -> impl IntoView {
     let lab = expect_context::<LabState>();
     let explainer = expect_context::<Explainer>();
     let hidden = RwSignal::new(BTreeSet::<usize>::new());
+    // The model's input once it has stayed unchanged a moment: this card repaints and asks
+    // the worker then, never at every point of a stroke, whose latency the drawing feels.
+    let settled = RwSignal::new(None::<Vec<u8>>);
+    let timer = StoredValue::new_local(None::<gloo_timers::callback::Timeout>);
+    Effect::new(move |_| {
+        let input = lab.input.get();
+        let later = gloo_timers::callback::Timeout::new(150, move || settled.set(input));
+        timer.set_value(Some(later));
+    });
     let occluded = Memo::new(move |_| {
-        let image: [u8; IMAGE_PIXELS] = lab.input.get()?.try_into().ok()?;
+        let image: [u8; IMAGE_PIXELS] = settled.get()?.try_into().ok()?;
         let hidden: Vec<usize> = hidden.with(|h| h.iter().copied().collect());
         Some(occlude(&image, grid, &hidden))
     });
     let readings = RwSignal::new(None::<Result<(String, String), String>>);
     let latest = StoredValue::new(0u32);
-    let timer = StoredValue::new_local(None::<gloo_timers::callback::Timeout>);
     Effect::new(move |_| {
         let Some(image) = occluded.get() else {
             readings.set(None);
             return;
         };
-        let settled = gloo_timers::callback::Timeout::new(150, move || {
-            let request = latest.get_value().wrapping_add(1);
-            latest.set_value(request);
-            spawn_local(async move {
-                let answer = match explainer.with_cnn().await {
-                    Ok(worker) => worker
-                        .compare(&image, explainer.backend())
-                        .await
-                        .map_err(|error| error.to_string()),
-                    Err(error) => Err(error),
-                };
-                if latest.get_value() == request {
-                    if answer.is_err() {
-                        explainer.forget();
-                    }
-                    readings.set(Some(
-                        answer.map(|(vit, cnn)| (reading(&vit), reading(&cnn))),
-                    ));
+        let request = latest.get_value().wrapping_add(1);
+        latest.set_value(request);
+        spawn_local(async move {
+            let answer = match explainer.with_cnn().await {
+                Ok(worker) => worker
+                    .compare(&image, explainer.backend())
+                    .await
+                    .map_err(|error| error.to_string()),
+                Err(error) => Err(error),
+            };
+            if latest.get_value() == request {
+                if answer.is_err() {
+                    explainer.forget();
                 }
-            });
+                readings.set(Some(
+                    answer.map(|(vit, cnn)| (reading(&vit), reading(&cnn))),
+                ));
+            }
         });
-        timer.set_value(Some(settled));
     });
 
     let canvas_ref = NodeRef::<Canvas>::new();
