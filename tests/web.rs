@@ -236,6 +236,7 @@ async fn the_lab_mounts_and_a_stroke_gets_a_prediction() {
         let engine: EngineSignal = RwSignal::new_local(Some(in_lab));
         provide_context(LabState {
             engine,
+            weights: StoredValue::new_local(None),
             on_failure: Callback::new(|_| false),
             on_problem: Callback::new(|_| {}),
             batch_distance: Signal::stored(None),

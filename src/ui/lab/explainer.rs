@@ -7,21 +7,21 @@ use std::rc::Rc;
 use leptos::prelude::*;
 
 use crate::shipped::SHIPPED_CNN;
-use crate::ui::state::ModelHost;
+use crate::ui::state::LabState;
 use crate::web::{self, gpu::GpuWorker};
 
 #[derive(Clone, Copy)]
 pub(super) struct Explainer {
-    host: ModelHost,
+    lab: LabState,
     worker: StoredValue<Option<Rc<GpuWorker>>, LocalStorage>,
     /// The worker in `worker` holds the CNN.
     has_cnn: StoredValue<bool>,
 }
 
 impl Explainer {
-    pub fn new(host: ModelHost) -> Self {
+    pub fn new(lab: LabState) -> Self {
         Self {
-            host,
+            lab,
             worker: StoredValue::new_local(None),
             has_cnn: StoredValue::new(false),
         }
@@ -32,7 +32,7 @@ impl Explainer {
         if let Some(worker) = self.worker.get_value().filter(|w| w.failure().is_none()) {
             return Ok(worker);
         }
-        let weights = self.host.weights().ok_or("no weights in use")?;
+        let weights = self.lab.weights.get_value().ok_or("no weights in use")?;
         let worker = GpuWorker::spawn_explainer().map_err(|error| error.to_string())?;
         worker
             .keep(&weights)
@@ -66,8 +66,9 @@ impl Explainer {
 
     /// The backend the page draws on, which explanations run on too.
     pub fn backend(self) -> crate::protocol::BackendKind {
-        self.host
-            .backend()
+        self.lab
+            .engine
+            .with_untracked(|engine| engine.as_ref().map(|e| e.backend))
             .unwrap_or(crate::protocol::BackendKind::Cpu)
     }
 }

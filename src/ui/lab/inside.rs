@@ -12,7 +12,6 @@ use super::explain::Explanations;
 use super::explainer::Explainer;
 use super::occlusion::Occlusion;
 use crate::analysis::inference::ModelInsight;
-use crate::ui::state::AppState;
 use crate::ui::state::LabState;
 
 #[component]
@@ -22,7 +21,7 @@ pub(super) fn Inside(insight: ModelInsight) -> impl IntoView {
     match insight {
         ModelInsight::Vit(config, insight) => {
             let grid = config.grid_size();
-            provide_context(Explainer::new(expect_context::<AppState>().host));
+            provide_context(Explainer::new(lab));
             view! {
                 <section class="card heatmaps">
                     <h2>"Where it looks"</h2>

@@ -74,6 +74,7 @@ impl AppState {
     pub fn lab(self) -> LabState {
         LabState {
             engine: self.host.engine,
+            weights: self.host.weights,
             on_failure: Callback::new(move |(failed_on, error): (BackendKind, EngineError)| {
                 self.fail_over(failed_on, error)
             }),

@@ -12,6 +12,9 @@ use crate::web::{self, BackendKind, Engine, EngineError, LinkError};
 /// The engine everything reads, swapped when the model or the backend changes.
 pub type EngineSignal = RwSignal<Option<Rc<Engine>>, LocalStorage>;
 
+/// The bytes of the weights in use, once a model is.
+pub type WeightsBytes = StoredValue<Option<Rc<Vec<u8>>>, LocalStorage>;
+
 /// Why weights were not installed, or why failed work has nowhere left to run. Each says
 /// what the browser layer said, as the page shows it.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -52,7 +55,7 @@ pub struct ModelHost {
     cpu: StoredValue<Option<Rc<Engine>>, LocalStorage>,
     gpu: StoredValue<Option<Rc<GpuWorker>>, LocalStorage>,
     /// The weights in use, for work that builds a model of its own (the explanations).
-    weights: StoredValue<Option<Rc<Vec<u8>>>, LocalStorage>,
+    pub weights: WeightsBytes,
 }
 
 impl Default for ModelHost {
@@ -72,11 +75,6 @@ impl ModelHost {
             gpu: StoredValue::new_local(None),
             weights: StoredValue::new_local(None),
         }
-    }
-
-    /// The bytes of the weights in use, once a model is.
-    pub fn weights(&self) -> Option<Rc<Vec<u8>>> {
-        self.weights.get_value()
     }
 
     /// The backend in use, if a model is.

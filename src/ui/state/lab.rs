@@ -3,7 +3,7 @@
 
 use leptos::prelude::*;
 
-use super::{EngineSignal, ShownDigit, TestDigits};
+use super::{EngineSignal, ShownDigit, TestDigits, WeightsBytes};
 use crate::analysis::MapChoice;
 use crate::protocol::BackendKind;
 use crate::web::EngineError;
@@ -12,6 +12,8 @@ use crate::web::EngineError;
 #[derive(Clone, Copy)]
 pub struct LabState {
     pub engine: EngineSignal,
+    /// The bytes of the weights in use, for the explaining worker's own models.
+    pub weights: WeightsBytes,
     /// Told where a classification failed and why, e.g. because the GPU was lost; answers
     /// whether the model now runs elsewhere, to classify the drawing again there.
     pub on_failure: Callback<(BackendKind, EngineError), bool>,

@@ -13,7 +13,7 @@ mod test_digits;
 
 pub use app::{AppState, WeightsOffer};
 pub use batch_distance::{DistanceError, distance_digits_of, test_batch_distance};
-pub use host::{EngineSignal, HostError, ModelHost, browser_has_webgpu};
+pub use host::{EngineSignal, HostError, ModelHost, WeightsBytes, browser_has_webgpu};
 pub use lab::LabState;
 pub use run_keeper::{Interest, RunKeeper};
 pub use test_digits::{ShownDigit, TestDigits, TestDigitsError};
