@@ -158,12 +158,8 @@ fn LargeMap(
         let Some(canvas) = overlay_ref.get_untracked() else {
             return;
         };
-        let rect = canvas.get_bounding_client_rect();
-        let x = (event.client_x() as f64 - rect.left()) / rect.width().max(1.0);
-        let y = (event.client_y() as f64 - rect.top()) / rect.height().max(1.0);
-        if (0.0..1.0).contains(&x) && (0.0..1.0).contains(&y) {
-            let (row, col) = ((y * grid as f64) as usize, (x * grid as f64) as usize);
-            hovered.set(Some(row * grid + col));
+        if let Some(patch) = paint::cell_at(&canvas, &event, grid) {
+            hovered.set(Some(patch));
         }
     };
 
@@ -191,8 +187,10 @@ fn LargeMap(
             </div>
             <div class="buttons">
                 <button class="small" data-testid="attention-map-png" on:click=move |_| {
-                    if let (Some(under), Some(over)) = (image_ref.get_untracked(), overlay_ref.get_untracked()) {
-                        let _ = offer_png(&paint::stacked(&under, &over), "vitlab-attention-map.png");
+                    if let (Some(under), Some(over)) = (image_ref.get_untracked(), overlay_ref.get_untracked())
+                        && let Some(picture) = paint::stacked(&under, &over)
+                    {
+                        let _ = offer_png(&picture, "vitlab-attention-map.png");
                     }
                 }>"PNG"</button>
                 <button class="small" data-testid="attention-map-csv" prop:disabled=move || shown.with(Option::is_none) on:click=move |_| {

@@ -106,11 +106,7 @@ pub(super) fn Occlusion(grid: usize) -> impl IntoView {
         let Some(canvas) = canvas_ref.get_untracked() else {
             return;
         };
-        let rect = canvas.get_bounding_client_rect();
-        let x = (event.client_x() as f64 - rect.left()) / rect.width().max(1.0);
-        let y = (event.client_y() as f64 - rect.top()) / rect.height().max(1.0);
-        if (0.0..1.0).contains(&x) && (0.0..1.0).contains(&y) {
-            let patch = (y * grid as f64) as usize * grid + (x * grid as f64) as usize;
+        if let Some(patch) = paint::cell_at(&canvas, &event, grid) {
             hidden.update(|h| {
                 if !h.remove(&patch) {
                     h.insert(patch);

@@ -126,18 +126,34 @@ pub fn legend(canvas: &HtmlCanvasElement) {
 }
 
 /// A new canvas the size of `under` with `under` and then `over` drawn on it (a heatmap over
-/// its image, as one picture to save).
-pub fn stacked(under: &HtmlCanvasElement, over: &HtmlCanvasElement) -> HtmlCanvasElement {
-    let canvas: HtmlCanvasElement = web_sys::window()
-        .and_then(|w| w.document())
-        .and_then(|d| d.create_element("canvas").ok())
-        .and_then(|e| e.dyn_into().ok())
-        .unwrap_or_else(|| under.clone());
+/// its image, as one picture to save); `None` where no canvas can be made.
+pub fn stacked(under: &HtmlCanvasElement, over: &HtmlCanvasElement) -> Option<HtmlCanvasElement> {
+    let canvas: HtmlCanvasElement = web_sys::window()?
+        .document()?
+        .create_element("canvas")
+        .ok()?
+        .dyn_into()
+        .ok()?;
     canvas.set_width(under.width());
     canvas.set_height(under.height());
-    if let Some(ctx) = context(&canvas) {
-        let _ = ctx.draw_image_with_html_canvas_element(under, 0.0, 0.0);
-        let _ = ctx.draw_image_with_html_canvas_element(over, 0.0, 0.0);
-    }
-    canvas
+    let ctx = context(&canvas)?;
+    ctx.draw_image_with_html_canvas_element(under, 0.0, 0.0)
+        .ok()?;
+    ctx.draw_image_with_html_canvas_element(over, 0.0, 0.0)
+        .ok()?;
+    Some(canvas)
+}
+
+/// The cell of a `grid × grid` split of `canvas` under the pointer of `event`, row-major;
+/// `None` off the canvas.
+pub fn cell_at(
+    canvas: &HtmlCanvasElement,
+    event: &web_sys::MouseEvent,
+    grid: usize,
+) -> Option<usize> {
+    let rect = canvas.get_bounding_client_rect();
+    let x = (event.client_x() as f64 - rect.left()) / rect.width().max(1.0);
+    let y = (event.client_y() as f64 - rect.top()) / rect.height().max(1.0);
+    let inside = (0.0..1.0).contains(&x) && (0.0..1.0).contains(&y);
+    inside.then(|| (y * grid as f64) as usize * grid + (x * grid as f64) as usize)
 }
