@@ -148,54 +148,70 @@ impl GpuWorker {
         }
     }
 
+    /// A request whose answer `pick` takes apart; an answer of another kind (which `pick`
+    /// hands back) is [`GpuError::Unexpected`] to `to`.
+    async fn ask<T>(
+        &self,
+        make: impl FnOnce(u32) -> ToGpu,
+        bytes: Vec<u8>,
+        deadline_ms: u32,
+        to: &'static str,
+        pick: impl FnOnce(FromGpu, Option<Vec<u8>>) -> Result<T, FromGpu>,
+    ) -> Result<T, GpuError> {
+        let (answer, bytes) = self.request(make, bytes, deadline_ms).await?;
+        pick(answer, bytes).map_err(|other| GpuError::Unexpected {
+            answer: format!("{other:?}"),
+            to,
+        })
+    }
+
     /// Builds the model from safetensors `weights` on the GPU and warms it.
     pub async fn load(&self, weights: &[u8]) -> Result<(), GpuError> {
-        match self
-            .request(|id| ToGpu::Load { id }, weights.to_vec(), LOAD_DEADLINE_MS)
-            .await?
-        {
-            (FromGpu::Loaded { .. }, _) => Ok(()),
-            other => Err(GpuError::Unexpected {
-                answer: format!("{other:?}"),
-                to: "a load",
-            }),
-        }
+        let make = |id| ToGpu::Load { id };
+        self.ask(
+            make,
+            weights.to_vec(),
+            LOAD_DEADLINE_MS,
+            "a load",
+            |answer, _| match answer {
+                FromGpu::Loaded { .. } => Ok(()),
+                other => Err(other),
+            },
+        )
+        .await
     }
 
     /// The packed read-back of one image (see [`crate::analysis::inference::PendingClassification`]).
     pub async fn classify(&self, image: &[u8; IMAGE_PIXELS]) -> Result<Vec<f32>, GpuError> {
-        match self
-            .request(
-                |id| ToGpu::Classify { id },
-                images_to_bytes(std::slice::from_ref(image)),
-                REQUEST_DEADLINE_MS,
-            )
-            .await?
-        {
-            (FromGpu::Classified { .. }, Some(bytes)) => Ok(bytes_to_floats(&bytes)),
-            other => Err(GpuError::Unexpected {
-                answer: format!("{:?}", other.0),
-                to: "a drawing",
-            }),
-        }
+        let make = |id| ToGpu::Classify { id };
+        let bytes = images_to_bytes(std::slice::from_ref(image));
+        self.ask(
+            make,
+            bytes,
+            REQUEST_DEADLINE_MS,
+            "a drawing",
+            |answer, bytes| match (answer, bytes) {
+                (FromGpu::Classified { .. }, Some(bytes)) => Ok(bytes_to_floats(&bytes)),
+                (other, _) => Err(other),
+            },
+        )
+        .await
     }
 
     /// Keeps safetensors `weights` in the worker to explain with (nothing is built yet).
     pub async fn keep(&self, weights: &[u8]) -> Result<(), GpuError> {
-        match self
-            .request(
-                |id| ToGpu::Keep { id },
-                weights.to_vec(),
-                REQUEST_DEADLINE_MS,
-            )
-            .await?
-        {
-            (FromGpu::Loaded { .. }, _) => Ok(()),
-            other => Err(GpuError::Unexpected {
-                answer: format!("{:?}", other.0),
-                to: "weights to keep",
-            }),
-        }
+        let make = |id| ToGpu::Keep { id };
+        self.ask(
+            make,
+            weights.to_vec(),
+            REQUEST_DEADLINE_MS,
+            "weights to keep",
+            |answer, _| match answer {
+                FromGpu::Loaded { .. } => Ok(()),
+                other => Err(other),
+            },
+        )
+        .await
     }
 
     /// The relevance of `image`'s patches for `class` (the prediction when `None`) and the
@@ -206,38 +222,35 @@ impl GpuWorker {
         backend: BackendKind,
         class: Option<u8>,
     ) -> Result<Explanation, GpuError> {
-        match self
-            .request(
-                |id| ToGpu::Explain { id, backend, class },
-                images_to_bytes(std::slice::from_ref(image)),
-                LOAD_DEADLINE_MS,
-            )
-            .await?
-        {
-            (FromGpu::Explained { explanation, .. }, _) => Ok(explanation),
-            other => Err(GpuError::Unexpected {
-                answer: format!("{:?}", other.0),
-                to: "an image to explain",
-            }),
-        }
+        let make = |id| ToGpu::Explain { id, backend, class };
+        let bytes = images_to_bytes(std::slice::from_ref(image));
+        self.ask(
+            make,
+            bytes,
+            LOAD_DEADLINE_MS,
+            "an image to explain",
+            |answer, _| match answer {
+                FromGpu::Explained { explanation, .. } => Ok(explanation),
+                other => Err(other),
+            },
+        )
+        .await
     }
 
     /// Keeps the CNN's safetensors `weights` in the worker, to compare the ViT with.
     pub async fn keep_cnn(&self, weights: &[u8]) -> Result<(), GpuError> {
-        match self
-            .request(
-                |id| ToGpu::KeepCnn { id },
-                weights.to_vec(),
-                REQUEST_DEADLINE_MS,
-            )
-            .await?
-        {
-            (FromGpu::Loaded { .. }, _) => Ok(()),
-            other => Err(GpuError::Unexpected {
-                answer: format!("{:?}", other.0),
-                to: "a CNN to keep",
-            }),
-        }
+        let make = |id| ToGpu::KeepCnn { id };
+        self.ask(
+            make,
+            weights.to_vec(),
+            REQUEST_DEADLINE_MS,
+            "a CNN to keep",
+            |answer, _| match answer {
+                FromGpu::Loaded { .. } => Ok(()),
+                other => Err(other),
+            },
+        )
+        .await
     }
 
     /// The ViT's and the CNN's probabilities for `image`, on `backend`.
@@ -246,20 +259,19 @@ impl GpuWorker {
         image: &[u8; IMAGE_PIXELS],
         backend: BackendKind,
     ) -> Result<(Vec<f32>, Vec<f32>), GpuError> {
-        match self
-            .request(
-                |id| ToGpu::Compare { id, backend },
-                images_to_bytes(std::slice::from_ref(image)),
-                LOAD_DEADLINE_MS,
-            )
-            .await?
-        {
-            (FromGpu::Compared { vit, cnn, .. }, _) => Ok((vit, cnn)),
-            other => Err(GpuError::Unexpected {
-                answer: format!("{:?}", other.0),
-                to: "an image to compare on",
-            }),
-        }
+        let make = |id| ToGpu::Compare { id, backend };
+        let bytes = images_to_bytes(std::slice::from_ref(image));
+        self.ask(
+            make,
+            bytes,
+            LOAD_DEADLINE_MS,
+            "an image to compare on",
+            |answer, _| match answer {
+                FromGpu::Compared { vit, cnn, .. } => Ok((vit, cnn)),
+                other => Err(other),
+            },
+        )
+        .await
     }
 
     /// Both models' occlusion curves on `images` and their `labels`, on `backend`.
@@ -269,27 +281,25 @@ impl GpuWorker {
         labels: &[u8],
         backend: BackendKind,
     ) -> Result<OcclusionCurves, GpuError> {
+        let count = images.len();
+        let make = |id| ToGpu::Curves {
+            id,
+            backend,
+            images: count,
+        };
         let mut bytes = images_to_bytes(images);
         bytes.extend_from_slice(labels);
-        let count = images.len();
-        match self
-            .request(
-                |id| ToGpu::Curves {
-                    id,
-                    backend,
-                    images: count,
-                },
-                bytes,
-                CURVES_DEADLINE_MS,
-            )
-            .await?
-        {
-            (FromGpu::Curves { curves, .. }, _) => Ok(curves),
-            other => Err(GpuError::Unexpected {
-                answer: format!("{:?}", other.0),
-                to: "images to hide patches of",
-            }),
-        }
+        self.ask(
+            make,
+            bytes,
+            CURVES_DEADLINE_MS,
+            "images to hide patches of",
+            |answer, _| match answer {
+                FromGpu::Curves { curves, .. } => Ok(curves),
+                other => Err(other),
+            },
+        )
+        .await
     }
 
     /// Mean attention distance per layer and head over `images`.
@@ -297,22 +307,19 @@ impl GpuWorker {
         &self,
         images: &[[u8; IMAGE_PIXELS]],
     ) -> Result<Vec<Vec<f32>>, GpuError> {
-        let bytes = images_to_bytes(images);
         let count = images.len();
-        match self
-            .request(
-                |id| ToGpu::Distances { id, images: count },
-                bytes,
-                REQUEST_DEADLINE_MS,
-            )
-            .await?
-        {
-            (FromGpu::Distances { values, .. }, _) => Ok(values),
-            other => Err(GpuError::Unexpected {
-                answer: format!("{:?}", other.0),
-                to: "a batch",
-            }),
-        }
+        let make = |id| ToGpu::Distances { id, images: count };
+        self.ask(
+            make,
+            images_to_bytes(images),
+            REQUEST_DEADLINE_MS,
+            "a batch",
+            |answer, _| match answer {
+                FromGpu::Distances { values, .. } => Ok(values),
+                other => Err(other),
+            },
+        )
+        .await
     }
 }
 
