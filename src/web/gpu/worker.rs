@@ -14,7 +14,7 @@ use crate::analysis::explanation::probabilities;
 use crate::analysis::occlusion::{OcclusionCurves, occlusion_curves_async};
 use crate::analysis::relevance::{explain_async, explaining_model};
 use crate::data::{IMAGE_PIXELS, images_tensor};
-use crate::model::{VisionTransformer, VitConfig};
+use crate::model::{Classifier, VisionTransformer, VitConfig};
 use crate::protocol::{FromGpu, ToGpu, bytes_to_images, floats_to_bytes};
 use crate::weights::{self, ReadError, WeightsError, WeightsFile, read_all_async};
 
@@ -50,15 +50,22 @@ enum RequestError {
     NotImages { images: usize, bytes: usize },
 }
 
-/// What the worker holds: the model that classifies, and the weights and model that explain.
+/// What the worker holds: the model that classifies, and the weights and models that explain
+/// and compare.
 #[derive(Default)]
 struct Held {
     model: Option<Rc<LocalModel>>,
     weights: Option<Rc<WeightsFile>>,
     /// The CNN the ViT is compared with.
     cnn: Option<Rc<WeightsFile>>,
+    /// Each backend's device, started on its first request and kept: a WebGPU device is
+    /// not started per request.
+    devices: Vec<(BackendKind, Device)>,
     /// Built on the first explanation on a backend, for the weights held.
-    explainer: Option<(BackendKind, Rc<VisionTransformer>, Device)>,
+    explainer: Option<(BackendKind, Rc<VisionTransformer>)>,
+    /// The ViT and the CNN, built on the first comparison on a backend: a click on a patch
+    /// runs both, it does not upload them again.
+    compared: Option<(BackendKind, Rc<[Classifier; 2]>)>,
 }
 
 /// The worker's entry point: requests are handled one at a time, in the order they came.
@@ -96,8 +103,10 @@ async fn handle(
         },
         ToGpu::Keep { id } => match weights::decode(&bytes) {
             Ok(file) => {
-                *slot.borrow_mut() = Held {
+                let mut held = slot.borrow_mut();
+                *held = Held {
                     weights: Some(Rc::new(file)),
+                    devices: std::mem::take(&mut held.devices),
                     ..Held::default()
                 };
                 (FromGpu::Loaded { id }, None)
@@ -106,7 +115,9 @@ async fn handle(
         },
         ToGpu::KeepCnn { id } => match weights::decode(&bytes) {
             Ok(file) if file.config.vit().is_none() => {
-                slot.borrow_mut().cnn = Some(Rc::new(file));
+                let mut held = slot.borrow_mut();
+                held.cnn = Some(Rc::new(file));
+                held.compared = None;
                 (FromGpu::Loaded { id }, None)
             }
             Ok(_) => failed(id, RequestError::NotACnn),
@@ -193,21 +204,18 @@ async fn explain(
         .clone()
         .ok_or(RequestError::NoWeights)?;
     let config: VitConfig = file.config.vit().cloned().ok_or(RequestError::NotAVit)?;
+    let device = device_for(slot, backend).await?;
     let held = slot
         .borrow()
         .explainer
         .clone()
-        .filter(|(on, _, _)| *on == backend);
-    let (model, device) = match held {
-        Some((_, model, device)) => (model, device),
+        .filter(|(on, _)| *on == backend);
+    let model = match held {
+        Some((_, model)) => model,
         None => {
-            let device = match backend {
-                BackendKind::Cpu => Device::flex(),
-                BackendKind::WebGpu => webgpu().await?,
-            };
             let model = Rc::new(explaining_model(&file, &device).ok_or(RequestError::NotAVit)?);
-            slot.borrow_mut().explainer = Some((backend, model.clone(), device.clone()));
-            (model, device)
+            slot.borrow_mut().explainer = Some((backend, model.clone()));
+            model
         }
     };
     let input = images_tensor(&[image], &device.autodiff());
@@ -215,12 +223,23 @@ async fn explain(
     Ok(explain_async(&model, &config, input, class).await?)
 }
 
-/// The plain device for `backend`.
-async fn device_for(backend: BackendKind) -> Result<Device, RequestError> {
-    match backend {
-        BackendKind::Cpu => Ok(Device::flex()),
-        BackendKind::WebGpu => webgpu().await,
+/// The plain device for `backend`, started on the first request for it.
+async fn device_for(slot: &RefCell<Held>, backend: BackendKind) -> Result<Device, RequestError> {
+    let held = slot
+        .borrow()
+        .devices
+        .iter()
+        .find(|(on, _)| *on == backend)
+        .cloned();
+    if let Some((_, device)) = held {
+        return Ok(device);
     }
+    let device = match backend {
+        BackendKind::Cpu => Device::flex(),
+        BackendKind::WebGpu => webgpu().await?,
+    };
+    slot.borrow_mut().devices.push((backend, device.clone()));
+    Ok(device)
 }
 
 /// The ViT's and the CNN's weights held, or why not.
@@ -237,12 +256,30 @@ async fn compare(
     backend: BackendKind,
     image: [u8; IMAGE_PIXELS],
 ) -> Result<(Vec<f32>, Vec<f32>), RequestError> {
-    let (vit, cnn) = both(slot)?;
-    let device = device_for(backend).await?;
-    let input = || images_tensor(&[image], &device);
-    let logits =
-        [vit, cnn].map(|file| file.into_model(&device).forward(input()).flatten::<1>(0, 1));
-    let mut read = read_all_async(logits.into()).await?.into_iter();
+    let device = device_for(slot, backend).await?;
+    let held = slot
+        .borrow()
+        .compared
+        .clone()
+        .filter(|(on, _)| *on == backend);
+    let models = match held {
+        Some((_, models)) => models,
+        None => {
+            let (vit, cnn) = both(slot)?;
+            let models = Rc::new([vit.into_model(&device), cnn.into_model(&device)]);
+            slot.borrow_mut().compared = Some((backend, models.clone()));
+            models
+        }
+    };
+    let logits = models
+        .iter()
+        .map(|model| {
+            model
+                .forward(images_tensor(&[image], &device))
+                .flatten::<1>(0, 1)
+        })
+        .collect();
+    let mut read = read_all_async(logits).await?.into_iter();
     let mut next = || probabilities(&read.next().unwrap_or_default());
     Ok((next(), next()))
 }
@@ -255,7 +292,7 @@ async fn curves(
     labels: &[u8],
 ) -> Result<OcclusionCurves, RequestError> {
     let (vit, cnn) = both(slot)?;
-    let device = device_for(backend).await?;
+    let device = device_for(slot, backend).await?;
     Ok(occlusion_curves_async(&vit, &cnn, images, labels, &device, 1).await?)
 }
 
