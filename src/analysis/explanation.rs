@@ -32,16 +32,6 @@ impl Explanation {
             .collect()
     }
 
-    /// `row,column,relevance` per patch, counted from 1.
-    pub fn relevance_csv(&self, grid: usize) -> String {
-        let mut csv = format!("row,column,relevance for class {}\n", self.class);
-        for (i, value) in self.relevance.iter().enumerate() {
-            let grid = grid.max(1);
-            csv.push_str(&format!("{},{},{value}\n", i / grid + 1, i % grid + 1));
-        }
-        csv
-    }
-
     /// `block,p0,…,p9` per block, counted from 1.
     pub fn lens_csv(&self) -> String {
         let classes = self.lens.first().map_or(0, Vec::len);

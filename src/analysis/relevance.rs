@@ -39,13 +39,30 @@ pub async fn relevance_async(
     image: Tensor<4>,
     class: Option<usize>,
 ) -> Result<Relevance, ReadError> {
+    Ok(probe_async(model, config, image, class, false).await?.0)
+}
+
+/// The relevance of [`relevance_async`] and, where `lens`, the logit lens's logits per block
+/// from the same pass and readback.
+async fn probe_async(
+    model: &VisionTransformer,
+    config: &VitConfig,
+    image: Tensor<4>,
+    class: Option<usize>,
+    lens: bool,
+) -> Result<(Relevance, Vec<Vec<f32>>), ReadError> {
     let device = image.device();
     let (heads, tokens) = (config.heads, config.num_tokens());
     let shape = [1, heads, tokens, tokens];
     let probes: Vec<Tensor<4>> = (0..config.depth)
         .map(|_| Tensor::<4>::zeros(shape, &device).require_grad())
         .collect(); // depth × [1, H, N, N]
-    let output = model.forward_probed(image, &probes);
+    let (output, lens) = if lens {
+        model.forward_probed_lens(image, &probes)
+    } else {
+        (model.forward_probed(image, &probes), Vec::new())
+    };
+    let blocks = lens.len();
     let logits = output.logits.clone().inner(); // [1, C]
     // The predicted class chosen on the device: no readback before the backward pass.
     let chosen = match class {
@@ -68,6 +85,7 @@ pub async fn relevance_async(
     let score = (output.logits * Tensor::from_inner(chosen)).sum(); // [1]
     let gradients = score.backward();
     let mut flat = vec![logits.flatten::<1>(0, 1)];
+    flat.extend(lens.into_iter().map(|l| l.inner().flatten::<1>(0, 1)));
     for (attention, probe) in output.attention.into_iter().zip(&probes) {
         flat.push(attention.inner().flatten(0, 3));
         let gradient = probe
@@ -77,6 +95,7 @@ pub async fn relevance_async(
     }
     let mut read = read_all_async(flat).await?.into_iter();
     let logits = read.next().unwrap_or_default();
+    let lens: Vec<Vec<f32>> = read.by_ref().take(blocks).collect();
     let (mut layers, mut grads) = (Vec::new(), Vec::new());
     while let (Some(values), Some(gradient)) = (read.next(), read.next()) {
         layers.push(LayerAttention {
@@ -90,10 +109,11 @@ pub async fn relevance_async(
             values: gradient,
         });
     }
-    Ok(Relevance {
+    let relevance = Relevance {
         class: class.unwrap_or_else(|| argmax(&logits)),
         patches: gradient_relevance(&layers, &grads),
-    })
+    };
+    Ok((relevance, lens))
 }
 
 fn argmax(values: &[f32]) -> usize {
@@ -105,7 +125,7 @@ fn argmax(values: &[f32]) -> usize {
 }
 
 /// The explanations card's numbers for `image`: the relevance for `class` (the prediction
-/// when `None`) and the logit lens, as probabilities.
+/// when `None`) and the logit lens, as probabilities, from one forward and one backward pass.
 ///
 /// # Shapes
 /// - image: `[1, channels, height, width]`, normalised pixels, on `model`'s (autodiff) device
@@ -115,13 +135,7 @@ pub async fn explain_async(
     image: Tensor<4>,
     class: Option<usize>,
 ) -> Result<Explanation, ReadError> {
-    let lens = model
-        .logit_lens(image.clone())
-        .into_iter()
-        .map(|logits| logits.inner().flatten::<1>(0, 1))
-        .collect();
-    let lens = read_all_async(lens).await?;
-    let relevance = relevance_async(model, config, image, class).await?;
+    let (relevance, lens) = probe_async(model, config, image, class, true).await?;
     Ok(Explanation {
         class: relevance.class,
         relevance: relevance.patches,

@@ -63,15 +63,7 @@ impl VisionTransformer {
     /// - logits: `[batch, classes]`
     /// - attention: `depth` × `[batch, heads, tokens, tokens]`
     pub fn forward_probed(&self, images: Tensor<4>, probes: &[Tensor<4>]) -> VitOutput {
-        let mut tokens = self.patch_embed.forward(images); // [B, N + 1, D]
-        let mut attention = Vec::with_capacity(self.layers.len());
-        for (i, layer) in self.layers.iter().enumerate() {
-            let (next, probabilities) = layer.forward_probed(tokens, probes.get(i).cloned());
-            tokens = next; // [B, N + 1, D]
-            attention.push(probabilities);
-        }
-        let logits = self.classify(&tokens); // [B, classes]
-        VitOutput { logits, attention }
+        self.forward_reading(images, probes, false).0
     }
 
     /// The logit lens: what the class token would predict after each block, read with the
@@ -81,13 +73,46 @@ impl VisionTransformer {
     /// - images: `[batch, channels, height, width]`
     /// - output: `depth` × `[batch, classes]`
     pub fn logit_lens(&self, images: Tensor<4>) -> Vec<Tensor<2>> {
+        self.forward_reading(images, &[], true).1
+    }
+
+    /// [`Self::forward_probed`] and the logit lens of the same pass: what an explanation
+    /// needs, from one forward.
+    ///
+    /// # Shapes
+    /// - as [`Self::forward_probed`]; lens: `depth` × `[batch, classes]`
+    pub fn forward_probed_lens(
+        &self,
+        images: Tensor<4>,
+        probes: &[Tensor<4>],
+    ) -> (VitOutput, Vec<Tensor<2>>) {
+        self.forward_reading(images, probes, true)
+    }
+
+    /// The forward pass, probed, reading the class token after each block where `lens`.
+    fn forward_reading(
+        &self,
+        images: Tensor<4>,
+        probes: &[Tensor<4>],
+        lens: bool,
+    ) -> (VitOutput, Vec<Tensor<2>>) {
         let mut tokens = self.patch_embed.forward(images); // [B, N + 1, D]
-        let mut lens = Vec::with_capacity(self.layers.len());
-        for layer in &self.layers {
-            tokens = layer.forward(tokens).0; // [B, N + 1, D]
-            lens.push(self.classify(&tokens)); // [B, classes]
+        let depth = self.layers.len();
+        let mut attention = Vec::with_capacity(depth);
+        let mut read = Vec::with_capacity(if lens { depth } else { 0 });
+        for (i, layer) in self.layers.iter().enumerate() {
+            let (next, probabilities) = layer.forward_probed(tokens, probes.get(i).cloned());
+            tokens = next; // [B, N + 1, D]
+            attention.push(probabilities);
+            if lens && i + 1 < depth {
+                read.push(self.classify(&tokens)); // [B, classes]
+            }
         }
-        lens
+        let logits = self.classify(&tokens); // [B, classes]
+        if lens {
+            read.push(logits.clone()); // after the last block: the logits themselves
+        }
+        (VitOutput { logits, attention }, read)
     }
 
     /// The head on the class token.

@@ -4,7 +4,7 @@
 
 use vitlab::analysis::explanation::{Explanation, probabilities};
 use vitlab::analysis::insight::{LayerAttention, gradient_relevance};
-use vitlab::analysis::relevance::{explaining_model, relevance_async};
+use vitlab::analysis::relevance::{explain_async, explaining_model, relevance_async};
 use vitlab::data::{images_tensor, sha256_hex};
 use vitlab::weights;
 
@@ -102,6 +102,32 @@ fn the_logit_lens_matches_pytorch_and_ends_at_the_model_s_logits() {
 }
 
 #[test]
+fn an_explanation_reads_relevance_and_lens_from_one_pass_as_pytorch_does() {
+    // What the page's worker computes: relevance and lens from the same forward pass.
+    let (fixture, bytes) = fixture();
+    let file = weights::decode(&bytes).unwrap();
+    let config = file.config.vit().unwrap().clone();
+    let model = explaining_model(&file, &device()).unwrap();
+    for case in &fixture.cases {
+        let image = images_tensor(std::slice::from_ref(&case.image), &device().autodiff());
+        let explanation = run_now(explain_async(&model, &config, image, None)).unwrap();
+        assert_eq!(explanation.class, case.predicted);
+        let worst = relative_difference(&explanation.relevance, &case.relevance[&case.predicted]);
+        assert!(worst < 1e-3, "relevance differs by {worst} of the largest");
+        assert_eq!(explanation.lens.len(), case.logit_lens.len());
+        for (ours, logits) in explanation.lens.iter().zip(&case.logit_lens) {
+            let theirs = probabilities(logits);
+            let worst = ours
+                .iter()
+                .zip(&theirs)
+                .map(|(a, b)| (a - b).abs())
+                .fold(0.0f32, f32::max);
+            assert!(worst < 1e-5, "lens probabilities differ by {worst}");
+        }
+    }
+}
+
+#[test]
 fn relevance_follows_the_positive_gradient_weighted_attention() {
     // Two tokens, one head, one layer: R = I + (∇A ⊙ A)⁺ · I; the class row's patch entry is
     // the positive product at (0, 1), and a negative product counts nothing.
@@ -125,17 +151,13 @@ fn relevance_follows_the_positive_gradient_weighted_attention() {
 }
 
 #[test]
-fn an_explanation_reads_its_lens_and_writes_its_numbers_as_csv() {
+fn an_explanation_reads_its_lens_and_writes_the_lens_as_csv() {
     let explanation = Explanation {
         class: 4,
         relevance: vec![0.5, 0.0, 0.25, 1.0],
         lens: vec![vec![0.7, 0.3], vec![0.2, 0.8]],
     };
     assert_eq!(explanation.lens_tops(), vec![(0, 0.7), (1, 0.8)]);
-    assert_eq!(
-        explanation.relevance_csv(2),
-        "row,column,relevance for class 4\n1,1,0.5\n1,2,0\n2,1,0.25\n2,2,1\n"
-    );
     assert_eq!(
         explanation.lens_csv(),
         "block,p0,p1\n1,0.7,0.3\n2,0.2,0.8\n"
