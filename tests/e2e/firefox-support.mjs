@@ -1,9 +1,8 @@
 // The Firefox side of the e2e tests: Debian's Firefox ESR driven by puppeteer-core over
 // WebDriver BiDi (playwright-core drives only its own patched Firefox), and a page object with
 // the few calls of support.mjs's `LabPage` the Firefox test needs, written for puppeteer.
-import { after, before } from "node:test";
 import puppeteer from "puppeteer-core";
-import { DIST, serve } from "./support.mjs";
+import { servedApp } from "./support.mjs";
 
 /** Headless Firefox: `FIREFOX`, or Debian's firefox-esr. */
 export async function launchFirefox() {
@@ -17,16 +16,7 @@ export async function launchFirefox() {
 
 /** As support.mjs's `servedApp`, with Firefox: read `server` and `browser` inside the tests. */
 export function servedAppInFirefox() {
-  const app = {};
-  before(async () => {
-    app.server = await serve(DIST);
-    app.browser = await launchFirefox();
-  });
-  after(async () => {
-    await app.browser?.close();
-    app.server?.close();
-  });
-  return app;
+  return servedApp(launchFirefox);
 }
 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
