@@ -122,6 +122,13 @@ test("the shipped CNN reads digits in the page and shows what it builds in inste
   const fields = await Promise.all([1, 2, 3].map((l) => lab.byTestId(`receptive-field-${l}`).getAttribute("data-value")));
   assert.deepEqual(fields, ["3", "8", "18"]);
   assert.equal(await lab.byTestId("cnn-view").locator("canvas").count(), 32);
+  // The filters as one figure: 32 maps of 3×3 numbers, eight to a row of the picture.
+  const [header, ...filters] = await lab.savedCsv("cnn-filters-csv");
+  assert.deepEqual(header, ["map", "row", "column", "value"]);
+  assert.deepEqual([...new Set(filters.map((row) => row[0]))], [...Array(32).keys()].map((i) => `filter ${i + 1}`));
+  assert.equal(filters.length, 32 * 9);
+  const picture = await lab.savedPicture("cnn-filters-png");
+  assert.ok(picture.png && picture.width === 24 + 8 * 96 + 7 * 10, `${picture.width} px wide`);
   // Back to a ViT: its attention returns.
   await lab.byTestId("shipped-model").selectOption("pretrained/vit-lab.safetensors");
   await lab.byTestId("distance-chart").waitFor({ timeout: 60_000 });

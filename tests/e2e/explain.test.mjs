@@ -2,16 +2,20 @@
 // computed in a worker of their own on the backend the page draws on, and their CSVs.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { readFile } from "node:fs/promises";
 import { LabPage, ONE, servedApp, until } from "./support.mjs";
 
 const app = servedApp();
 
-/** The relevance CSV the page offers now, as numbers by patch, with its class. */
-async function relevanceCsv(lab) {
-  const [download] = await Promise.all([lab.page.waitForEvent("download"), lab.byTestId("relevance-csv").click()]);
-  const [header, ...rows] = (await readFile(await download.path(), "utf8")).trim().split("\n");
-  return { header, values: rows.map((row) => Number(row.split(",")[2])) };
+/** The card's two maps as the CSV it offers: rollout's values, and relevance's with its label. */
+async function explanationCsv(lab) {
+  const [header, ...rows] = await lab.savedCsv("explanation-maps-csv");
+  assert.deepEqual(header, ["map", "row", "column", "value"]);
+  const relevance = rows.filter(([map]) => map !== "attention rollout");
+  return {
+    rollout: rows.filter(([map]) => map === "attention rollout").map((row) => Number(row[3])),
+    label: [...new Set(relevance.map(([map]) => map))].join(" and "),
+    values: relevance.map((row) => Number(row[3])),
+  };
 }
 
 async function explained(lab, timeout) {
@@ -31,9 +35,10 @@ async function explainOne(backend, timeout) {
   const lens = await lab.byTestId("lens-class").allTextContents();
   assert.ok(lens.length >= 1 && lens.every((c) => /^\d$/.test(c)), `lens ${lens}`);
   assert.equal(lens.at(-1), "1");
-  const predicted = await relevanceCsv(lab);
-  assert.equal(predicted.header, "row,column,relevance for class 1");
+  const predicted = await explanationCsv(lab);
+  assert.equal(predicted.label, "relevance for class 1");
   assert.equal(predicted.values.length, 49, "one value per patch of the 7×7 grid");
+  assert.equal(predicted.rollout.length, 49, "rollout beside it");
   assert.ok(predicted.values.every((v) => Number.isFinite(v) && v >= 0), "relevance is a positive part");
   assert.ok(Math.max(...predicted.values) > 0, "something speaks for the 1");
 
@@ -41,16 +46,16 @@ async function explainOne(backend, timeout) {
   await lab.byTestId("relevance-class").selectOption("7");
   await until(() => lab.byTestId("relevance-caption").textContent(), (t) => t === "gradient relevance for 7", { what: "class 7", timeout });
   await explained(lab, timeout);
-  const seven = await relevanceCsv(lab);
-  assert.equal(seven.header, "row,column,relevance for class 7");
+  const seven = await explanationCsv(lab);
+  assert.equal(seven.label, "relevance for class 7");
+  assert.deepEqual(seven.rollout, predicted.rollout, "rollout does not depend on the class");
   assert.notDeepEqual(seven.values, predicted.values, "relevance depends on the class");
 
-  const [lensFile] = await Promise.all([lab.page.waitForEvent("download"), lab.byTestId("lens-csv").click()]);
-  const lensRows = (await readFile(await lensFile.path(), "utf8")).trim().split("\n");
-  assert.equal(lensRows[0], "block,p0,p1,p2,p3,p4,p5,p6,p7,p8,p9");
+  const lensRows = await lab.savedCsv("lens-csv");
+  assert.equal(lensRows[0].join(","), "block,p0,p1,p2,p3,p4,p5,p6,p7,p8,p9");
   assert.equal(lensRows.length, lens.length + 1);
   for (const row of lensRows.slice(1)) {
-    const sum = row.split(",").slice(1).map(Number).reduce((a, b) => a + b);
+    const sum = row.slice(1).map(Number).reduce((a, b) => a + b);
     assert.ok(Math.abs(sum - 1) < 1e-3, `probabilities sum to 1: ${row}`);
   }
   await lab.page.close();
@@ -88,29 +93,93 @@ test("patches hidden: a click hides one from both models, and the curves of accu
   await lab.byTestId("occlusion-measure").click();
   const chart = lab.byTestId("occlusion-chart");
   await until(async () => Number(await chart.getAttribute("data-points")), (n) => n === 40, { what: "four curves of ten points", timeout: 300_000 });
-  const [download] = await Promise.all([lab.page.waitForEvent("download"), lab.byTestId("occlusion-csv").click()]);
-  const [header, ...rows] = (await readFile(await download.path(), "utf8")).trim().split("\n");
-  assert.equal(header, "fraction hidden,vit random,vit most relevant first,cnn random,cnn most relevant first");
-  const table = rows.map((row) => row.split(",").map(Number));
+  const [header, ...rows] = await lab.savedCsv("occlusion-csv");
+  assert.equal(header.join(","), "fraction hidden,vit random,vit most relevant first,cnn random,cnn most relevant first");
+  const table = rows.map((row) => row.map(Number));
   assert.equal(table.length, 10);
   assert.equal(table[0][1], table[0][2], "nothing hidden, one accuracy per model");
   assert.ok(table[0][1] > 0.9 && table[0][3] > 0.9, `both read the test digits: ${rows[0]}`);
   // A third hidden, most relevant first, costs both models far more than at random.
   assert.ok(table[3][2] + 0.3 < table[3][1] && table[3][4] + 0.2 < table[3][3], `${rows[3]}`);
   console.log(`occlusion in the page (200 test digits, CPU), 30 % hidden: ${rows[3]}`);
-  // Every chart offers its numbers; the large attention map its picture and numbers.
-  const [chartCsv] = await Promise.all([lab.page.waitForEvent("download"), lab.byTestId("occlusion-chart-csv").click()]);
-  const chartRows = (await readFile(await chartCsv.path(), "utf8")).trim().split("\n");
-  assert.equal(chartRows[0], "series,% of patches hidden,value");
+  // The chart saves as numbers and as a picture drawn in the page's colours (1080 px wide).
+  const chartRows = await lab.savedCsv("occlusion-chart-csv");
+  assert.deepEqual(chartRows[0], ["series", "% of patches hidden", "value"]);
   assert.equal(chartRows.length, 41);
-  assert.match(chartRows[1], /^ViT; random,0,0\.9\d*$/);
-  const [mapCsv] = await Promise.all([lab.page.waitForEvent("download"), lab.byTestId("attention-map-csv").click()]);
-  const mapRows = (await readFile(await mapCsv.path(), "utf8")).trim().split("\n");
-  assert.equal(mapRows[0], "row,column,class token: attention rollout (all layers)");
-  assert.equal(mapRows.length, 50);
-  const [png] = await Promise.all([lab.page.waitForEvent("download"), lab.byTestId("attention-map-png").click()]);
-  const pngBytes = await readFile(await png.path());
-  assert.equal(png.suggestedFilename(), "vitlab-attention-map.png");
-  assert.deepEqual([...pngBytes.subarray(1, 4)], [0x50, 0x4e, 0x47], "a PNG file");
+  assert.match(chartRows[1].join(","), /^ViT; random,0,0\.9\d*$/);
+  const colours = await lab.byTestId("occlusion-chart").locator("polyline.series").evaluateAll((lines) => lines.map((l) => getComputedStyle(l).stroke));
+  const models = [...new Set(colours)];
+  assert.equal(models.length, 2, `the ViT's colour and the CNN's: ${colours}`);
+  const picture = await lab.savedPicture("occlusion-chart-png", [...models, "rgb(0, 0, 0)"]);
+  assert.ok(picture.png && picture.name === "vitlab-occlusion-chart.png");
+  assert.equal(picture.width, 1080);
+  const [vit, cnn, black] = picture.counts;
+  assert.ok(vit > 100 && cnn > 100, `both models' curves drawn in their colours: ${picture.counts} pixels`);
+  // Unstyled SVG would fill each polyline black: the page's styles came with the picture.
+  assert.ok(black < 100, `${black} black pixels`);
+  await lab.page.close();
+});
+
+test("every map and chart of the lab saves as a PNG and its numbers as a CSV, which agree with the page", async () => {
+  const lab = new LabPage(await app.browser.newPage());
+  await lab.open(`${app.server.url}?backend=cpu`);
+  await lab.stroke(ONE);
+  assert.equal(await lab.settledPrediction(), "1");
+  await explained(lab, 120_000);
+  const values = (rows, map) => rows.filter((row) => row[0] === map).map((row) => Number(row[3]));
+
+  // The large map (rollout unless another is picked): picture and numbers.
+  const [mapHeader, ...mapRows] = await lab.savedCsv("attention-map-csv");
+  assert.deepEqual(mapHeader, ["row", "column", "class token: attention rollout (all layers)"]);
+  assert.equal(mapRows.length, 49);
+  const large = await lab.savedPicture("attention-map-png");
+  assert.ok(large.png && large.name === "vitlab-attention-map.png" && large.width === 280 && large.distinct > 10);
+
+  // Every layer's and head's map and rollout, as one figure; its rollout is the large map's.
+  const [sheetHeader, ...sheetRows] = await lab.savedCsv("attention-maps-csv");
+  assert.deepEqual(sheetHeader, ["map", "row", "column", "value"]);
+  const maps = [...new Set(sheetRows.map((row) => row[0]))];
+  const heads = maps.filter((m) => /^layer 1; head \d+$/.test(m)).length;
+  const depth = maps.filter((m) => /^layer \d+; mean of heads$/.test(m)).length;
+  assert.ok(heads >= 2 && depth >= 2, `${depth} layers of ${heads} heads`);
+  assert.equal(maps.length, depth * (heads + 1) + 1);
+  assert.equal(sheetRows.length, 49 * maps.length);
+  assert.deepEqual(values(sheetRows, "attention rollout (all layers)"), mapRows.map((row) => Number(row[2])));
+  const sheet = await lab.savedPicture("attention-maps-png");
+  // Tiles of 96 px, 10 apart, 12 px margins: one column per head and one for the mean.
+  assert.equal(sheet.width, 24 + 96 * (heads + 1) + 10 * heads);
+  assert.ok(sheet.distinct > 50, `a heat map's many colours (${sheet.distinct})`);
+
+  // Fig. 7: each patch's position embedding is most like itself (cosine 1).
+  const [, ...similarity] = await lab.savedCsv("position-similarity-csv");
+  assert.equal(similarity.length, 49 * 49);
+  for (const patch of [0, 24, 48]) {
+    const row = Math.floor(patch / 7) + 1;
+    const column = (patch % 7) + 1;
+    const own = values(similarity, `patch (${row}; ${column})`);
+    assert.equal(own.length, 49);
+    assert.ok(Math.abs(own[patch] - 1) < 1e-4 && Math.max(...own) === own[patch], `patch ${patch} is most like itself`);
+  }
+  assert.ok((await lab.savedPicture("position-similarity-png")).png);
+  const [, ...filters] = await lab.savedCsv("filters-csv");
+  const components = [...new Set(filters.map((row) => row[0]))];
+  assert.ok(components.length >= 1 && components.every((c) => /^PC\d+ · \d+%$/.test(c)), `${components}`);
+  assert.equal(filters.length, components.length * 16, "one value per pixel of a 4×4 patch");
+
+  // Mean attention distance: one per layer and head for the drawing, in pixels, drawn in the
+  // chart's colour for the drawing.
+  const [distanceHeader, ...distances] = await lab.savedCsv("distance-chart-csv");
+  assert.deepEqual(distanceHeader, ["series", "layer", "head", "distance_px"]);
+  const drawing = distances.filter((row) => row[0] === "this drawing");
+  assert.equal(drawing.length, depth * heads);
+  assert.ok(drawing.every((row) => Number(row[3]) >= 0 && Number(row[3]) <= 40), "distances within the image");
+  const dot = await lab.byTestId("distance-chart").locator('circle:not([fill="none"])').first().evaluate((c) => getComputedStyle(c).fill);
+  const distanceChart = await lab.savedPicture("distance-chart-png", [dot]);
+  assert.ok(distanceChart.png && distanceChart.counts[0] > 100, `the drawing's dots (${distanceChart.counts})`);
+
+  // Beyond rollout: both maps as one figure.
+  const explanation = await lab.savedPicture("explanation-maps-png");
+  // Two tiles, or wider where the title needs it.
+  assert.ok(explanation.png && explanation.width >= 24 + 2 * 96 + 10 && explanation.distinct > 20);
   await lab.page.close();
 });

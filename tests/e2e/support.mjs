@@ -227,6 +227,46 @@ export class LabPage {
     // Builds before `data-runs`: the line's own count, which stops at 200.
     return Number((await latency.textContent()).match(/\((\d+) runs\)/)?.[1] ?? 0);
   }
+  /** Clicks the button `id` and returns the file the page offers: its name and bytes. */
+  async saved(id) {
+    const button = this.byTestId(id);
+    await button.scrollIntoViewIfNeeded();
+    const [download] = await Promise.all([this.page.waitForEvent("download"), button.click()]);
+    return { name: download.suggestedFilename(), bytes: await readFile(await download.path()) };
+  }
+  /** A saved CSV's rows, each split at its commas. */
+  async savedCsv(id) {
+    const { bytes } = await this.saved(id);
+    return bytes.toString("utf8").trim().split("\n").map((row) => row.split(","));
+  }
+  /**
+   * A saved PNG as the browser decodes it: its size, and how many of its pixels are within
+   * 12 levels of each CSS colour in `colours` (e.g. "rgb(59, 82, 139)").
+   */
+  async savedPicture(id, colours = []) {
+    const { name, bytes } = await this.saved(id);
+    const decoded = await this.page.evaluate(async ([base64, colours]) => {
+      const image = new Image();
+      image.src = `data:image/png;base64,${base64}`;
+      await image.decode();
+      const canvas = document.createElement("canvas");
+      [canvas.width, canvas.height] = [image.width, image.height];
+      const context = canvas.getContext("2d");
+      context.drawImage(image, 0, 0);
+      const pixels = context.getImageData(0, 0, canvas.width, canvas.height).data;
+      const wanted = colours.map((c) => c.match(/\d+/g).slice(0, 3).map(Number));
+      const counts = wanted.map(() => 0);
+      const distinct = new Set();
+      for (let i = 0; i < pixels.length; i += 4) {
+        distinct.add((pixels[i] << 16) | (pixels[i + 1] << 8) | pixels[i + 2]);
+        wanted.forEach(([r, g, b], k) => {
+          if (Math.abs(pixels[i] - r) <= 12 && Math.abs(pixels[i + 1] - g) <= 12 && Math.abs(pixels[i + 2] - b) <= 12) counts[k] += 1;
+        });
+      }
+      return { width: image.width, height: image.height, counts, distinct: distinct.size };
+    }, [bytes.toString("base64"), colours]);
+    return { name, png: bytes.subarray(1, 4).toString("latin1") === "PNG", ...decoded };
+  }
   async probabilities() {
     return Promise.all([...Array(10).keys()].map(async (d) =>
       Number(await this.byTestId(`probability-${d}`).getAttribute("data-value"))));
@@ -271,14 +311,15 @@ export async function watchLongTasks(page) {
 export const DIST = process.env.VITLAB_DIST ?? fileURLToPath(new URL("../../dist", import.meta.url));
 
 /**
- * For a test file: the release build served and a browser launched before its tests, both
- * closed after them. Read `server` and `browser` from it inside the tests.
+ * For a test file: the release build served and a browser launched (by `launchBrowser`,
+ * Chromium unless given) before its tests, both closed after them. Read `server` and
+ * `browser` from it inside the tests.
  */
-export function servedApp() {
+export function servedApp(launchBrowser = launch) {
   const app = {};
   before(async () => {
     app.server = await serve(DIST);
-    app.browser = await launch();
+    app.browser = await launchBrowser();
   });
   after(async () => {
     await app.browser?.close();

@@ -3,10 +3,14 @@
 use std::sync::Arc;
 
 use leptos::prelude::*;
+use leptos::task::spawn_local;
 
 use crate::analysis::inference::{Classification, WeightInsight};
 use crate::analysis::insight;
-use crate::ui::widgets::{HeatCanvas, Palette};
+use crate::ui::widgets::{
+    HeatCanvas, KeyEntry, Palette, Sheet, SheetButtons, Tile, offer_download, offer_png,
+    svg_picture,
+};
 
 /// Fig. 7 of the paper, live: position-embedding similarity, patch-filter components, and
 /// mean attention distance per head against depth.
@@ -27,7 +31,7 @@ pub fn AnalysisView(
     let position_grid = (0..patches)
         .map(|patch| {
             let row = similarity[patch * patches..(patch + 1) * patches].to_vec();
-            let title = format!("patch ({}, {})", patch / grid + 1, patch % grid + 1);
+            let title = patch_name(patch, grid);
             view! { <HeatCanvas values=Signal::stored(row) grid=grid size=28 palette=Palette::HeatFixed(-1.0, 1.0) title=title /> }
         })
         .collect_view();
@@ -36,7 +40,7 @@ pub fn AnalysisView(
         .iter()
         .enumerate()
         .map(|(k, (component, share))| {
-            let caption = format!("PC{} · {:.0}%", k + 1, 100.0 * share);
+            let caption = component_name(k, *share);
             view! {
                 <figure>
                     <HeatCanvas values=Signal::stored(component.clone()) grid=patch_size size=56 palette=Palette::Diverging />
@@ -46,6 +50,46 @@ pub fn AnalysisView(
         })
         .collect_view();
 
+    let similarity_sheet = {
+        let insight = insight.clone();
+        Callback::new(move |()| {
+            let similarity = &insight.position_similarity;
+            Some(Sheet {
+                title: "Position embedding similarity (cosine), per patch".into(),
+                tiles: similarity
+                    .chunks_exact(patches.max(1))
+                    .enumerate()
+                    .map(|(patch, row)| Tile {
+                        label: patch_name(patch, grid),
+                        values: row.to_vec(),
+                        grid,
+                        palette: Palette::HeatFixed(-1.0, 1.0),
+                    })
+                    .collect(),
+                columns: grid,
+            })
+        })
+    };
+    let filter_sheet = {
+        let insight = insight.clone();
+        Callback::new(move |()| {
+            Some(Sheet {
+                title: "Principal components of the patch-embedding filters".into(),
+                tiles: insight
+                    .filter_components
+                    .iter()
+                    .enumerate()
+                    .map(|(k, (component, share))| Tile {
+                        label: component_name(k, *share),
+                        values: component.clone(),
+                        grid: patch_size,
+                        palette: Palette::Diverging,
+                    })
+                    .collect(),
+                columns: 7,
+            })
+        })
+    };
     let drawing_distance = Signal::derive(move || {
         result.get().map(|r| {
             r.attention
@@ -61,11 +105,13 @@ pub fn AnalysisView(
             <section>
                 <h3>"Position embedding similarity"</h3>
                 <p class="hint">"Cosine similarity of each patch's learned position embedding with every other's (the paper's Fig. 7, centre): neighbours come out alike, rows and columns show."</p>
+                <SheetButtons sheet=similarity_sheet name="position-similarity" />
                 <div class="grid-of-grids" style=format!("grid-template-columns: repeat({grid}, auto)")>{position_grid}</div>
             </section>
             <section>
                 <h3>"Patch-embedding filters"</h3>
                 <p class="hint">"Principal components of the rows of E (Fig. 7, left), with their share of the variance."</p>
+                <SheetButtons sheet=filter_sheet name="filters" />
                 <div class="filters">{filters}</div>
             </section>
             <section>
@@ -76,6 +122,20 @@ pub fn AnalysisView(
         </div>
     }
 }
+
+/// "patch (row, column)", counted from 1.
+fn patch_name(patch: usize, grid: usize) -> String {
+    format!("patch ({}, {})", patch / grid + 1, patch % grid + 1)
+}
+
+/// "PC1 · 42%": the `k`th principal component (from 0) and its share of the variance.
+fn component_name(k: usize, share: f32) -> String {
+    format!("PC{} · {:.0}%", k + 1, 100.0 * share)
+}
+
+/// The distance chart's colours: filled dots for the drawing, rings for the test digits.
+const DRAWING: &str = "#3b528b";
+const BATCH: &str = "#e07020";
 
 /// For a screen reader: each layer's range of head distances.
 fn distance_summary(series: Option<Vec<Vec<f32>>>) -> String {
@@ -117,21 +177,71 @@ pub fn DistanceChart(
                 let x = PAD + (l as f32 + 0.5) * (W - PAD) / layers as f32;
                 heads.into_iter().map(move |d| {
                     let y = H - PAD - (d / max).clamp(0.0, 1.0) * (H - 2.0 * PAD);
-                    let (fill, stroke) = if filled { ("#3b528b", "none") } else { ("none", "#e07020") };
+                    let (fill, stroke) = if filled { (DRAWING, "none") } else { ("none", BATCH) };
                     view! { <circle cx=x cy=y r=3.5 fill=fill stroke=stroke stroke-width=1.5></circle> }
                 })
             })
             .collect_view()
     };
+    let svg_ref = NodeRef::<leptos::svg::Svg>::new();
+    let (png_id, csv_id) = (format!("{testid}-png"), format!("{testid}-csv"));
+    let name = testid.clone();
+    let save_png = move |_| {
+        let Some(svg) = svg_ref.get_untracked() else {
+            return;
+        };
+        let file = format!("vitlab-{name}.png");
+        spawn_local(async move {
+            let key = [
+                KeyEntry {
+                    label: "this drawing".into(),
+                    colour: DRAWING.into(),
+                },
+                KeyEntry {
+                    label: "a batch of test digits".into(),
+                    colour: BATCH.into(),
+                },
+            ];
+            if let Some(picture) =
+                svg_picture(&svg, &key, "mean attention distance per head, by layer").await
+            {
+                let _ = offer_png(&picture, &file);
+            }
+        });
+    };
+    let file = format!("vitlab-{testid}.csv");
+    let save_csv = move |_| {
+        let csv = distance_csv(&drawing.get_untracked(), &batch.get_untracked());
+        let _ = offer_download(csv.as_bytes(), &file);
+    };
     view! {
-        <svg viewBox=format!("0 0 {W} {H}") class="chart" data-testid=testid role="img" aria-label=move || distance_summary(drawing.get().or_else(|| batch.get()))>
-            <line x1=PAD y1=H - PAD x2=W y2=H - PAD stroke="#888"></line>
-            <line x1=PAD y1=PAD x2=PAD y2=H - PAD stroke="#888"></line>
-            <text x=PAD - 4.0 y=PAD text-anchor="end" font-size="10">{format!("{max:.0}")}</text>
-            <text x=PAD - 4.0 y=H - PAD text-anchor="end" font-size="10">"0 px"</text>
-            <text x=(W + PAD) / 2.0 y=H - 8.0 text-anchor="middle" font-size="11">"layer (depth)"</text>
-            {move || points(batch.get(), false)}
-            {move || points(drawing.get(), true)}
-        </svg>
+        <figure class="distance-chart">
+            <svg node_ref=svg_ref viewBox=format!("0 0 {W} {H}") class="chart" data-testid=testid role="img" aria-label=move || distance_summary(drawing.get().or_else(|| batch.get()))>
+                <line x1=PAD y1=H - PAD x2=W y2=H - PAD stroke="#888"></line>
+                <line x1=PAD y1=PAD x2=PAD y2=H - PAD stroke="#888"></line>
+                <text x=PAD - 4.0 y=PAD text-anchor="end" font-size="10">{format!("{max:.0}")}</text>
+                <text x=PAD - 4.0 y=H - PAD text-anchor="end" font-size="10">"0 px"</text>
+                <text x=(W + PAD) / 2.0 y=H - 8.0 text-anchor="middle" font-size="11">"layer (depth)"</text>
+                {move || points(batch.get(), false)}
+                {move || points(drawing.get(), true)}
+            </svg>
+            <figcaption class="buttons">
+                <button class="small" data-testid=png_id on:click=save_png>"PNG"</button>
+                <button class="small" data-testid=csv_id on:click=save_csv>"CSV"</button>
+            </figcaption>
+        </figure>
     }
+}
+
+/// The numbers behind the distance chart: `series,layer,head,distance_px`, counted from 1.
+fn distance_csv(drawing: &Option<Vec<Vec<f32>>>, batch: &Option<Vec<Vec<f32>>>) -> String {
+    let mut csv = String::from("series,layer,head,distance_px\n");
+    for (series, layers) in [("this drawing", drawing), ("test digits", batch)] {
+        for (l, heads) in layers.iter().flatten().enumerate() {
+            for (h, distance) in heads.iter().enumerate() {
+                csv.push_str(&format!("{series},{},{},{distance}\n", l + 1, h + 1));
+            }
+        }
+    }
+    csv
 }

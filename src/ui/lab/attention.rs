@@ -9,8 +9,9 @@ use leptos::prelude::*;
 use crate::analysis::MapChoice;
 use crate::analysis::inference::Classification;
 use crate::data::IMAGE_SIDE;
-use crate::ui::widgets::HeatCanvas;
-use crate::ui::widgets::{offer_download, offer_png, paint};
+use crate::ui::widgets::{
+    HeatCanvas, Palette, Sheet, SheetButtons, Tile, offer_download, offer_png, paint,
+};
 
 fn class_map(result: &Classification, choice: MapChoice) -> Vec<f32> {
     match choice {
@@ -232,7 +233,31 @@ fn MapMultiples(
         }
     };
 
+    let sheet = Callback::new(move |()| {
+        let result = result.get_untracked()?;
+        let picks = (0..depth)
+            .flat_map(|l| {
+                std::iter::once(MapChoice::LayerMean(l))
+                    .chain((0..heads).map(move |h| MapChoice::Head(l, h)))
+            })
+            .chain(std::iter::once(MapChoice::Rollout));
+        Some(Sheet {
+            title:
+                "The class token's attention: each layer's mean of heads, each head, and rollout"
+                    .into(),
+            tiles: picks
+                .map(|pick| Tile {
+                    label: pick.label(),
+                    values: class_map(&result, pick),
+                    grid,
+                    palette: Palette::Heat,
+                })
+                .collect(),
+            columns: heads + 1,
+        })
+    });
     view! {
+        <SheetButtons sheet=sheet name="attention-maps" />
         <div class="multiples scroll-x" tabindex="0" role="region" aria-label="every layer's and head's map">
             <table>
                 <thead>

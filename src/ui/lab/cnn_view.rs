@@ -3,19 +3,43 @@
 use leptos::prelude::*;
 
 use crate::analysis::inference::CnnInsight;
-use crate::ui::widgets::{HeatCanvas, Palette};
+use crate::ui::widgets::{HeatCanvas, Palette, Sheet, SheetButtons, Tile};
+
+/// "filter 3": the `i`th filter, counted from 1.
+fn filter_name(i: usize) -> String {
+    format!("filter {}", i + 1)
+}
 
 /// What a CNN builds in, shown where a ViT shows what it learned: fixed, local windows that
 /// grow with depth (its receptive fields), and the first layer's filters.
 #[component]
 pub fn CnnView(insight: CnnInsight) -> impl IntoView {
     let k = insight.kernel_size;
+    let sheet = {
+        let filters = insight.filters.clone();
+        Callback::new(move |()| {
+            Some(Sheet {
+                title: format!("The first convolution's {k}×{k} filters"),
+                tiles: filters
+                    .iter()
+                    .enumerate()
+                    .map(|(i, filter)| Tile {
+                        label: filter_name(i),
+                        values: filter.clone(),
+                        grid: k,
+                        palette: Palette::Diverging,
+                    })
+                    .collect(),
+                columns: 8,
+            })
+        })
+    };
     let filters = insight
         .filters
         .into_iter()
         .enumerate()
         .map(|(i, filter)| {
-            let title = format!("filter {}", i + 1);
+            let title = filter_name(i);
             view! { <HeatCanvas values=Signal::stored(filter) grid=k size=42 palette=Palette::Diverging title=title /> }
         })
         .collect_view();
@@ -43,6 +67,7 @@ pub fn CnnView(insight: CnnInsight) -> impl IntoView {
             <section>
                 <h3>"First-layer filters"</h3>
                 <p class="hint">{format!("The {k}×{k} kernels of the first convolution: the same filter slides over every position (translation equivariance), where a ViT learns one projection per patch and must learn that neighbours are alike.")}</p>
+                <SheetButtons sheet=sheet name="cnn-filters" />
                 <div class="filters">{filters}</div>
             </section>
         </div>

@@ -5,7 +5,6 @@
 
 use std::sync::Arc;
 
-use leptos::html::Canvas;
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 
@@ -16,7 +15,7 @@ use crate::analysis::inference::Classification;
 use crate::data::IMAGE_PIXELS;
 use crate::protocol::BackendKind;
 use crate::ui::state::LabState;
-use crate::ui::widgets::{HeatCanvas, offer_download, offer_png, paint};
+use crate::ui::widgets::{HeatCanvas, Palette, Sheet, SheetButtons, Tile, offer_download};
 
 /// How long a classified drawing must stay unchanged before it is explained.
 const SETTLES_MS: u32 = 300;
@@ -98,6 +97,32 @@ pub(super) fn Explanations(grid: usize, depth: usize) -> impl IntoView {
     };
     let relevance =
         Signal::derive(move || ready().map(|e| e.relevance.clone()).unwrap_or_default());
+    let maps = Callback::new(move |()| {
+        let Shown::Ready(explanation) = shown.get_untracked() else {
+            return None;
+        };
+        Some(Sheet {
+            title: format!(
+                "Rollout beside gradient relevance for class {}",
+                explanation.class
+            ),
+            tiles: vec![
+                Tile {
+                    label: "attention rollout".into(),
+                    values: rollout.get_untracked(),
+                    grid,
+                    palette: Palette::Heat,
+                },
+                Tile {
+                    label: format!("relevance for class {}", explanation.class),
+                    values: explanation.relevance.clone(),
+                    grid,
+                    palette: Palette::Heat,
+                },
+            ],
+            columns: 2,
+        })
+    });
     view! {
         <div class="explanations" data-testid="explanations" data-state=move || match shown.get() {
             Shown::Waiting => "waiting",
@@ -111,7 +136,7 @@ pub(super) fn Explanations(grid: usize, depth: usize) -> impl IntoView {
                     <figcaption>"attention rollout"</figcaption>
                 </figure>
                 <figure>
-                    <RelevanceCanvas values=relevance grid=grid />
+                    <HeatCanvas values=relevance grid=grid size=140 title="gradient relevance" />
                     <figcaption data-testid="relevance-caption">{move || match ready() {
                         Some(e) => format!("gradient relevance for {}", e.class),
                         None => "gradient relevance".into(),
@@ -134,12 +159,7 @@ pub(super) fn Explanations(grid: usize, depth: usize) -> impl IntoView {
             }}</p>
             <LogitLens explanation=Signal::derive(ready) depth=depth />
             <div class="buttons">
-                <button data-testid="relevance-csv" prop:disabled=move || ready().is_none() on:click=move |_| {
-                    if let Some(e) = ready() {
-                        let name = format!("vitlab-relevance-class-{}.csv", e.class);
-                        let _ = offer_download(e.relevance_csv(grid).as_bytes(), &name);
-                    }
-                }>"Relevance as CSV"</button>
+                <span>"Both maps: "<SheetButtons sheet=maps name="explanation-maps" /></span>
                 <button data-testid="lens-csv" prop:disabled=move || ready().is_none() on:click=move |_| {
                     if let Some(e) = ready() {
                         let _ = offer_download(e.lens_csv().as_bytes(), "vitlab-logit-lens.csv");
@@ -147,32 +167,6 @@ pub(super) fn Explanations(grid: usize, depth: usize) -> impl IntoView {
                 }>"Logit lens as CSV"</button>
             </div>
         </div>
-    }
-}
-
-/// The relevance map, with a button that saves it as a PNG.
-#[component]
-fn RelevanceCanvas(values: Signal<Vec<f32>>, grid: usize) -> impl IntoView {
-    let canvas_ref = NodeRef::<Canvas>::new();
-    Effect::new(move |_| {
-        let values = values.get();
-        if let Some(canvas) = canvas_ref.get() {
-            if values.is_empty() {
-                if let Some(ctx) = paint::context(&canvas) {
-                    ctx.clear_rect(0.0, 0.0, canvas.width() as f64, canvas.height() as f64);
-                }
-            } else {
-                paint::heatmap(&canvas, &values, grid, paint::range(&values), 1.0);
-            }
-        }
-    });
-    view! {
-        <canvas node_ref=canvas_ref width=140 height=140 data-testid="relevance-map" role="img" aria-label="gradient relevance per patch"></canvas>
-        <button class="small" on:click=move |_| {
-            if let Some(canvas) = canvas_ref.get_untracked() {
-                let _ = offer_png(&canvas, "vitlab-relevance.png");
-            }
-        }>"PNG"</button>
     }
 }
 

@@ -5,7 +5,8 @@ use leptos::prelude::*;
 
 use super::analysis::DistanceChart;
 use crate::analysis::timeline::Timeline;
-use crate::ui::widgets::{HeatCanvas, Palette};
+use crate::data::IMAGE_SIDE;
+use crate::ui::widgets::{HeatCanvas, Palette, Sheet, SheetButtons, Tile};
 
 /// Milliseconds each snapshot shows while playing.
 const PLAY_EVERY_MS: u32 = 400;
@@ -49,6 +50,53 @@ pub fn AttentionTimeline(
     let distance = Signal::derive(move || snapshot().map(|s| s.distance));
     let max_distance = Signal::derive(move || {
         timeline.with(|t| (2.0f32).sqrt() * (t.grid.max(2) - 1) as f32 * t.patch_size as f32)
+    });
+    // The snapshot shown, as one figure: a row per probe (and the drawing), as on screen.
+    let sheet = Callback::new(move |()| {
+        let snapshot = snapshot()?;
+        let (grid, probes) = timeline.with_untracked(|t| (t.grid, t.probes.clone()));
+        let images = probes
+            .into_iter()
+            .enumerate()
+            .map(|(p, image)| (format!("probe {}", p + 1), image))
+            .chain(
+                snapshot
+                    .drawing
+                    .clone()
+                    .map(|image| ("drawing".to_string(), image)),
+            );
+        let mut tiles = Vec::new();
+        let mut columns = 2;
+        for (p, (name, image)) in images.enumerate() {
+            let layers = snapshot.layers.get(p).cloned().unwrap_or_default();
+            columns = columns.max(2 + layers.len());
+            tiles.push(Tile {
+                label: name,
+                values: image.iter().map(|&v| v as f32).collect(),
+                grid: IMAGE_SIDE,
+                palette: Palette::Grey,
+            });
+            tiles.push(Tile {
+                label: "rollout".into(),
+                values: snapshot.rollout.get(p).cloned().unwrap_or_default(),
+                grid,
+                palette: Palette::Heat,
+            });
+            tiles.extend(layers.into_iter().enumerate().map(|(l, map)| Tile {
+                label: format!("layer {}", l + 1),
+                values: map,
+                grid,
+                palette: Palette::Heat,
+            }));
+        }
+        Some(Sheet {
+            title: format!(
+                "Attention at step {}: probe, rollout, each layer's class-token map",
+                snapshot.step
+            ),
+            tiles,
+            columns,
+        })
     });
     move || {
         if count() == 0 {
@@ -112,7 +160,7 @@ pub fn AttentionTimeline(
                         />
                     </label>
                 </div>
-                <p class="hint">"Each row: a probe digit, its attention rollout, then the class token's attention in each layer (mean of heads)."</p>
+                <p class="hint">"Each row: a probe digit, its attention rollout, then the class token's attention in each layer (mean of heads)." <SheetButtons sheet=sheet name=format!("{testid}-maps") /></p>
                 <div class="timeline-probes">{rows} {drawing_row}</div>
                 <DistanceChart drawing=distance batch=Signal::stored(None) max=max_distance.get_untracked() testid=format!("{testid}-distance") />
             </div>

@@ -4,8 +4,9 @@
 //! the DOM for tests.
 
 use leptos::prelude::*;
+use leptos::task::spawn_local;
 
-use super::offer_download;
+use super::{key_of, offer_download, offer_png, svg_picture};
 
 /// One line of a chart.
 #[derive(Debug, Clone, PartialEq)]
@@ -94,11 +95,28 @@ pub fn LineChart(
             }
         })
     };
-    let csv_name = testid.clone();
+    let (png_id, csv_id) = (format!("{testid}-png"), format!("{testid}-csv"));
+    let (png_name, csv_name) = (testid.clone(), testid.clone());
     let x_column = x_label.clone();
+    let x_note = x_label.clone();
+    let svg_ref = NodeRef::<leptos::svg::Svg>::new();
+    let save_png = move |_| {
+        let Some(svg) = svg_ref.get_untracked() else {
+            return;
+        };
+        let labels = series.with_untracked(|all| all.iter().map(|s| s.label.clone()).collect());
+        let (name, note) = (format!("vitlab-{png_name}.png"), x_note.clone());
+        spawn_local(async move {
+            let key = key_of(&svg, "polyline.series", labels);
+            if let Some(picture) = svg_picture(&svg, &key, &note).await {
+                let _ = offer_png(&picture, &name);
+            }
+        });
+    };
     view! {
         <figure class="line-chart">
             <svg
+                node_ref=svg_ref
                 viewBox=format!("0 0 {WIDTH} {HEIGHT}")
                 data-testid=testid
                 data-points=move || total_points().to_string()
@@ -167,7 +185,8 @@ pub fn LineChart(
                         .collect_view()
                 }}
                 <span class="x-label">{x_label}</span>
-                <button class="small" data-testid=format!("{csv_name}-csv") prop:disabled=move || total_points() == 0 on:click=move |_| {
+                <button class="small" data-testid=png_id prop:disabled=move || total_points() == 0 on:click=save_png>"PNG"</button>
+                <button class="small" data-testid=csv_id prop:disabled=move || total_points() == 0 on:click=move |_| {
                     let csv = series.with_untracked(|all| series_csv(all, &x_column));
                     let _ = offer_download(csv.as_bytes(), &format!("vitlab-{csv_name}.csv"));
                 }>"CSV"</button>

@@ -18,6 +18,29 @@ pub enum Palette {
     Grey,
 }
 
+impl Palette {
+    /// Fills `canvas` with the `grid × grid` `values` in this palette; an empty map as a
+    /// neutral tile, which keeps a layout readable before there is anything to show.
+    pub fn paint(self, canvas: &web_sys::HtmlCanvasElement, values: &[f32], grid: usize) {
+        if values.is_empty() {
+            if let Some(ctx) = paint::context(canvas) {
+                ctx.set_fill_style_str("#e4e6ee");
+                ctx.fill_rect(0.0, 0.0, canvas.width() as f64, canvas.height() as f64);
+            }
+            return;
+        }
+        match self {
+            Palette::Heat => paint::heatmap(canvas, values, grid, paint::range(values), 1.0),
+            Palette::HeatFixed(lo, hi) => paint::heatmap(canvas, values, grid, (lo, hi), 1.0),
+            Palette::Diverging => paint::diverging_image(canvas, values, grid),
+            Palette::Grey => {
+                let pixels: Vec<u8> = values.iter().map(|v| v.clamp(0.0, 255.0) as u8).collect();
+                paint::grey_image(canvas, &pixels, grid)
+            }
+        }
+    }
+}
+
 /// What a screen reader says of a tile: its values' range and where the largest is.
 fn describe(values: &[f32], grid: usize, palette: Palette, title: &str) -> String {
     let lead = if title.is_empty() {
@@ -62,25 +85,8 @@ pub fn HeatCanvas(
     let canvas_ref = NodeRef::<Canvas>::new();
     Effect::new(move |_| {
         let values = values.get();
-        let Some(canvas) = canvas_ref.get() else {
-            return;
-        };
-        if values.is_empty() {
-            // Nothing to show yet: a neutral tile keeps the layout readable.
-            if let Some(ctx) = paint::context(&canvas) {
-                ctx.set_fill_style_str("#e4e6ee");
-                ctx.fill_rect(0.0, 0.0, canvas.width() as f64, canvas.height() as f64);
-            }
-            return;
-        }
-        match palette {
-            Palette::Heat => paint::heatmap(&canvas, &values, grid, paint::range(&values), 1.0),
-            Palette::HeatFixed(lo, hi) => paint::heatmap(&canvas, &values, grid, (lo, hi), 1.0),
-            Palette::Diverging => paint::diverging_image(&canvas, &values, grid),
-            Palette::Grey => {
-                let pixels: Vec<u8> = values.iter().map(|v| v.clamp(0.0, 255.0) as u8).collect();
-                paint::grey_image(&canvas, &pixels, grid)
-            }
+        if let Some(canvas) = canvas_ref.get() {
+            palette.paint(&canvas, &values, grid);
         }
     });
     let named = title.clone();

@@ -1,13 +1,18 @@
 //! Building blocks that know nothing of the model or the run: charts, heat maps, the canvas
-//! painting under them, the error banner, and downloads.
+//! painting under them, the error banner, and downloads: files, pictures of
+//! charts and figures of maps.
 
 mod chart;
 mod download;
 mod error_banner;
 mod heat_canvas;
 pub mod paint;
+mod sheet;
+mod svg_picture;
 
 pub use chart::{LineChart, Series};
 pub use download::{offer_download, offer_png};
 pub use error_banner::ErrorBanner;
 pub use heat_canvas::{HeatCanvas, Palette};
+pub use sheet::{Sheet, SheetButtons, Tile};
+pub use svg_picture::{KeyEntry, key_of, svg_picture};

@@ -128,19 +128,26 @@ pub fn legend(canvas: &HtmlCanvasElement) {
 /// A new canvas the size of `under` with `under` and then `over` drawn on it (a heatmap over
 /// its image, as one picture to save); `None` where no canvas can be made.
 pub fn stacked(under: &HtmlCanvasElement, over: &HtmlCanvasElement) -> Option<HtmlCanvasElement> {
+    let canvas = new_canvas(under.width(), under.height())?;
+    let ctx = context(&canvas)?;
+    ctx.draw_image_with_html_canvas_element(under, 0.0, 0.0)
+        .ok()?;
+    ctx.draw_image_with_html_canvas_element(over, 0.0, 0.0)
+        .ok()?;
+    Some(canvas)
+}
+
+/// A canvas of its own, not in the page, `width × height` pixels; `None` where the page
+/// cannot make one.
+pub fn new_canvas(width: u32, height: u32) -> Option<HtmlCanvasElement> {
     let canvas: HtmlCanvasElement = web_sys::window()?
         .document()?
         .create_element("canvas")
         .ok()?
         .dyn_into()
         .ok()?;
-    canvas.set_width(under.width());
-    canvas.set_height(under.height());
-    let ctx = context(&canvas)?;
-    ctx.draw_image_with_html_canvas_element(under, 0.0, 0.0)
-        .ok()?;
-    ctx.draw_image_with_html_canvas_element(over, 0.0, 0.0)
-        .ok()?;
+    canvas.set_width(width);
+    canvas.set_height(height);
     Some(canvas)
 }
 
