@@ -4,7 +4,8 @@ fixture's test images, the gradient-weighted attention relevance of Chefer, Gur 
 (ICCV 2021, "generic attention explainability": per layer the heads' mean of
 (dy_c/dA * A)+, R = I, R <- R + A_bar R; the class token's row over the patches), computed with
 PyTorch's autograd, for the predicted class and for one other; and the logit lens (the final
-LayerNorm and head applied to the class token after each block).
+LayerNorm and head applied to the class token after each block); and the logits with some
+patches dropped from the sequence (their tokens removed after the position embedding).
 
     python tools/make_relevance_fixture.py
 
@@ -68,6 +69,16 @@ def logit_lens(model, image):
     return lens
 
 
+def kept_logits(model, image, kept):
+    """The logits with only the patches in `kept` (row-major, from 0) left as tokens."""
+    with torch.no_grad():
+        x = model.patch_embed(image)
+        x = x[:, [0] + [1 + p for p in kept]]
+        for layer in model.layers:
+            x = layer(x)
+        return model.head(model.norm(x[:, 0]))[0].tolist()
+
+
 def main():
     seed_vit.MultiHeadAttention.forward = attention_kept
     model = load_weights(WEIGHTS)
@@ -78,11 +89,15 @@ def main():
         with torch.no_grad():
             predicted = int(model(image).argmax())
         other = (predicted + 3) % 10
+        patches = model.patch_embed(image).shape[1] - 1
+        kept = [p for p in range(patches) if p % 3 != 1]
         cases.append({
             "image": pixels,
             "predicted": predicted,
             "relevance": {str(c): relevance(model, image, c).tolist() for c in (predicted, other)},
             "logit_lens": logit_lens(model, image),
+            "kept": kept,
+            "kept_logits": kept_logits(model, image, kept),
         })
     fixture = {
         "torch_version": torch.__version__,

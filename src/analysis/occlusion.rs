@@ -4,6 +4,10 @@
 //! from both models, so the two curves differ by the model alone: the paper's robustness
 //! claim (and Naseer et al., 2021, "Intriguing properties of vision transformers") made
 //! visible on MNIST.
+//!
+//! A ViT can also drop the patches instead: their tokens leave the sequence, so nothing of
+//! them is read at all, not even "blank here" (Naseer et al. drop patches this way). A CNN has
+//! no such choice; the curves show the ViT both ways.
 
 use serde::{Deserialize, Serialize};
 
@@ -53,6 +57,18 @@ pub fn relevance_order(relevance: &[f32]) -> Vec<usize> {
     order
 }
 
+/// The patches of `0..patches` not in `hidden`, in order: the tokens a ViT keeps when the
+/// others are dropped.
+pub fn kept_patches(patches: usize, hidden: &[usize]) -> Vec<usize> {
+    let mut kept = vec![true; patches];
+    for &patch in hidden {
+        if let Some(keep) = kept.get_mut(patch) {
+            *keep = false;
+        }
+    }
+    (0..patches).filter(|&p| kept[p]).collect()
+}
+
 /// How many of `patches` a fraction hides.
 pub fn hidden_count(fraction: f32, patches: usize) -> usize {
     ((fraction.clamp(0.0, 1.0) * patches as f32).round() as usize).min(patches)
@@ -70,23 +86,47 @@ pub struct OcclusionCurves {
     pub vit_relevant: Vec<f32>,
     pub cnn_random: Vec<f32>,
     pub cnn_relevant: Vec<f32>,
+    /// The ViT with the same patches' tokens dropped rather than their pixels blanked.
+    pub vit_dropped_random: Vec<f32>,
+    pub vit_dropped_relevant: Vec<f32>,
+}
+
+/// Both models' probabilities for one drawing with some patches hidden, and the ViT's with
+/// those patches' tokens dropped.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Comparison {
+    pub vit: Vec<f32>,
+    pub vit_dropped: Vec<f32>,
+    pub cnn: Vec<f32>,
 }
 
 impl OcclusionCurves {
-    /// `fraction,vit_random,vit_relevant,cnn_random,cnn_relevant` per fraction.
+    /// Each curve with its name, in the CSV's order.
+    pub fn series(&self) -> [(&'static str, &[f32]); 6] {
+        [
+            ("vit random", &self.vit_random),
+            ("vit most relevant first", &self.vit_relevant),
+            ("cnn random", &self.cnn_random),
+            ("cnn most relevant first", &self.cnn_relevant),
+            ("vit tokens dropped random", &self.vit_dropped_random),
+            (
+                "vit tokens dropped most relevant first",
+                &self.vit_dropped_relevant,
+            ),
+        ]
+    }
+
+    /// One row per fraction: each curve's accuracy there.
     pub fn csv(&self) -> String {
-        let mut csv = String::from(
-            "fraction hidden,vit random,vit most relevant first,cnn random,cnn most relevant first\n",
-        );
+        let series = self.series();
+        let names: Vec<&str> = series.iter().map(|(name, _)| *name).collect();
+        let mut csv = format!("fraction hidden,{}\n", names.join(","));
         for (i, fraction) in self.fractions.iter().enumerate() {
-            let at = |curve: &[f32]| curve.get(i).map_or(String::new(), f32::to_string);
-            csv.push_str(&format!(
-                "{fraction},{},{},{},{}\n",
-                at(&self.vit_random),
-                at(&self.vit_relevant),
-                at(&self.cnn_random),
-                at(&self.cnn_relevant)
-            ));
+            let values: Vec<String> = series
+                .iter()
+                .map(|(_, curve)| curve.get(i).map_or(String::new(), f32::to_string))
+                .collect();
+            csv.push_str(&format!("{fraction},{}\n", values.join(",")));
         }
         csv
     }
@@ -97,12 +137,15 @@ pub use measure::occlusion_curves_async;
 
 #[cfg(feature = "train")]
 mod measure {
-    use burn::tensor::{Device, Tensor};
+    use burn::tensor::{Device, Int, Tensor, TensorData};
 
-    use super::{FRACTIONS, OcclusionCurves, hidden_count, occlude, random_order, relevance_order};
+    use super::{
+        FRACTIONS, OcclusionCurves, hidden_count, kept_patches, occlude, random_order,
+        relevance_order,
+    };
     use crate::analysis::relevance::{explaining_model, relevance_async};
     use crate::data::{IMAGE_PIXELS, images_tensor};
-    use crate::model::Classifier;
+    use crate::model::{Classifier, VisionTransformer};
     use crate::train::predictions;
     use crate::weights::{ReadError, WeightsFile, read_all_async};
 
@@ -118,6 +161,29 @@ mod measure {
         let mut all = Vec::with_capacity(images.len());
         for batch in images.chunks(BATCH) {
             let logits = model.forward(images_tensor(batch, device)); // [B, C]
+            let [values] =
+                <[Vec<f32>; 1]>::try_from(read_all_async(vec![predictions(logits).float()]).await?)
+                    .map_err(|_| ReadError("no predictions came back".into()))?;
+            all.extend(values.into_iter().map(|p| p as usize));
+        }
+        Ok(all)
+    }
+
+    /// The ViT's predictions for `images` with only the patches in `kept` (one list per
+    /// image, all as long) as tokens, read back once per batch.
+    async fn predicted_kept(
+        model: &VisionTransformer,
+        images: &[[u8; IMAGE_PIXELS]],
+        kept: &[Vec<usize>],
+        device: &Device,
+    ) -> Result<Vec<usize>, ReadError> {
+        let mut all = Vec::with_capacity(images.len());
+        for (batch, kept) in images.chunks(BATCH).zip(kept.chunks(BATCH)) {
+            let count = kept.first().map_or(0, Vec::len);
+            let index: Vec<i64> = kept.iter().flatten().map(|&p| p as i64).collect();
+            let index =
+                Tensor::<2, Int>::from_data(TensorData::new(index, [kept.len(), count]), device); // [B, K]
+            let logits = model.forward_kept(images_tensor(batch, device), index); // [B, C]
             let [values] =
                 <[Vec<f32>; 1]>::try_from(read_all_async(vec![predictions(logits).float()]).await?)
                     .map_err(|_| ReadError("no predictions came back".into()))?;
@@ -165,6 +231,9 @@ mod measure {
             .map(|i| random_order(patches, crate::rng::mix(seed, i as u64)))
             .collect();
         let (vit_model, cnn_model) = (vit.into_model(device), cnn.into_model(device));
+        let Classifier::Vit(dropping) = &vit_model else {
+            return Err(ReadError("the first model is not a ViT".into()));
+        };
         let mut curves = OcclusionCurves {
             grid,
             images: images.len(),
@@ -173,6 +242,8 @@ mod measure {
             vit_relevant: Vec::new(),
             cnn_random: Vec::new(),
             cnn_relevant: Vec::new(),
+            vit_dropped_random: Vec::new(),
+            vit_dropped_relevant: Vec::new(),
         };
         for fraction in FRACTIONS {
             let hide = hidden_count(fraction, patches);
@@ -184,6 +255,12 @@ mod measure {
                     .collect()
             };
             let (by_chance, by_relevance) = (masked(&random), masked(&relevant));
+            let kept = |orders: &[Vec<usize>]| -> Vec<Vec<usize>> {
+                orders
+                    .iter()
+                    .map(|order| kept_patches(patches, &order[..hide]))
+                    .collect()
+            };
             let score = |p: Vec<usize>| accuracy(&p, labels);
             curves
                 .vit_random
@@ -197,6 +274,12 @@ mod measure {
             curves
                 .cnn_relevant
                 .push(score(predicted(&cnn_model, &by_relevance, device).await?));
+            curves.vit_dropped_random.push(score(
+                predicted_kept(dropping, images, &kept(&random), device).await?,
+            ));
+            curves.vit_dropped_relevant.push(score(
+                predicted_kept(dropping, images, &kept(&relevant), device).await?,
+            ));
         }
         Ok(curves)
     }

@@ -1,6 +1,6 @@
 use burn::module::Module;
 use burn::nn::{LayerNorm, LayerNormConfig, Linear, LinearConfig};
-use burn::tensor::{Device, Tensor};
+use burn::tensor::{Device, Int, Tensor};
 
 use super::{EncoderBlock, PatchEmbedding, VitConfig, fused, layer_norm};
 
@@ -113,6 +113,28 @@ impl VisionTransformer {
             read.push(logits.clone()); // after the last block: the logits themselves
         }
         (VitOutput { logits, attention }, read)
+    }
+
+    /// Class scores with only the patches in `kept` as tokens: the others are dropped from
+    /// the sequence after the position embedding, not blanked. A ViT reads any number of
+    /// tokens; a CNN has no such choice (Naseer et al., 2021, drop patches this way too).
+    ///
+    /// # Shapes
+    /// - images: `[batch, channels, height, width]`
+    /// - kept: `[batch, kept]`, patch indices (row-major, from 0), as many for each image
+    /// - output: `[batch, classes]`
+    pub fn forward_kept(&self, images: Tensor<4>, kept: Tensor<2, Int>) -> Tensor<2> {
+        let tokens = self.patch_embed.forward(images); // [B, N + 1, D]
+        let [batch, _, dim] = tokens.dims();
+        let [_, count] = kept.dims();
+        let class = Tensor::<2, Int>::zeros([batch, 1], &kept.device()); // [B, 1]
+        let index = Tensor::cat(vec![class, kept + 1], 1); // [B, K + 1]: the class token first
+        let index = index.unsqueeze_dim::<3>(2).expand([batch, count + 1, dim]); // [B, K + 1, D]
+        let mut tokens = tokens.gather(1, index); // [B, K + 1, D]
+        for layer in &self.layers {
+            tokens = layer.forward(tokens).0; // [B, K + 1, D]
+        }
+        self.classify(&tokens) // [B, classes]
     }
 
     /// The head on the class token.

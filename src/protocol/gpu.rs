@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 
 use super::BackendKind;
 use crate::analysis::explanation::Explanation;
-use crate::analysis::occlusion::OcclusionCurves;
+use crate::analysis::occlusion::{Comparison, OcclusionCurves};
 
 /// The page to the GPU worker.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -32,9 +32,14 @@ pub enum ToGpu {
     /// Keep the CNN's safetensors bytes beside this, to compare the ViT with. Answered by
     /// [`FromGpu::Loaded`].
     KeepCnn { id: u32 },
-    /// Both models' probabilities for the 28×28 image beside this, on `backend`. Answered by
+    /// Both models' probabilities for the 28×28 image beside this with the patches in
+    /// `hidden` blanked, and the ViT's with their tokens dropped, on `backend`. Answered by
     /// [`FromGpu::Compared`].
-    Compare { id: u32, backend: BackendKind },
+    Compare {
+        id: u32,
+        backend: BackendKind,
+        hidden: Vec<u16>,
+    },
     /// The occlusion curves of both models on the images beside this (784 bytes each), then
     /// their labels (a byte each), on `backend`. Answered by [`FromGpu::Curves`].
     Curves {
@@ -68,8 +73,7 @@ pub enum FromGpu {
     },
     Compared {
         id: u32,
-        vit: Vec<f32>,
-        cnn: Vec<f32>,
+        comparison: Comparison,
     },
     Curves {
         id: u32,

@@ -78,7 +78,11 @@ test("patches hidden: a click hides one from both models, and the curves of accu
   assert.equal(await lab.settledPrediction(), "1");
   const readings = lab.byTestId("occlusion-readings");
   await until(() => readings.getAttribute("data-state"), (s) => s === "ready", { what: "both models' readings", timeout: 120_000 });
-  assert.match(await readings.textContent(), /^0 hidden · ViT reads 1 \(\d+%\) · CNN reads 1 \(\d+%\)$/);
+  const shown = /^(\d+) hidden · ViT reads (\d) \((\d+)%\) · CNN reads (\d) \((\d+)%\) · ViT with their tokens dropped reads (\d) \((\d+)%\)$/;
+  const none = (await readings.textContent()).match(shown);
+  assert.ok(none, await readings.textContent());
+  assert.deepEqual([none[1], none[2], none[4]], ["0", "1", "1"]);
+  assert.deepEqual([none[6], none[7]], [none[2], none[3]], "no token dropped: the ViT as it reads the drawing");
   // The 1 runs down the middle column of the 7×7 grid: hide three of its patches.
   const input = lab.byTestId("occlusion-input");
   await input.scrollIntoViewIfNeeded();
@@ -86,35 +90,39 @@ test("patches hidden: a click hides one from both models, and the curves of accu
   for (const row of [2, 3, 4]) {
     await input.click({ position: { x: (3.5 / 7) * box.width, y: ((row + 0.5) / 7) * box.height } });
   }
-  await until(() => readings.textContent(), (t) => /^3 hidden · ViT reads \d \(\d+%\) · CNN reads \d \(\d+%\)$/.test(t), { what: "readings with 3 hidden", timeout: 60_000 });
+  const three = (await until(() => readings.textContent(), (t) => t.match(shown)?.[1] === "3", { what: "readings with 3 hidden", timeout: 60_000 })).match(shown);
+  console.log(`three patches of the 1 hidden: ${three[0]}`);
   await lab.byTestId("occlusion-clear").click();
   await until(() => readings.textContent(), (t) => t.startsWith("0 hidden · ViT reads 1"), { what: "every patch shown again", timeout: 60_000 });
 
   await lab.byTestId("occlusion-measure").click();
   const chart = lab.byTestId("occlusion-chart");
-  await until(async () => Number(await chart.getAttribute("data-points")), (n) => n === 40, { what: "four curves of ten points", timeout: 300_000 });
+  await until(async () => Number(await chart.getAttribute("data-points")), (n) => n === 60, { what: "six curves of ten points", timeout: 300_000 });
   const [header, ...rows] = await lab.savedCsv("occlusion-csv");
-  assert.equal(header.join(","), "fraction hidden,vit random,vit most relevant first,cnn random,cnn most relevant first");
+  assert.equal(header.join(","), "fraction hidden,vit random,vit most relevant first,cnn random,cnn most relevant first,vit tokens dropped random,vit tokens dropped most relevant first");
   const table = rows.map((row) => row.map(Number));
   assert.equal(table.length, 10);
   assert.equal(table[0][1], table[0][2], "nothing hidden, one accuracy per model");
   assert.ok(table[0][1] > 0.9 && table[0][3] > 0.9, `both read the test digits: ${rows[0]}`);
   // A third hidden, most relevant first, costs both models far more than at random.
   assert.ok(table[3][2] + 0.3 < table[3][1] && table[3][4] + 0.2 < table[3][3], `${rows[3]}`);
+  // Tokens dropped: none dropped is the ViT as it is; the most relevant third costs more.
+  assert.equal(table[0][5], table[0][1]);
+  assert.ok(table[3][6] < table[3][5], `${rows[3]}`);
   console.log(`occlusion in the page (200 test digits, CPU), 30 % hidden: ${rows[3]}`);
   // The chart saves as numbers and as a picture drawn in the page's colours (1080 px wide).
   const chartRows = await lab.savedCsv("occlusion-chart-csv");
   assert.deepEqual(chartRows[0], ["series", "% of patches hidden", "value"]);
-  assert.equal(chartRows.length, 41);
+  assert.equal(chartRows.length, 61);
   assert.match(chartRows[1].join(","), /^ViT; random,0,0\.9\d*$/);
   const colours = await lab.byTestId("occlusion-chart").locator("polyline.series").evaluateAll((lines) => lines.map((l) => getComputedStyle(l).stroke));
   const models = [...new Set(colours)];
-  assert.equal(models.length, 2, `the ViT's colour and the CNN's: ${colours}`);
+  assert.equal(models.length, 3, `the ViT's colour, the CNN's and the ViT's with tokens dropped: ${colours}`);
   const picture = await lab.savedPicture("occlusion-chart-png", [...models, "rgb(0, 0, 0)"]);
   assert.ok(picture.png && picture.name === "vitlab-occlusion-chart.png");
   assert.equal(picture.width, 1080);
-  const [vit, cnn, black] = picture.counts;
-  assert.ok(vit > 100 && cnn > 100, `both models' curves drawn in their colours: ${picture.counts} pixels`);
+  const black = picture.counts.pop();
+  assert.ok(picture.counts.every((n) => n > 100), `every curve drawn in its colour: ${picture.counts} pixels`);
   // Unstyled SVG would fill each polyline black: the page's styles came with the picture.
   assert.ok(black < 100, `${black} black pixels`);
   await lab.page.close();

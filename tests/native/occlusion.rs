@@ -2,8 +2,8 @@
 //! CNN on the first test images.
 
 use vitlab::analysis::occlusion::{
-    FRACTIONS, OcclusionCurves, hidden_count, occlude, occlusion_curves_async, random_order,
-    relevance_order,
+    FRACTIONS, OcclusionCurves, hidden_count, kept_patches, occlude, occlusion_curves_async,
+    random_order, relevance_order,
 };
 use vitlab::data::{IMAGE_PIXELS, Split};
 use vitlab::{native, weights};
@@ -35,6 +35,8 @@ fn orders_are_permutations_random_by_seed_and_relevant_highest_first() {
     assert_eq!(relevance_order(&[0.1, 0.5, 0.5, 0.0]), vec![1, 2, 0, 3]);
     assert_eq!(hidden_count(0.3, 49), 15);
     assert_eq!(hidden_count(1.5, 16), 16);
+    assert_eq!(kept_patches(6, &[4, 1, 9]), vec![0, 2, 3, 5]);
+    assert_eq!(kept_patches(3, &[]), vec![0, 1, 2]);
 }
 
 #[test]
@@ -76,6 +78,14 @@ fn the_curves_start_at_each_model_s_accuracy_and_relevant_patches_matter_more_th
         curves.cnn_relevant[third] + 0.2 < curves.cnn_random[third],
         "{curves:?}"
     );
+    // Tokens dropped: nothing dropped is the ViT as it is; a third dropped at random costs
+    // less than the most relevant third.
+    assert_eq!(curves.vit_dropped_random[0], curves.vit_random[0]);
+    assert!(
+        curves.vit_dropped_relevant[third] < curves.vit_dropped_random[third],
+        "{curves:?}"
+    );
+    assert_eq!(curves.vit_dropped_random.len(), FRACTIONS.len());
     let csv = curves.csv();
     assert_eq!(csv.lines().count(), FRACTIONS.len() + 1);
     assert!(csv.starts_with("fraction hidden,vit random,"));

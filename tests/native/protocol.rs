@@ -141,6 +141,7 @@ fn answers_of_the_gpu_worker_name_the_request_they_answer() {
         ToGpu::Compare {
             id: 11,
             backend: BackendKind::Cpu,
+            hidden: vec![0, 24, 48],
         },
         ToGpu::Curves {
             id: 12,
@@ -176,8 +177,11 @@ fn answers_of_the_gpu_worker_name_the_request_they_answer() {
         (
             FromGpu::Compared {
                 id: 13,
-                vit: vec![0.25, 0.75],
-                cnn: vec![1.0, 0.0],
+                comparison: vitlab::analysis::occlusion::Comparison {
+                    vit: vec![0.25, 0.75],
+                    vit_dropped: vec![0.5, 0.5],
+                    cnn: vec![1.0, 0.0],
+                },
             },
             Some(13),
         ),
@@ -192,6 +196,8 @@ fn answers_of_the_gpu_worker_name_the_request_they_answer() {
                     vit_relevant: vec![1.0, 0.0],
                     cnn_random: vec![1.0, 0.5],
                     cnn_relevant: vec![1.0, 0.0],
+                    vit_dropped_random: vec![1.0, 0.75],
+                    vit_dropped_relevant: vec![1.0, 0.25],
                 },
             },
             Some(14),

@@ -2,6 +2,7 @@
 //! against the same computations in PyTorch on the seed's own code, with autograd for the
 //! gradients (`tools/make_relevance_fixture.py`, `tests/fixtures/relevance-seed.json`).
 
+use burn::tensor::{Int, Tensor, TensorData};
 use vitlab::analysis::explanation::{Explanation, probabilities};
 use vitlab::analysis::insight::{LayerAttention, gradient_relevance};
 use vitlab::analysis::relevance::{explain_async, explaining_model, relevance_async};
@@ -23,6 +24,9 @@ struct Case {
     predicted: usize,
     relevance: std::collections::BTreeMap<usize, Vec<f32>>,
     logit_lens: Vec<Vec<f32>>,
+    /// Patches left as tokens, and the logits PyTorch gives with only those.
+    kept: Vec<i64>,
+    kept_logits: Vec<f32>,
 }
 
 fn fixture() -> (Fixture, Vec<u8>) {
@@ -41,6 +45,14 @@ fn fixture() -> (Fixture, Vec<u8>) {
     (fixture, bytes)
 }
 
+/// The largest difference between two lists of numbers.
+fn largest_difference(ours: &[f32], theirs: &[f32]) -> f32 {
+    ours.iter()
+        .zip(theirs)
+        .map(|(a, b)| (a - b).abs())
+        .fold(0.0f32, f32::max)
+}
+
 /// The largest difference, relative to the largest value PyTorch gives.
 fn relative_difference(ours: &[f32], theirs: &[f32]) -> f32 {
     assert_eq!(ours.len(), theirs.len());
@@ -49,12 +61,7 @@ fn relative_difference(ours: &[f32], theirs: &[f32]) -> f32 {
         scale > 1e-6,
         "an all-zero reference proves nothing: {theirs:?}"
     );
-    let worst = ours
-        .iter()
-        .zip(theirs)
-        .map(|(a, b)| (a - b).abs())
-        .fold(0.0f32, f32::max);
-    worst / scale
+    largest_difference(ours, theirs) / scale
 }
 
 #[test]
@@ -90,11 +97,7 @@ fn the_logit_lens_matches_pytorch_and_ends_at_the_model_s_logits() {
         let lens: Vec<Vec<f32>> = vit.logit_lens(image()).into_iter().map(to_vec).collect();
         assert_eq!(lens.len(), case.logit_lens.len());
         for (ours, theirs) in lens.iter().zip(&case.logit_lens) {
-            let worst = ours
-                .iter()
-                .zip(theirs)
-                .map(|(a, b)| (a - b).abs())
-                .fold(0.0f32, f32::max);
+            let worst = largest_difference(ours, theirs);
             assert!(worst < 1e-4, "logit lens differs by {worst}");
         }
         assert_eq!(lens.last(), Some(&to_vec(vit.forward(image()))));
@@ -117,13 +120,41 @@ fn an_explanation_reads_relevance_and_lens_from_one_pass_as_pytorch_does() {
         assert_eq!(explanation.lens.len(), case.logit_lens.len());
         for (ours, logits) in explanation.lens.iter().zip(&case.logit_lens) {
             let theirs = probabilities(logits);
-            let worst = ours
-                .iter()
-                .zip(&theirs)
-                .map(|(a, b)| (a - b).abs())
-                .fold(0.0f32, f32::max);
+            let worst = largest_difference(ours, &theirs);
             assert!(worst < 1e-5, "lens probabilities differ by {worst}");
         }
+    }
+}
+
+/// `patches` as a `[1, K]` index tensor.
+fn kept_tensor(patches: &[i64]) -> Tensor<2, Int> {
+    Tensor::from_data(
+        TensorData::new(patches.to_vec(), [1, patches.len()]),
+        &device(),
+    )
+}
+
+#[test]
+fn dropping_patch_tokens_matches_pytorch_and_dropping_none_is_the_forward_pass() {
+    let (fixture, bytes) = fixture();
+    let (model, _) = weights::load(&bytes, &device()).unwrap();
+    let vit = model.into_vit().unwrap();
+    for case in &fixture.cases {
+        let image = || images_tensor(std::slice::from_ref(&case.image), &device());
+        let dropped = to_vec(vit.forward_kept(image(), kept_tensor(&case.kept)));
+        let worst = relative_difference(&dropped, &case.kept_logits);
+        assert!(
+            worst < 1e-4,
+            "logits with patches dropped differ by {worst}"
+        );
+        let full = to_vec(vit.forward(image()));
+        assert!(
+            relative_difference(&dropped, &full) > 1e-3,
+            "dropping a third of the patches changes the logits"
+        );
+        let every: Vec<i64> = (0..16).collect();
+        let kept_all = to_vec(vit.forward_kept(image(), kept_tensor(&every)));
+        assert!(relative_difference(&kept_all, &full) < 1e-5);
     }
 }
 

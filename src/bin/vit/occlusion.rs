@@ -37,16 +37,21 @@ pub fn occlusion(
         started.elapsed().as_secs_f64(),
         grid = curves.grid,
     );
-    println!("hidden  ViT random  ViT relevant-first  CNN random  CNN relevant-first");
+    let series = curves.series();
+    let names: Vec<String> = series
+        .iter()
+        .map(|(name, _)| format!("{name:>9}"))
+        .collect();
+    println!("hidden  {}", names.join("  "));
     for (i, fraction) in curves.fractions.iter().enumerate() {
-        println!(
-            "{:>5.0}%  {:>9.2}%  {:>17.2}%  {:>9.2}%  {:>17.2}%",
-            100.0 * fraction,
-            100.0 * curves.vit_random[i],
-            100.0 * curves.vit_relevant[i],
-            100.0 * curves.cnn_random[i],
-            100.0 * curves.cnn_relevant[i]
-        );
+        let values: Vec<String> = series
+            .iter()
+            .map(|(name, curve)| {
+                let value = 100.0 * curve.get(i).copied().unwrap_or(f32::NAN);
+                format!("{value:>width$.2}%", width = name.len().max(9) - 1)
+            })
+            .collect();
+        println!("{:>5.0}%  {}", 100.0 * fraction, values.join("  "));
     }
     if json {
         println!(

@@ -1,7 +1,8 @@
 //! Patches hidden, ViT against CNN: click patches of the model's input to hide them and watch
 //! both models read what is left; and both models' test accuracy as a growing fraction of
 //! patches is hidden, at random or the ViT's most relevant first, measured in the explaining
-//! worker on test digits. The same pixels are hidden from both models.
+//! worker on test digits. The same pixels are hidden from both models; the ViT is also read
+//! with those patches' tokens dropped, which a CNN cannot do.
 
 use std::collections::BTreeSet;
 use std::sync::Arc;
@@ -12,7 +13,7 @@ use leptos::prelude::*;
 use leptos::task::spawn_local;
 
 use super::explainer::Explainer;
-use crate::analysis::occlusion::{OcclusionCurves, occlude};
+use crate::analysis::occlusion::{Comparison, OcclusionCurves, occlude};
 use crate::data::{IMAGE_PIXELS, IMAGE_SIDE};
 use crate::ui::state::LabState;
 use crate::ui::widgets::{LineChart, Series, offer_download, paint};
@@ -50,19 +51,25 @@ pub(super) fn Occlusion(grid: usize) -> impl IntoView {
         let hidden: Vec<usize> = hidden.with(|h| h.iter().copied().collect());
         Some(occlude(&image, grid, &hidden))
     });
-    let readings = RwSignal::new(None::<Result<(String, String), String>>);
+    let readings = RwSignal::new(None::<Result<Comparison, String>>);
     let latest = StoredValue::new(0u32);
     Effect::new(move |_| {
-        let Some(image) = occluded.get() else {
+        let Some(image) = settled
+            .get()
+            .and_then(|image| <[u8; IMAGE_PIXELS]>::try_from(image).ok())
+        else {
             readings.set(None);
             return;
         };
+        // Patch indices below grid², which is at most 28² here.
+        let patches: Vec<u16> =
+            hidden.with(|h| h.iter().filter_map(|&p| u16::try_from(p).ok()).collect());
         let request = latest.get_value().wrapping_add(1);
         latest.set_value(request);
         spawn_local(async move {
             let answer = match explainer.with_cnn().await {
                 Ok(worker) => worker
-                    .compare(&image, explainer.backend())
+                    .compare(&image, patches, explainer.backend())
                     .await
                     .map_err(|error| error.to_string()),
                 Err(error) => Err(error),
@@ -71,9 +78,7 @@ pub(super) fn Occlusion(grid: usize) -> impl IntoView {
                 if answer.is_err() {
                     explainer.forget();
                 }
-                readings.set(Some(
-                    answer.map(|(vit, cnn)| (reading(&vit), reading(&cnn))),
-                ));
+                readings.set(Some(answer));
             }
         });
     });
@@ -173,6 +178,16 @@ pub(super) fn Occlusion(grid: usize) -> impl IntoView {
                 "cnn-relevant",
                 &curves.cnn_relevant,
             ),
+            line(
+                "ViT, tokens dropped, random",
+                "vit-dropped-random",
+                &curves.vit_dropped_random,
+            ),
+            line(
+                "ViT, tokens dropped, most relevant first",
+                "vit-dropped-relevant",
+                &curves.vit_dropped_relevant,
+            ),
         ]
     });
 
@@ -186,7 +201,13 @@ pub(super) fn Occlusion(grid: usize) -> impl IntoView {
                 Some(Err(_)) => "failed",
             }>{move || match readings.get() {
                 None => "Draw a digit, then click its patches to hide them.".to_string(),
-                Some(Ok((vit, cnn))) => format!("{} hidden · ViT reads {vit} · CNN reads {cnn}", hidden.with(BTreeSet::len)),
+                Some(Ok(c)) => format!(
+                    "{} hidden · ViT reads {} · CNN reads {} · ViT with their tokens dropped reads {}",
+                    hidden.with(BTreeSet::len),
+                    reading(&c.vit),
+                    reading(&c.cnn),
+                    reading(&c.vit_dropped)
+                ),
                 Some(Err(why)) => format!("The comparison failed: {why}."),
             }}</p>
             <div class="buttons">
@@ -206,7 +227,7 @@ pub(super) fn Occlusion(grid: usize) -> impl IntoView {
             }}
             {move || measuring.get().then(|| view! { <p class="hint">"Measuring in the explaining worker…"</p> })}
             <LineChart series=series y_range=(0.0, 1.0) x_label="% of patches hidden" testid="occlusion-chart" />
-            <p class="hint">"Test accuracy as more patches are hidden, the same pixels for both models: at random, or the ViT's most relevant first (its gradient relevance for its prediction). A flatter random curve is the more robust model."</p>
+            <p class="hint">"Test accuracy as more patches are hidden, the same pixels for both models: at random, or the ViT's most relevant first (its gradient relevance for its prediction). A flatter random curve is the more robust model. Green: the ViT with those patches' tokens dropped from its input instead of blanked, which a CNN cannot do."</p>
         </div>
     }
 }

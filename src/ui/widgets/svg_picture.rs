@@ -25,6 +25,8 @@ const STYLED: [&str; 11] = [
 
 /// Pixels per SVG unit: a chart 360 units wide is saved 1,080 pixels wide, sharp on a slide.
 const SCALE: f64 = 3.0;
+/// The largest chart side drawn, in SVG units (3,000 pixels saved).
+const MAX_SIDE: f64 = 1_000.0;
 /// Height of one line of the key under the chart, in SVG units.
 const KEY_LINE: f64 = 16.0;
 
@@ -79,6 +81,11 @@ pub async fn svg_picture(svg: &Element, key: &[KeyEntry], note: &str) -> Option<
     let [_, _, width, height] = view_box[..] else {
         return None;
     };
+    // The charts are a few hundred units a side; anything else is not one of them.
+    let sane = |side: f64| (1.0..=MAX_SIDE).contains(&side);
+    if !sane(width) || !sane(height) {
+        return None;
+    }
     let copy: Element = svg.clone_node_with_deep(true).ok()?.dyn_into().ok()?;
     let originals = svg.query_selector_all("*").ok()?;
     let copies = copy.query_selector_all("*").ok()?;

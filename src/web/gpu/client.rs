@@ -9,7 +9,7 @@ use futures::channel::oneshot;
 use futures::future::{Either, select};
 
 use crate::analysis::explanation::Explanation;
-use crate::analysis::occlusion::OcclusionCurves;
+use crate::analysis::occlusion::{Comparison, OcclusionCurves};
 use crate::data::IMAGE_PIXELS;
 use crate::protocol::{BackendKind, FromGpu, ToGpu, bytes_to_floats, images_to_bytes};
 
@@ -253,13 +253,19 @@ impl GpuWorker {
         .await
     }
 
-    /// The ViT's and the CNN's probabilities for `image`, on `backend`.
+    /// The ViT's and the CNN's probabilities for `image` with the patches in `hidden`
+    /// blanked, and the ViT's with their tokens dropped, on `backend`.
     pub async fn compare(
         &self,
         image: &[u8; IMAGE_PIXELS],
+        hidden: Vec<u16>,
         backend: BackendKind,
-    ) -> Result<(Vec<f32>, Vec<f32>), GpuError> {
-        let make = |id| ToGpu::Compare { id, backend };
+    ) -> Result<Comparison, GpuError> {
+        let make = |id| ToGpu::Compare {
+            id,
+            backend,
+            hidden,
+        };
         let bytes = images_to_bytes(std::slice::from_ref(image));
         self.ask(
             make,
@@ -267,7 +273,7 @@ impl GpuWorker {
             LOAD_DEADLINE_MS,
             "an image to compare on",
             |answer, _| match answer {
-                FromGpu::Compared { vit, cnn, .. } => Ok((vit, cnn)),
+                FromGpu::Compared { comparison, .. } => Ok(comparison),
                 other => Err(other),
             },
         )

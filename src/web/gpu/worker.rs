@@ -8,12 +8,14 @@ use std::rc::Rc;
 use futures::StreamExt;
 use wasm_bindgen_futures::spawn_local;
 
-use burn::tensor::Device;
+use burn::tensor::{Device, Int, Tensor, TensorData};
 
 use crate::analysis::explanation::probabilities;
-use crate::analysis::occlusion::{OcclusionCurves, occlusion_curves_async};
+use crate::analysis::occlusion::{
+    Comparison, OcclusionCurves, kept_patches, occlude, occlusion_curves_async,
+};
 use crate::analysis::relevance::{explain_async, explaining_model};
-use crate::data::{IMAGE_PIXELS, images_tensor};
+use crate::data::{IMAGE_PIXELS, IMAGE_SIDE, images_tensor};
 use crate::model::{Classifier, VisionTransformer, VitConfig};
 use crate::protocol::{FromGpu, ToGpu, bytes_to_images, floats_to_bytes};
 use crate::weights::{self, ReadError, WeightsError, WeightsFile, read_all_async};
@@ -123,13 +125,18 @@ async fn handle(
             Ok(_) => failed(id, RequestError::NotACnn),
             Err(error) => failed(id, error.into()),
         },
-        ToGpu::Compare { id, backend } => {
+        ToGpu::Compare {
+            id,
+            backend,
+            hidden,
+        } => {
             let Some(image) = bytes_to_images(&bytes, 1).and_then(|images| images.first().copied())
             else {
                 return failed(id, RequestError::NotAnImage);
             };
-            match compare(slot, backend, image).await {
-                Ok((vit, cnn)) => (FromGpu::Compared { id, vit, cnn }, None),
+            let hidden: Vec<usize> = hidden.into_iter().map(usize::from).collect();
+            match compare(slot, backend, image, &hidden).await {
+                Ok(comparison) => (FromGpu::Compared { id, comparison }, None),
                 Err(error) => failed(id, error),
             }
         }
@@ -250,12 +257,14 @@ fn both(slot: &RefCell<Held>) -> Result<(Rc<WeightsFile>, Rc<WeightsFile>), Requ
     Ok((vit, cnn))
 }
 
-/// Both models' probabilities for `image`.
+/// Both models' probabilities for `image` with the patches in `hidden` blanked, and the
+/// ViT's with their tokens dropped.
 async fn compare(
     slot: &RefCell<Held>,
     backend: BackendKind,
     image: [u8; IMAGE_PIXELS],
-) -> Result<(Vec<f32>, Vec<f32>), RequestError> {
+    hidden: &[usize],
+) -> Result<Comparison, RequestError> {
     let device = device_for(slot, backend).await?;
     let held = slot
         .borrow()
@@ -271,17 +280,29 @@ async fn compare(
             models
         }
     };
-    let logits = models
-        .iter()
-        .map(|model| {
-            model
-                .forward(images_tensor(&[image], &device))
-                .flatten::<1>(0, 1)
-        })
-        .collect();
+    let [vit, cnn] = &*models;
+    let Classifier::Vit(dropping) = vit else {
+        return Err(RequestError::NotAVit);
+    };
+    let grid = IMAGE_SIDE / dropping.patch_embed.patch_size.max(1);
+    let blanked = || images_tensor(&[occlude(&image, grid, hidden)], &device);
+    let kept = kept_patches(grid * grid, hidden);
+    let index: Vec<i64> = kept.iter().map(|&p| p as i64).collect();
+    let index = Tensor::<2, Int>::from_data(TensorData::new(index, [1, kept.len()]), &device);
+    let logits = vec![
+        vit.forward(blanked()).flatten::<1>(0, 1),
+        dropping
+            .forward_kept(images_tensor(&[image], &device), index)
+            .flatten::<1>(0, 1),
+        cnn.forward(blanked()).flatten::<1>(0, 1),
+    ];
     let mut read = read_all_async(logits).await?.into_iter();
     let mut next = || probabilities(&read.next().unwrap_or_default());
-    Ok((next(), next()))
+    Ok(Comparison {
+        vit: next(),
+        vit_dropped: next(),
+        cnn: next(),
+    })
 }
 
 /// The occlusion curves of both models on `images`.
