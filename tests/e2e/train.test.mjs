@@ -127,6 +127,17 @@ test("train, watch the loss fall, pause, resume, use and download the weights, s
   await until(() => lab.byTestId("run-state").textContent(), (s) => s === "paused", { what: "paused" });
   const ones = Number(await lab.byTestId("confusion-cell-1-1").textContent());
   assert.ok(ones > 0, "some 1s read as 1s");
+  // The matrix saves as its counts, digits as they are, and as a picture with them written on.
+  const [matrixHeader, ...cells] = await lab.savedCsv("confusion-csv");
+  assert.deepEqual(matrixHeader, ["true", "predicted", "count"]);
+  assert.equal(cells.length, 100);
+  assert.equal(Number(cells.find(([t, p]) => t === "1" && p === "1")[2]), ones);
+  const total = cells.reduce((sum, row) => sum + Number(row[2]), 0);
+  const correct = cells.filter(([t, p]) => t === p).reduce((sum, row) => sum + Number(row[2]), 0);
+  const shownAccuracy = await numberIn(lab, "test-accuracy");
+  assert.ok(Math.abs((100 * correct) / total - shownAccuracy) < 0.01, `the diagonal is the test accuracy shown (${correct} of ${total}, ${shownAccuracy}%)`);
+  const matrix = await lab.savedPicture("confusion-png");
+  assert.ok(matrix.png && matrix.width >= 24 + 10 * 40 && matrix.height >= 10 * 40, `${matrix.width}×${matrix.height}`);
   await lab.byTestId("confusion-cell-1-1").click();
   const cell = lab.byTestId("cell-digits");
   await cell.waitFor({ timeout: 30_000 });

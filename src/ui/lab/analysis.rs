@@ -67,6 +67,7 @@ pub fn AnalysisView(
                     })
                     .collect(),
                 columns: grid,
+                numbers: false,
             })
         })
     };
@@ -87,6 +88,7 @@ pub fn AnalysisView(
                     })
                     .collect(),
                 columns: 7,
+                numbers: false,
             })
         })
     };

@@ -254,6 +254,7 @@ fn MapMultiples(
                 })
                 .collect(),
             columns: heads + 1,
+            numbers: false,
         })
     });
     view! {

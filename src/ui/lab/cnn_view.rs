@@ -31,6 +31,7 @@ pub fn CnnView(insight: CnnInsight) -> impl IntoView {
                     })
                     .collect(),
                 columns: 8,
+                numbers: false,
             })
         })
     };

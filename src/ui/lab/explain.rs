@@ -121,6 +121,7 @@ pub(super) fn Explanations(grid: usize, depth: usize) -> impl IntoView {
                 },
             ],
             columns: 2,
+            numbers: false,
         })
     });
     view! {

@@ -96,6 +96,7 @@ pub fn AttentionTimeline(
             ),
             tiles,
             columns,
+            numbers: false,
         })
     });
     move || {

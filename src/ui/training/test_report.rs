@@ -6,7 +6,7 @@ use leptos::prelude::*;
 use crate::data::NUM_CLASSES;
 use crate::train::{CellDigits, Mistake, TestReport};
 use crate::ui::state::ShownDigit;
-use crate::ui::widgets::{HeatCanvas, Palette};
+use crate::ui::widgets::{HeatCanvas, Palette, Sheet, SheetButtons, Tile};
 
 /// The most orange a confusion cell gets: its number stays readable on it in either theme.
 const MAX_SHADE: f64 = 0.45;
@@ -69,6 +69,17 @@ pub(super) fn TestView(
     }
 }
 
+/// `true,predicted,count` per cell, digits as they are.
+fn confusion_csv(confusion: &[Vec<usize>]) -> String {
+    let mut csv = String::from("true,predicted,count\n");
+    for (label, row) in confusion.iter().enumerate() {
+        for (guess, count) in row.iter().enumerate() {
+            csv.push_str(&format!("{label},{guess},{count}\n"));
+        }
+    }
+    csv
+}
+
 #[component]
 fn ConfusionMatrix(
     /// `confusion[label][predicted]`
@@ -91,9 +102,29 @@ fn ConfusionMatrix(
         .max()
         .unwrap_or(0)
         .max(1);
+    let classes = confusion.len();
+    let counts: Vec<f32> = confusion.iter().flatten().map(|&c| c as f32).collect();
+    let sheet = Callback::new(move |()| {
+        Some(Sheet {
+            title: format!(
+                "Confusion on {examples} test digits (step {step}): true label by row, predicted by column, 0 to {}",
+                classes.saturating_sub(1)
+            ),
+            tiles: vec![Tile {
+                label: "the diagonal is read right; colour scaled to the largest mistake".into(),
+                values: counts.clone(),
+                grid: classes,
+                palette: Palette::HeatFixed(0.0, max as f32),
+            }],
+            columns: 1,
+            numbers: true,
+        })
+    });
+    let numbers = confusion_csv(&confusion);
+    let csv = Callback::new(move |()| Some(numbers.clone()));
     view! {
         <div>
-            <h3>{format!("Confusion on {examples} test digits (step {step})")}</h3>
+            <h3>{format!("Confusion on {examples} test digits (step {step})")} <SheetButtons sheet=sheet csv=csv name="confusion" /></h3>
             <div class="scroll-x" tabindex="0" role="region" aria-label="confusion matrix">
             <table class="confusion" data-testid="confusion-matrix">
                 <tr><th>"true ↓ / predicted →"</th>{(0..NUM_CLASSES).map(|d| view! { <th>{d}</th> }).collect_view()}</tr>

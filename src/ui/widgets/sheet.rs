@@ -25,10 +25,15 @@ pub struct Sheet {
     pub title: String,
     pub tiles: Vec<Tile>,
     pub columns: usize,
+    /// Each cell's value written on it (for small grids of counts, such as a confusion
+    /// matrix); the tiles grow to fit.
+    pub numbers: bool,
 }
 
 /// A tile's side in the picture, in pixels.
 const TILE: u32 = 96;
+/// A cell's side where the cells carry their numbers.
+const NUMBERED_CELL: u32 = 40;
 /// Room for a tile's label under it.
 const LABEL: u32 = 18;
 const GAP: u32 = 10;
@@ -55,8 +60,22 @@ impl Sheet {
         csv
     }
 
+    /// A tile's side in pixels: [`TILE`], or room for each cell's number.
+    fn tile_side(&self) -> u32 {
+        let grid = self.tiles.iter().map(|t| t.grid).max().unwrap_or(1);
+        let numbered = u32::try_from(grid)
+            .unwrap_or(u32::MAX)
+            .saturating_mul(NUMBERED_CELL);
+        if self.numbers {
+            TILE.max(numbered)
+        } else {
+            TILE
+        }
+    }
+
     /// The picture's size in pixels: `columns` tiles a row, as many rows as it takes.
     fn size(&self) -> (u32, u32) {
+        let tile = self.tile_side();
         let count = u32::try_from(self.tiles.len()).unwrap_or(u32::MAX);
         let columns = u32::try_from(self.columns.max(1))
             .unwrap_or(u32::MAX)
@@ -68,8 +87,8 @@ impl Sheet {
                 .saturating_add(2 * MARGIN)
         };
         (
-            span(columns, TILE),
-            span(rows, TILE + LABEL).saturating_add(TITLE),
+            span(columns, tile),
+            span(rows, tile.saturating_add(LABEL)).saturating_add(TITLE),
         )
     }
 
@@ -89,25 +108,56 @@ impl Sheet {
         ctx.set_fill_style_str("#1d2230");
         ctx.set_font(TITLE_FONT);
         let _ = ctx.fill_text(&self.title, MARGIN as f64, (MARGIN + 12) as f64);
-        ctx.set_font("11px sans-serif");
-        let tile_canvas = paint::new_canvas(TILE, TILE)?;
+        let side = self.tile_side();
+        let tile_canvas = paint::new_canvas(side, side)?;
         let columns = self.columns.max(1);
         for (i, tile) in self.tiles.iter().enumerate() {
             let (row, column) = ((i / columns) as f64, (i % columns) as f64);
-            let x = MARGIN as f64 + column * (TILE + GAP) as f64;
-            let y = (MARGIN + TITLE) as f64 + row * (TILE + LABEL + GAP) as f64;
+            let x = MARGIN as f64 + column * (side + GAP) as f64;
+            let y = (MARGIN + TITLE) as f64 + row * (side + LABEL + GAP) as f64;
             tile.palette.paint(&tile_canvas, &tile.values, tile.grid);
             ctx.draw_image_with_html_canvas_element(&tile_canvas, x, y)
                 .ok()?;
+            if self.numbers {
+                write_numbers(&ctx, tile, x, y, side as f64);
+            }
+            ctx.set_font("11px sans-serif");
+            ctx.set_text_align("left");
             ctx.set_fill_style_str("#1d2230");
             let _ = ctx.fill_text_with_max_width(
                 &tile.label,
                 x,
-                y + (TILE + LABEL - 4) as f64,
-                TILE as f64,
+                y + (side + LABEL - 4) as f64,
+                side as f64,
             );
         }
         Some(sheet)
+    }
+}
+
+/// Each cell's value on it, centred, white with a dark edge so that it reads on any colour.
+fn write_numbers(ctx: &web_sys::CanvasRenderingContext2d, tile: &Tile, x: f64, y: f64, side: f64) {
+    let grid = tile.grid.max(1);
+    let cell = side / grid as f64;
+    ctx.set_font("bold 13px sans-serif");
+    ctx.set_text_align("center");
+    ctx.set_line_width(3.0);
+    // Round joins: mitred ones spike at the sharp corners of a 4.
+    ctx.set_line_join("round");
+    ctx.set_stroke_style_str("#1d2230");
+    ctx.set_fill_style_str("#ffffff");
+    for (i, value) in tile.values.iter().enumerate().take(grid * grid) {
+        let text = if value.fract() == 0.0 {
+            format!("{value:.0}")
+        } else {
+            format!("{value:.2}")
+        };
+        let (cx, cy) = (
+            x + ((i % grid) as f64 + 0.5) * cell,
+            y + ((i / grid) as f64 + 0.5) * cell + 4.5,
+        );
+        let _ = ctx.stroke_text(&text, cx, cy);
+        let _ = ctx.fill_text(&text, cx, cy);
     }
 }
 
@@ -118,6 +168,9 @@ impl Sheet {
 pub fn SheetButtons(
     #[prop(into)] sheet: Callback<(), Option<Sheet>>,
     #[prop(into)] name: String,
+    /// The numbers in a form of their own, instead of the sheet's `map,row,column,value`.
+    #[prop(optional, into)]
+    csv: Option<Callback<(), Option<String>>>,
 ) -> impl IntoView {
     let (png_id, csv_id) = (format!("{name}-png"), format!("{name}-csv"));
     let (png_file, csv_file) = (format!("vitlab-{name}.png"), format!("vitlab-{name}.csv"));
@@ -129,8 +182,12 @@ pub fn SheetButtons(
                 }
             }>"PNG"</button>
             <button class="small" data-testid=csv_id title="the numbers behind the maps" on:click=move |_| {
-                if let Some(sheet) = sheet.run(()) {
-                    let _ = offer_download(sheet.csv().as_bytes(), &csv_file);
+                let numbers = match csv {
+                    Some(own) => own.run(()),
+                    None => sheet.run(()).map(|s| s.csv()),
+                };
+                if let Some(numbers) = numbers {
+                    let _ = offer_download(numbers.as_bytes(), &csv_file);
                 }
             }>"CSV"</button>
         </span>
