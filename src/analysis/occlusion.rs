@@ -137,7 +137,7 @@ pub use measure::occlusion_curves_async;
 
 #[cfg(feature = "train")]
 mod measure {
-    use burn::tensor::{Device, Int, Tensor, TensorData};
+    use burn::tensor::{Device, Tensor};
 
     use super::{
         FRACTIONS, OcclusionCurves, hidden_count, kept_patches, occlude, random_order,
@@ -179,11 +179,7 @@ mod measure {
     ) -> Result<Vec<usize>, ReadError> {
         let mut all = Vec::with_capacity(images.len());
         for (batch, kept) in images.chunks(BATCH).zip(kept.chunks(BATCH)) {
-            let count = kept.first().map_or(0, Vec::len);
-            let index: Vec<i64> = kept.iter().flatten().map(|&p| p as i64).collect();
-            let index =
-                Tensor::<2, Int>::from_data(TensorData::new(index, [kept.len(), count]), device); // [B, K]
-            let logits = model.forward_kept(images_tensor(batch, device), index); // [B, C]
+            let logits = model.forward_kept(images_tensor(batch, device), kept); // [B, C]
             let [values] =
                 <[Vec<f32>; 1]>::try_from(read_all_async(vec![predictions(logits).float()]).await?)
                     .map_err(|_| ReadError("no predictions came back".into()))?;

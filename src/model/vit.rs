@@ -1,6 +1,6 @@
 use burn::module::Module;
 use burn::nn::{LayerNorm, LayerNormConfig, Linear, LinearConfig};
-use burn::tensor::{Device, Int, Tensor};
+use burn::tensor::{Device, Int, Tensor, TensorData};
 
 use super::{EncoderBlock, PatchEmbedding, VitConfig, fused, layer_norm};
 
@@ -118,17 +118,28 @@ impl VisionTransformer {
     /// Class scores with only the patches in `kept` as tokens: the others are dropped from
     /// the sequence after the position embedding, not blanked. A ViT reads any number of
     /// tokens; a CNN has no such choice (Naseer et al., 2021, drop patches this way too).
+    /// The gather index is built here, class token first, so that it is never empty, even
+    /// with every patch dropped.
     ///
     /// # Shapes
     /// - images: `[batch, channels, height, width]`
-    /// - kept: `[batch, kept]`, patch indices (row-major, from 0), as many for each image
+    /// - kept: `batch` lists of patch indices (row-major, from 0), as long as each other
+    ///   (the shortest sets how many are read)
     /// - output: `[batch, classes]`
-    pub fn forward_kept(&self, images: Tensor<4>, kept: Tensor<2, Int>) -> Tensor<2> {
+    pub fn forward_kept(&self, images: Tensor<4>, kept: &[Vec<usize>]) -> Tensor<2> {
         let tokens = self.patch_embed.forward(images); // [B, N + 1, D]
         let [batch, _, dim] = tokens.dims();
-        let [_, count] = kept.dims();
-        let class = Tensor::<2, Int>::zeros([batch, 1], &kept.device()); // [B, 1]
-        let index = Tensor::cat(vec![class, kept + 1], 1); // [B, K + 1]: the class token first
+        let count = kept.iter().map(Vec::len).min().unwrap_or(0);
+        let index: Vec<i64> = kept
+            .iter()
+            .flat_map(|patches| {
+                std::iter::once(0).chain(patches[..count].iter().map(|&p| p as i64 + 1))
+            })
+            .collect();
+        let index = Tensor::<2, Int>::from_data(
+            TensorData::new(index, [kept.len(), count + 1]),
+            &tokens.device(),
+        ); // [B, K + 1]: the class token, then the kept patches'
         let index = index.unsqueeze_dim::<3>(2).expand([batch, count + 1, dim]); // [B, K + 1, D]
         let mut tokens = tokens.gather(1, index); // [B, K + 1, D]
         for layer in &self.layers {

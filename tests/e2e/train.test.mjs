@@ -689,11 +689,11 @@ test("attention as it learns: the probes' maps at each evaluation, to scrub and 
   assert.notEqual(await distances(), newest.distances, "Fig. 7's distances move with it");
   // The evaluation shown saves as one figure: a row per probe and the drawing, as on screen.
   const [, ...figure] = await lab.savedCsv("attention-timeline-maps-csv");
-  const order = figure.map((row) => row[0]).filter((map, i, all) => i === 0 || map !== all[i - 1]);
-  const perRow = (name) => [name, "rollout", "layer 1", "layer 2"];
-  assert.deepEqual(order, [1, 2, 3, 4].map((p) => perRow(`probe ${p}`)).flat().concat(perRow("drawing")));
+  const maps = [...new Set(figure.map((row) => row[0]))];
+  const perRow = (name) => [name, `${name} · rollout`, `${name} · layer 1`, `${name} · layer 2`];
+  assert.deepEqual(maps, [1, 2, 3, 4].map((p) => perRow(`probe ${p}`)).flat().concat(perRow("drawing")));
   const shownRollout = await rollout();
-  const savedRollout = figure.filter((row) => row[0] === "rollout").slice(0, 16).map((row) => Number(row[3]));
+  const savedRollout = figure.filter((row) => row[0] === "probe 1 · rollout").map((row) => Number(row[3]));
   assert.equal(savedRollout.length, 16, "the first probe's rollout over the 4×4 grid");
   assert.match(shownRollout, new RegExp(`from ${Math.min(...savedRollout).toFixed(3)} to ${Math.max(...savedRollout).toFixed(3)}`));
   assert.ok((await lab.savedPicture("attention-timeline-maps-png")).width >= 24 + 4 * 96 + 3 * 10, "four tiles a row");

@@ -193,17 +193,21 @@ pub fn DistanceChart(
             return;
         };
         let file = format!("vitlab-{name}.png");
+        let has_drawing = drawing.with_untracked(Option::is_some);
+        let has_batch = batch.with_untracked(Option::is_some);
         spawn_local(async move {
-            let key = [
-                KeyEntry {
-                    label: "this drawing".into(),
-                    colour: DRAWING.into(),
-                },
-                KeyEntry {
-                    label: "a batch of test digits".into(),
-                    colour: BATCH.into(),
-                },
-            ];
+            // The series the chart shows now, not both always.
+            let key: Vec<KeyEntry> = [
+                (has_drawing, "this drawing", DRAWING),
+                (has_batch, "a batch of test digits", BATCH),
+            ]
+            .into_iter()
+            .filter(|(shown, _, _)| *shown)
+            .map(|(_, label, colour)| KeyEntry {
+                label: label.into(),
+                colour: colour.into(),
+            })
+            .collect();
             if let Some(picture) =
                 svg_picture(&svg, &key, "mean attention distance per head, by layer").await
             {

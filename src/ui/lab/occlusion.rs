@@ -43,7 +43,12 @@ pub(super) fn Occlusion(grid: usize) -> impl IntoView {
     let timer = StoredValue::new_local(None::<gloo_timers::callback::Timeout>);
     Effect::new(move |_| {
         let input = lab.input.get();
-        let later = gloo_timers::callback::Timeout::new(150, move || settled.set(input));
+        // Set only when it changed: each set asks the worker for three forward passes.
+        let later = gloo_timers::callback::Timeout::new(150, move || {
+            if settled.with_untracked(|shown| *shown != input) {
+                settled.set(input);
+            }
+        });
         timer.set_value(Some(later));
     });
     let occluded = Memo::new(move |_| {

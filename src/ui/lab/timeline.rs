@@ -53,7 +53,13 @@ pub fn AttentionTimeline(
     });
     // The snapshot shown, as one figure: a row per probe (and the drawing), as on screen.
     let sheet = Callback::new(move |()| {
-        let snapshot = snapshot()?;
+        let shown = picked.get_untracked();
+        let snapshot = timeline.with_untracked(|t| {
+            let newest = t.snapshots.len().checked_sub(1)?;
+            t.snapshots
+                .get(shown.unwrap_or(newest).min(newest))
+                .cloned()
+        })?;
         let (grid, probes) = timeline.with_untracked(|t| (t.grid, t.probes.clone()));
         let images = probes
             .into_iter()
@@ -71,19 +77,19 @@ pub fn AttentionTimeline(
             let layers = snapshot.layers.get(p).cloned().unwrap_or_default();
             columns = columns.max(2 + layers.len());
             tiles.push(Tile {
-                label: name,
+                label: name.clone(),
                 values: image.iter().map(|&v| v as f32).collect(),
                 grid: IMAGE_SIDE,
                 palette: Palette::Grey,
             });
             tiles.push(Tile {
-                label: "rollout".into(),
+                label: format!("{name} · rollout"),
                 values: snapshot.rollout.get(p).cloned().unwrap_or_default(),
                 grid,
                 palette: Palette::Heat,
             });
             tiles.extend(layers.into_iter().enumerate().map(|(l, map)| Tile {
-                label: format!("layer {}", l + 1),
+                label: format!("{name} · layer {}", l + 1),
                 values: map,
                 grid,
                 palette: Palette::Heat,

@@ -103,8 +103,10 @@ fn ConfusionMatrix(
         .unwrap_or(0)
         .max(1);
     let classes = confusion.len();
-    let counts: Vec<f32> = confusion.iter().flatten().map(|&c| c as f32).collect();
+    // Built when a button asks, not at each evaluation.
+    let kept = StoredValue::new(confusion.clone());
     let sheet = Callback::new(move |()| {
+        let counts: Vec<f32> = kept.with_value(|c| c.iter().flatten().map(|&n| n as f32).collect());
         Some(Sheet {
             title: format!(
                 "Confusion on {examples} test digits (step {step}): true label by row, predicted by column, 0 to {}",
@@ -112,7 +114,7 @@ fn ConfusionMatrix(
             ),
             tiles: vec![Tile {
                 label: "the diagonal is read right; colour scaled to the largest mistake".into(),
-                values: counts.clone(),
+                values: counts,
                 grid: classes,
                 palette: Palette::HeatFixed(0.0, max as f32),
             }],
@@ -120,8 +122,7 @@ fn ConfusionMatrix(
             numbers: true,
         })
     });
-    let numbers = confusion_csv(&confusion);
-    let csv = Callback::new(move |()| Some(numbers.clone()));
+    let csv = Callback::new(move |()| Some(kept.with_value(|c| confusion_csv(c))));
     view! {
         <div>
             <h3>{format!("Confusion on {examples} test digits (step {step})")} <SheetButtons sheet=sheet csv=csv name="confusion" /></h3>

@@ -49,6 +49,22 @@ pub fn drawn_colour(element: &Element) -> Option<String> {
     }
 }
 
+/// Waits for `image` to load; `None` if it fails to.
+async fn loaded(image: &web_sys::HtmlImageElement) -> Option<()> {
+    // Loaded or failed already: no event is coming.
+    if image.complete() {
+        return (image.natural_width() > 0).then_some(());
+    }
+    let load = js_sys::Promise::new(&mut |resolve, reject| {
+        image.set_onload(Some(&resolve));
+        image.set_onerror(Some(&reject));
+    });
+    let outcome = JsFuture::from(load).await;
+    image.set_onload(None);
+    image.set_onerror(None);
+    outcome.ok().map(|_| ())
+}
+
 /// A key naming, in order, the lines `selector` picks out of `svg`, in the colours they are
 /// drawn in.
 pub fn key_of(svg: &Element, selector: &str, labels: Vec<String>) -> Vec<KeyEntry> {
@@ -68,8 +84,8 @@ pub fn key_of(svg: &Element, selector: &str, labels: Vec<String>) -> Vec<KeyEntr
         .collect()
 }
 
-/// `svg` as shown, with `note` (what the x axis counts) under it at the right and `key`
-/// listed under that, on a canvas of its own; `None` where the browser cannot make or draw
+/// `svg` as shown, with `note` (what the x axis counts, or what the chart shows) under it
+/// at the right and `key` listed under that, on a canvas of its own; `None` where the browser cannot make or draw
 /// the picture.
 pub async fn svg_picture(svg: &Element, key: &[KeyEntry], note: &str) -> Option<HtmlCanvasElement> {
     let window = web_sys::window()?;
@@ -121,19 +137,24 @@ pub async fn svg_picture(svg: &Element, key: &[KeyEntry], note: &str) -> Option<
     let url = gloo_file::ObjectUrl::from(blob);
     let image = web_sys::HtmlImageElement::new().ok()?;
     image.set_src(&url);
-    JsFuture::from(image.decode()).await.ok()?;
+    if JsFuture::from(image.decode()).await.is_err() {
+        // Safari's decode() refuses SVG images; their load event still comes.
+        loaded(&image).await?;
+    }
 
+    // The chart's own background and text colour (either theme), or white and near-black
+    // where it has no background: never the page's light text on a white picture.
     let shown = window.get_computed_style(svg).ok()??;
-    let background = shown
-        .get_property_value("background-color")
-        .ok()
-        .filter(|c| !c.is_empty() && c != "rgba(0, 0, 0, 0)" && c != "transparent")
-        .unwrap_or_else(|| "#ffffff".into());
-    let ink = shown
-        .get_property_value("color")
-        .ok()
-        .filter(|c| !c.is_empty())
-        .unwrap_or_else(|| "#1d2230".into());
+    let own = |name: &str| {
+        shown
+            .get_property_value(name)
+            .ok()
+            .filter(|c| !c.is_empty() && c != "rgba(0, 0, 0, 0)" && c != "transparent")
+    };
+    let (background, ink) = match (own("background-color"), own("color")) {
+        (Some(background), Some(ink)) => (background, ink),
+        _ => ("#ffffff".to_string(), "#1d2230".to_string()),
+    };
     // The note on a line of its own, then the key.
     let key_height = KEY_LINE * (key.len() as f64 + 1.5);
     let canvas = paint::new_canvas(

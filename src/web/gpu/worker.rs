@@ -8,7 +8,7 @@ use std::rc::Rc;
 use futures::StreamExt;
 use wasm_bindgen_futures::spawn_local;
 
-use burn::tensor::{Device, Int, Tensor, TensorData};
+use burn::tensor::Device;
 
 use crate::analysis::explanation::probabilities;
 use crate::analysis::occlusion::{
@@ -285,16 +285,14 @@ async fn compare(
         return Err(RequestError::NotAVit);
     };
     let grid = IMAGE_SIDE / dropping.patch_embed.patch_size.max(1);
-    let blanked = || images_tensor(&[occlude(&image, grid, hidden)], &device);
-    let kept = kept_patches(grid * grid, hidden);
-    let index: Vec<i64> = kept.iter().map(|&p| p as i64).collect();
-    let index = Tensor::<2, Int>::from_data(TensorData::new(index, [1, kept.len()]), &device);
+    let blanked = images_tensor(&[occlude(&image, grid, hidden)], &device); // [1, 1, 28, 28]
+    let kept = [kept_patches(grid * grid, hidden)];
     let logits = vec![
-        vit.forward(blanked()).flatten::<1>(0, 1),
+        vit.forward(blanked.clone()).flatten::<1>(0, 1),
         dropping
-            .forward_kept(images_tensor(&[image], &device), index)
+            .forward_kept(images_tensor(&[image], &device), &kept)
             .flatten::<1>(0, 1),
-        cnn.forward(blanked()).flatten::<1>(0, 1),
+        cnn.forward(blanked).flatten::<1>(0, 1),
     ];
     let mut read = read_all_async(logits).await?.into_iter();
     let mut next = || probabilities(&read.next().unwrap_or_default());
