@@ -131,9 +131,13 @@ test("patches hidden: a click hides one from both models, and the curves of accu
 test("every map and chart of the lab saves as a PNG and its numbers as a CSV, which agree with the page", async () => {
   const lab = new LabPage(await app.browser.newPage());
   await lab.open(`${app.server.url}?backend=cpu`);
+  // Nothing drawn, nothing to save: the drawing's figures wait for one.
+  assert.ok(await lab.byTestId("attention-maps-png").isDisabled());
+  assert.ok(await lab.byTestId("explanation-maps-csv").isDisabled());
   await lab.stroke(ONE);
   assert.equal(await lab.settledPrediction(), "1");
   await explained(lab, 120_000);
+  assert.ok(await lab.byTestId("attention-maps-png").isEnabled());
   const values = (rows, map) => rows.filter((row) => row[0] === map).map((row) => Number(row[3]));
 
   // The large map (rollout unless another is picked): picture and numbers.
@@ -189,5 +193,16 @@ test("every map and chart of the lab saves as a PNG and its numbers as a CSV, wh
   const explanation = await lab.savedPicture("explanation-maps-png");
   // Two tiles, or wider where the title needs it.
   assert.ok(explanation.png && explanation.width >= 24 + 2 * 96 + 10 && explanation.distinct > 20);
+
+  // A browser that cannot make the picture: no file, and the page says so beside the buttons.
+  await lab.page.evaluate(() => {
+    HTMLCanvasElement.prototype.toDataURL = () => {
+      throw new DOMException("refused", "SecurityError");
+    };
+  });
+  const filtersPng = lab.byTestId("filters-png");
+  await filtersPng.click();
+  const status = filtersPng.locator("xpath=..").locator('[role="status"]');
+  await until(() => status.textContent(), (t) => t.startsWith("not saved"), { what: "a message for the failed save", timeout: 5_000 });
   await lab.page.close();
 });

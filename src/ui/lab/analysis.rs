@@ -8,8 +8,8 @@ use leptos::task::spawn_local;
 use crate::analysis::inference::{Classification, WeightInsight};
 use crate::analysis::insight;
 use crate::ui::widgets::{
-    HeatCanvas, KeyEntry, Palette, Sheet, SheetButtons, Tile, offer_download, offer_png,
-    svg_picture,
+    HeatCanvas, KeyEntry, Palette, SaveFailed, Sheet, SheetButtons, Tile, offer_download,
+    offer_png, svg_picture,
 };
 
 /// Fig. 7 of the paper, live: position-embedding similarity, patch-filter components, and
@@ -186,6 +186,7 @@ pub fn DistanceChart(
             .collect_view()
     };
     let svg_ref = NodeRef::<leptos::svg::Svg>::new();
+    let failed = RwSignal::new(false);
     let (png_id, csv_id) = (format!("{testid}-png"), format!("{testid}-csv"));
     let name = testid.clone();
     let save_png = move |_| {
@@ -208,17 +209,15 @@ pub fn DistanceChart(
                 colour: colour.into(),
             })
             .collect();
-            if let Some(picture) =
-                svg_picture(&svg, &key, "mean attention distance per head, by layer").await
-            {
-                let _ = offer_png(&picture, &file);
-            }
+            let picture =
+                svg_picture(&svg, &key, "mean attention distance per head, by layer").await;
+            failed.set(picture.is_none_or(|p| offer_png(&p, &file).is_err()));
         });
     };
     let file = format!("vitlab-{testid}.csv");
     let save_csv = move |_| {
         let csv = distance_csv(&drawing.get_untracked(), &batch.get_untracked());
-        let _ = offer_download(csv.as_bytes(), &file);
+        failed.set(offer_download(csv.as_bytes(), &file).is_err());
     };
     view! {
         <figure class="distance-chart">
@@ -234,6 +233,7 @@ pub fn DistanceChart(
             <figcaption class="buttons">
                 <button class="small" data-testid=png_id on:click=save_png>"PNG"</button>
                 <button class="small" data-testid=csv_id on:click=save_csv>"CSV"</button>
+                <SaveFailed failed=failed />
             </figcaption>
         </figure>
     }

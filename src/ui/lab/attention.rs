@@ -258,7 +258,7 @@ fn MapMultiples(
         })
     });
     view! {
-        <SheetButtons sheet=sheet name="attention-maps" />
+        <SheetButtons sheet=sheet name="attention-maps" ready=Signal::derive(move || result.with(Option::is_some)) />
         <div class="multiples scroll-x" tabindex="0" role="region" aria-label="every layer's and head's map">
             <table>
                 <thead>

@@ -160,7 +160,7 @@ pub(super) fn Explanations(grid: usize, depth: usize) -> impl IntoView {
             }}</p>
             <LogitLens explanation=Signal::derive(ready) depth=depth />
             <div class="buttons">
-                <span>"Both maps: "<SheetButtons sheet=maps name="explanation-maps" /></span>
+                <span>"Both maps: "<SheetButtons sheet=maps name="explanation-maps" ready=Signal::derive(move || ready().is_some()) /></span>
                 <button data-testid="lens-csv" prop:disabled=move || ready().is_none() on:click=move |_| {
                     if let Some(e) = ready() {
                         let _ = offer_download(e.lens_csv().as_bytes(), "vitlab-logit-lens.csv");

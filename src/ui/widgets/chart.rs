@@ -6,7 +6,7 @@
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 
-use super::{key_of, offer_download, offer_png, svg_picture};
+use super::{SaveFailed, key_of, offer_download, offer_png, svg_picture};
 
 /// One line of a chart.
 #[derive(Debug, Clone, PartialEq)]
@@ -100,6 +100,7 @@ pub fn LineChart(
     let x_column = x_label.clone();
     let x_note = x_label.clone();
     let svg_ref = NodeRef::<leptos::svg::Svg>::new();
+    let failed = RwSignal::new(false);
     let save_png = move |_| {
         let Some(svg) = svg_ref.get_untracked() else {
             return;
@@ -108,9 +109,8 @@ pub fn LineChart(
         let (name, note) = (format!("vitlab-{png_name}.png"), x_note.clone());
         spawn_local(async move {
             let key = key_of(&svg, "polyline.series", labels);
-            if let Some(picture) = svg_picture(&svg, &key, &note).await {
-                let _ = offer_png(&picture, &name);
-            }
+            let picture = svg_picture(&svg, &key, &note).await;
+            failed.set(picture.is_none_or(|p| offer_png(&p, &name).is_err()));
         });
     };
     view! {
@@ -188,8 +188,9 @@ pub fn LineChart(
                 <button class="small" data-testid=png_id prop:disabled=move || total_points() == 0 on:click=save_png>"PNG"</button>
                 <button class="small" data-testid=csv_id prop:disabled=move || total_points() == 0 on:click=move |_| {
                     let csv = series.with_untracked(|all| series_csv(all, &x_column));
-                    let _ = offer_download(csv.as_bytes(), &format!("vitlab-{csv_name}.csv"));
+                    failed.set(offer_download(csv.as_bytes(), &format!("vitlab-{csv_name}.csv")).is_err());
                 }>"CSV"</button>
+                <SaveFailed failed=failed />
             </figcaption>
         </figure>
     }

@@ -14,5 +14,5 @@ pub use chart::{LineChart, Series};
 pub use download::{offer_download, offer_png};
 pub use error_banner::ErrorBanner;
 pub use heat_canvas::{HeatCanvas, Palette};
-pub use sheet::{Sheet, SheetButtons, Tile};
+pub use sheet::{SaveFailed, Sheet, SheetButtons, Tile};
 pub use svg_picture::{KeyEntry, key_of, svg_picture};

@@ -171,25 +171,35 @@ pub fn SheetButtons(
     /// The numbers in a form of their own, instead of the sheet's `map,row,column,value`.
     #[prop(optional, into)]
     csv: Option<Callback<(), Option<String>>>,
+    /// Whether there is anything to save yet (the buttons are disabled until there is).
+    #[prop(optional, into)]
+    ready: Option<Signal<bool>>,
 ) -> impl IntoView {
     let (png_id, csv_id) = (format!("{name}-png"), format!("{name}-csv"));
     let (png_file, csv_file) = (format!("vitlab-{name}.png"), format!("vitlab-{name}.csv"));
+    let disabled = move || ready.is_some_and(|ready| !ready.get());
+    // A click that saved nothing says so beside the buttons, rather than doing nothing.
+    let failed = RwSignal::new(false);
     view! {
         <span class="export">
-            <button class="small" data-testid=png_id title="the maps as one picture" on:click=move |_| {
-                if let Some(picture) = sheet.run(()).and_then(|s| s.picture()) {
-                    let _ = offer_png(&picture, &png_file);
-                }
+            <button class="small" data-testid=png_id title="the maps as one picture" prop:disabled=disabled on:click=move |_| {
+                let picture = sheet.run(()).and_then(|s| s.picture());
+                failed.set(picture.is_none_or(|p| offer_png(&p, &png_file).is_err()));
             }>"PNG"</button>
-            <button class="small" data-testid=csv_id title="the numbers behind the maps" on:click=move |_| {
+            <button class="small" data-testid=csv_id title="the numbers behind the maps" prop:disabled=disabled on:click=move |_| {
                 let numbers = match csv {
                     Some(own) => own.run(()),
                     None => sheet.run(()).map(|s| s.csv()),
                 };
-                if let Some(numbers) = numbers {
-                    let _ = offer_download(numbers.as_bytes(), &csv_file);
-                }
+                failed.set(numbers.is_none_or(|n| offer_download(n.as_bytes(), &csv_file).is_err()));
             }>"CSV"</button>
+            <SaveFailed failed=failed />
         </span>
     }
+}
+
+/// "Not saved" beside export buttons whose last click saved nothing; read out when it shows.
+#[component]
+pub fn SaveFailed(failed: RwSignal<bool>) -> impl IntoView {
+    view! { <span class="save-failed" role="status">{move || failed.get().then_some("not saved: this browser could not make the file")}</span> }
 }
