@@ -13,7 +13,6 @@ use super::explainer::Explainer;
 use crate::analysis::explanation::Explanation;
 use crate::analysis::inference::Classification;
 use crate::data::IMAGE_PIXELS;
-use crate::protocol::BackendKind;
 use crate::ui::state::LabState;
 use crate::ui::widgets::{HeatCanvas, Palette, Sheet, SheetButtons, Tile, offer_download};
 
@@ -55,10 +54,7 @@ pub(super) fn Explanations(grid: usize, depth: usize) -> impl IntoView {
         let Ok(image) = <[u8; IMAGE_PIXELS]>::try_from(image) else {
             return;
         };
-        let backend = lab
-            .engine
-            .with_untracked(|e| e.as_ref().map(|e| e.backend))
-            .unwrap_or(BackendKind::Cpu);
+        let backend = explainer.backend();
         let settled = gloo_timers::callback::Timeout::new(SETTLES_MS, move || {
             let request = latest.get_value().wrapping_add(1);
             latest.set_value(request);
@@ -70,23 +66,17 @@ pub(super) fn Explanations(grid: usize, depth: usize) -> impl IntoView {
                     .unwrap_or_default(),
             );
             spawn_local(async move {
-                let answer = match explainer.worker().await {
-                    Ok(worker) => worker
-                        .explain(&image, backend, class)
-                        .await
-                        .map_err(|error| error.to_string()),
-                    Err(error) => Err(error),
-                };
-                if latest.get_value() != request {
-                    return;
+                let answer = explainer
+                    .ask(false, |worker| async move {
+                        worker.explain(&image, backend, class).await
+                    })
+                    .await;
+                if latest.get_value() == request {
+                    shown.set(match answer {
+                        Ok(explanation) => Shown::Ready(Arc::new(explanation)),
+                        Err(why) => Shown::Failed(why),
+                    });
                 }
-                shown.set(match answer {
-                    Ok(explanation) => Shown::Ready(Arc::new(explanation)),
-                    Err(why) => {
-                        explainer.forget();
-                        Shown::Failed(why)
-                    }
-                });
             });
         });
         timer.set_value(Some(settled));

@@ -8,7 +8,8 @@ use leptos::prelude::*;
 
 use crate::shipped::SHIPPED_CNN;
 use crate::ui::state::LabState;
-use crate::web::{self, gpu::GpuWorker};
+use crate::web;
+use crate::web::gpu::{GpuError, GpuWorker};
 
 #[derive(Clone, Copy)]
 pub(super) struct Explainer {
@@ -27,8 +28,30 @@ impl Explainer {
         }
     }
 
+    /// `request` put to the worker (given the shipped CNN first where `cnn`), its error as
+    /// the page shows it. A worker whose request failed is started afresh next time.
+    pub async fn ask<T, F>(
+        self,
+        cnn: bool,
+        request: impl FnOnce(Rc<GpuWorker>) -> F,
+    ) -> Result<T, String>
+    where
+        F: Future<Output = Result<T, GpuError>>,
+    {
+        let worker = if cnn {
+            self.with_cnn().await?
+        } else {
+            self.worker().await?
+        };
+        let answer = request(worker).await.map_err(|error| error.to_string());
+        if answer.is_err() {
+            self.forget();
+        }
+        answer
+    }
+
     /// The worker, with the weights in use.
-    pub async fn worker(self) -> Result<Rc<GpuWorker>, String> {
+    async fn worker(self) -> Result<Rc<GpuWorker>, String> {
         if let Some(worker) = self.worker.get_value().filter(|w| w.failure().is_none()) {
             return Ok(worker);
         }
@@ -44,7 +67,7 @@ impl Explainer {
     }
 
     /// The worker, with the shipped CNN as well.
-    pub async fn with_cnn(self) -> Result<Rc<GpuWorker>, String> {
+    async fn with_cnn(self) -> Result<Rc<GpuWorker>, String> {
         let worker = self.worker().await?;
         if !self.has_cnn.get_value() {
             let bytes = web::fetch_bytes(SHIPPED_CNN, |_, _| {})
@@ -60,7 +83,7 @@ impl Explainer {
     }
 
     /// After a failure: the next request starts a fresh worker.
-    pub fn forget(self) {
+    fn forget(self) {
         self.worker.set_value(None);
     }
 

@@ -71,18 +71,14 @@ pub(super) fn Occlusion(grid: usize) -> impl IntoView {
             hidden.with(|h| h.iter().filter_map(|&p| u16::try_from(p).ok()).collect());
         let request = latest.get_value().wrapping_add(1);
         latest.set_value(request);
+        let backend = explainer.backend();
         spawn_local(async move {
-            let answer = match explainer.with_cnn().await {
-                Ok(worker) => worker
-                    .compare(&image, patches, explainer.backend())
-                    .await
-                    .map_err(|error| error.to_string()),
-                Err(error) => Err(error),
-            };
+            let answer = explainer
+                .ask(true, |worker| async move {
+                    worker.compare(&image, patches, backend).await
+                })
+                .await;
             if latest.get_value() == request {
-                if answer.is_err() {
-                    explainer.forget();
-                }
                 readings.set(Some(answer));
             }
         });
@@ -141,16 +137,14 @@ pub(super) fn Occlusion(grid: usize) -> impl IntoView {
                     .filter_map(|i| digits.image(i).try_into().ok())
                     .collect();
                 let labels = digits.labels[..images.len()].to_vec();
-                let worker = explainer.with_cnn().await?;
-                worker
-                    .curves(&images, &labels, explainer.backend())
+                let backend = explainer.backend();
+                explainer
+                    .ask(true, |worker| async move {
+                        worker.curves(&images, &labels, backend).await
+                    })
                     .await
-                    .map_err(|error| error.to_string())
             }
             .await;
-            if answer.is_err() {
-                explainer.forget();
-            }
             curves.set(Some(answer.map(Arc::new)));
             measuring.set(false);
         });
