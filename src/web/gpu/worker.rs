@@ -212,22 +212,38 @@ async fn explain(
         .ok_or(RequestError::NoWeights)?;
     let config: VitConfig = file.config.vit().cloned().ok_or(RequestError::NotAVit)?;
     let device = device_for(slot, backend).await?;
-    let held = slot
-        .borrow()
-        .explainer
-        .clone()
-        .filter(|(on, _)| *on == backend);
-    let model = match held {
-        Some((_, model)) => model,
-        None => {
-            let model = Rc::new(explaining_model(&file, &device).ok_or(RequestError::NotAVit)?);
-            slot.borrow_mut().explainer = Some((backend, model.clone()));
-            model
-        }
-    };
+    let model = built_for(
+        slot,
+        backend,
+        |held| &mut held.explainer,
+        || {
+            Ok(Rc::new(
+                explaining_model(&file, &device).ok_or(RequestError::NotAVit)?,
+            ))
+        },
+    )?;
     let input = images_tensor(&[image], &device.autodiff());
     let class = class.map(usize::from);
     Ok(explain_async(&model, &config, input, class).await?)
+}
+
+/// What `field` of the worker's slot holds for `backend`, or `build` made and kept there in
+/// place of what was built for another backend.
+fn built_for<T: Clone>(
+    slot: &RefCell<Held>,
+    backend: BackendKind,
+    field: fn(&mut Held) -> &mut Option<(BackendKind, T)>,
+    build: impl FnOnce() -> Result<T, RequestError>,
+) -> Result<T, RequestError> {
+    let held = field(&mut slot.borrow_mut()).clone();
+    if let Some((on, built)) = held
+        && on == backend
+    {
+        return Ok(built);
+    }
+    let built = build()?;
+    *field(&mut slot.borrow_mut()) = Some((backend, built.clone()));
+    Ok(built)
 }
 
 /// The plain device for `backend`, started on the first request for it.
@@ -266,20 +282,15 @@ async fn compare(
     hidden: &[usize],
 ) -> Result<Comparison, RequestError> {
     let device = device_for(slot, backend).await?;
-    let held = slot
-        .borrow()
-        .compared
-        .clone()
-        .filter(|(on, _)| *on == backend);
-    let models = match held {
-        Some((_, models)) => models,
-        None => {
+    let models = built_for(
+        slot,
+        backend,
+        |held| &mut held.compared,
+        || {
             let (vit, cnn) = both(slot)?;
-            let models = Rc::new([vit.into_model(&device), cnn.into_model(&device)]);
-            slot.borrow_mut().compared = Some((backend, models.clone()));
-            models
-        }
-    };
+            Ok(Rc::new([vit.into_model(&device), cnn.into_model(&device)]))
+        },
+    )?;
     let [vit, cnn] = &*models;
     let Classifier::Vit(dropping) = vit else {
         return Err(RequestError::NotAVit);
