@@ -152,6 +152,17 @@ mod measure {
     /// Images classified per forward pass.
     const BATCH: usize = 250;
 
+    /// The class each row of `logits` predicts, read back.
+    ///
+    /// # Shapes
+    /// - logits: `[batch, classes]`
+    async fn read_predictions(logits: Tensor<2>) -> Result<Vec<usize>, ReadError> {
+        let [values] =
+            <[Vec<f32>; 1]>::try_from(read_all_async(vec![predictions(logits).float()]).await?)
+                .map_err(|_| ReadError("no predictions came back".into()))?;
+        Ok(values.into_iter().map(|p| p as usize).collect())
+    }
+
     /// Each model's predictions for `images`, read back once per batch.
     async fn predicted(
         model: &Classifier,
@@ -161,10 +172,7 @@ mod measure {
         let mut all = Vec::with_capacity(images.len());
         for batch in images.chunks(BATCH) {
             let logits = model.forward(images_tensor(batch, device)); // [B, C]
-            let [values] =
-                <[Vec<f32>; 1]>::try_from(read_all_async(vec![predictions(logits).float()]).await?)
-                    .map_err(|_| ReadError("no predictions came back".into()))?;
-            all.extend(values.into_iter().map(|p| p as usize));
+            all.extend(read_predictions(logits).await?);
         }
         Ok(all)
     }
@@ -180,10 +188,7 @@ mod measure {
         let mut all = Vec::with_capacity(images.len());
         for (batch, kept) in images.chunks(BATCH).zip(kept.chunks(BATCH)) {
             let logits = model.forward_kept(images_tensor(batch, device), kept); // [B, C]
-            let [values] =
-                <[Vec<f32>; 1]>::try_from(read_all_async(vec![predictions(logits).float()]).await?)
-                    .map_err(|_| ReadError("no predictions came back".into()))?;
-            all.extend(values.into_iter().map(|p| p as usize));
+            all.extend(read_predictions(logits).await?);
         }
         Ok(all)
     }

@@ -9,7 +9,7 @@ use crate::analysis::inference::{Classification, WeightInsight};
 use crate::analysis::insight;
 use crate::ui::widgets::{
     HeatCanvas, KeyEntry, Palette, SaveFailed, Sheet, SheetButtons, Tile, offer_download,
-    offer_png, svg_picture,
+    offer_svg_png,
 };
 
 /// Fig. 7 of the paper, live: position-embedding similarity, patch-filter components, and
@@ -209,9 +209,8 @@ pub fn DistanceChart(
                 colour: colour.into(),
             })
             .collect();
-            let picture =
-                svg_picture(&svg, &key, "mean attention distance per head, by layer").await;
-            failed.set(picture.is_none_or(|p| offer_png(&p, &file).is_err()));
+            let note = "mean attention distance per head, by layer";
+            failed.set(!offer_svg_png(&svg, &key, note, &file).await);
         });
     };
     let file = format!("vitlab-{testid}.csv");

@@ -6,7 +6,7 @@
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 
-use super::{SaveFailed, key_of, offer_download, offer_png, svg_picture};
+use super::{SaveFailed, key_of, offer_download, offer_svg_png};
 
 /// One line of a chart.
 #[derive(Debug, Clone, PartialEq)]
@@ -109,8 +109,7 @@ pub fn LineChart(
         let (name, note) = (format!("vitlab-{png_name}.png"), x_note.clone());
         spawn_local(async move {
             let key = key_of(&svg, "polyline.series", labels);
-            let picture = svg_picture(&svg, &key, &note).await;
-            failed.set(picture.is_none_or(|p| offer_png(&p, &name).is_err()));
+            failed.set(!offer_svg_png(&svg, &key, &note, &name).await);
         });
     };
     view! {

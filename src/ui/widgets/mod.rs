@@ -15,4 +15,4 @@ pub use download::{offer_download, offer_png};
 pub use error_banner::ErrorBanner;
 pub use heat_canvas::{HeatCanvas, Palette};
 pub use sheet::{SaveFailed, Sheet, SheetButtons, Tile};
-pub use svg_picture::{KeyEntry, key_of, svg_picture};
+pub use svg_picture::{KeyEntry, key_of, offer_svg_png};

@@ -186,3 +186,9 @@ pub async fn svg_picture(svg: &Element, key: &[KeyEntry], note: &str) -> Option<
     let _ = ctx.fill_text(note, width - 8.0, height + KEY_LINE * 0.5 + 10.0);
     Some(canvas)
 }
+
+/// Saves `svg` as a PNG called `name` (see [`svg_picture`]); whether a file was offered.
+pub async fn offer_svg_png(svg: &Element, key: &[KeyEntry], note: &str, name: &str) -> bool {
+    let picture = svg_picture(svg, key, note).await;
+    picture.is_some_and(|p| super::offer_png(&p, name).is_ok())
+}
