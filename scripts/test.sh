@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what is missing, then runs every check: format, native tests (with the PyTorch
 # parity test), the release page build, the browser tests in headless Chromium, and the
-# end-to-end tests of the built page (in Chromium, and in Firefox: firefox.test.mjs).
+# end-to-end tests of the built page (in Chromium, and in Firefox: firefox.test.mjs), and
+# Lighthouse's scores of the first load.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh --test
@@ -30,7 +31,8 @@ step "trunk build --release (offline)"
 trunk build --release
 size() { echo "$(du -cb "$@" | tail -1 | cut -f1) bytes raw, $(cat "$@" | gzip -9 | wc -c) bytes gzip"; }
 echo "page (wasm + js + css): $(size dist/vitlab-*.wasm dist/vitlab-*.js dist/*.css)"
-echo "worker, fetched on Train or for WebGPU (wasm + js): $(size dist/worker*.wasm dist/worker*.js)"
+echo "drawing worker, fetched with the page (wasm + js): $(size dist/drawer*.wasm dist/drawer*.js)"
+echo "worker, fetched on Train, for WebGPU or to explain (wasm + js): $(size dist/worker*.wasm dist/worker*.js)"
 
 step "browser tests (headless Chromium, WebGPU on SwiftShader and the CPU backend)"
 export CHROMEDRIVER="${CHROMEDRIVER:-$(command -v chromedriver)}"
@@ -43,5 +45,8 @@ step "end-to-end tests (playwright-core driving Debian's Chromium, puppeteer-cor
 # `npm test` runs every *.test.mjs, firefox.test.mjs with them; CHROMIUM and FIREFOX override
 # the browsers' paths.
 (cd tests/e2e && npm ci --no-audit --no-fund --loglevel=error && npm test)
+
+step "Lighthouse 12 (mobile and desktop, the release build served with gzip): fails on CLS > 0.1 or mobile TBT > 600 ms"
+(cd tests/e2e && node lighthouse.mjs --gate)
 
 step "all checks passed"

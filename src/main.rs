@@ -1,4 +1,7 @@
-//! The page: Trunk builds this binary for wasm32.
+//! The page: Trunk builds this binary for wasm32. In the page's thread it is the interface;
+//! started again as a module worker (`www/drawer.js`) it is the drawing worker, which holds the
+//! model on the CPU, so the page's thread only paints and a visit downloads one binary. (On
+//! WebGPU the model runs in `worker.rs`'s binary.)
 
 #[cfg(target_arch = "wasm32")]
 unsafe extern "C" {
@@ -14,6 +17,22 @@ fn main() {
     // SAFETY: wasm-ld's constructor list, called once before any other code of ours runs.
     unsafe { __wasm_call_ctors() };
     console_error_panic_hook::set_once();
+    if web_sys::window().is_none() {
+        vitlab::web::report_rejections_as_errors();
+        vitlab::web::run_drawing_worker(vitlab::web::BackendKind::Cpu);
+        return;
+    }
+    // index.html's first screen, painted before this binary arrived, gives way to the app's
+    // own, laid out the same, in the same frame; its header stays, the app fills in where the
+    // model runs.
+    if let Some(document) = web_sys::window().and_then(|window| window.document()) {
+        if let Some(frame) = document.get_element_by_id(vitlab::ui::STATIC_FRAME) {
+            frame.remove();
+        }
+        if let Some(lines) = document.get_element_by_id(vitlab::ui::BACKEND_LINES) {
+            lines.set_text_content(None);
+        }
+    }
     leptos::mount::mount_to_body(vitlab::ui::App);
 }
 

@@ -8,9 +8,8 @@ use leptos::prelude::*;
 use vitlab::analysis::preprocess;
 use vitlab::data::images_tensor;
 use vitlab::data::{IMAGE_PIXELS, IMAGE_SIDE};
-use vitlab::ui::{
-    EngineSignal, Lab, LabState, MapChoice, ModelHost, ShownDigit, TestDigits, paint,
-};
+use vitlab::ui::{EngineSignal, Lab, LabState, MapChoice, Revealed, ShownDigit, paint};
+use vitlab::web::drawing::{DrawingError, DrawingWorker, InThread};
 use vitlab::web::{BackendKind, Engine, LocalModel, start_device};
 use vitlab::weights;
 use wasm_bindgen::JsCast;
@@ -22,6 +21,7 @@ wasm_bindgen_test_configure!(run_in_browser);
 
 const PARITY_WEIGHTS: &[u8] = include_bytes!("fixtures/parity.safetensors");
 const PARITY_JSON: &str = include_str!("fixtures/parity.json");
+const SEED_WEIGHTS: &[u8] = include_bytes!("../pretrained/vit-seed.safetensors");
 
 #[derive(serde::Deserialize)]
 struct Fixture {
@@ -124,48 +124,61 @@ async fn the_cpu_can_be_forced() {
     assert_eq!(BackendKind::parse("WebGPU"), Some(BackendKind::WebGpu));
 }
 
-#[wasm_bindgen_test]
-fn corrupt_weights_are_an_error_not_a_panic() {
-    let truncated = &PARITY_WEIGHTS[..PARITY_WEIGHTS.len() / 2];
-    let error = Engine::load(truncated, burn::tensor::Device::flex(), BackendKind::Cpu)
-        .err()
+/// The CPU's drawing worker's model, answering in this thread as the worker answers the page
+/// (the browser tests have no worker script to start).
+fn drawing_here() -> Rc<DrawingWorker> {
+    DrawingWorker::on(InThread::new(BackendKind::Cpu))
+}
+
+async fn engine_here(weights: &[u8]) -> Engine {
+    Engine::load(weights, drawing_here(), BackendKind::Cpu)
+        .await
         .unwrap()
-        .to_string();
+}
+
+#[wasm_bindgen_test]
+async fn corrupt_weights_are_refused_not_a_panic() {
+    let truncated = &PARITY_WEIGHTS[..PARITY_WEIGHTS.len() / 2];
+    let Err(DrawingError::Refused(error)) = drawing_here().load(truncated).await else {
+        panic!("truncated weights were not refused");
+    };
     assert!(error.contains("truncated or corrupt"), "{error}");
 }
 
 #[wasm_bindgen_test]
-async fn every_attention_map_has_its_shape_and_rows_sum_to_one() {
-    let engine = Engine::load(
-        PARITY_WEIGHTS,
-        burn::tensor::Device::flex(),
-        BackendKind::Cpu,
-    )
-    .unwrap();
+async fn every_map_the_worker_reads_has_its_shape_and_its_weights_sum_to_at_most_one() {
+    let engine = engine_here(PARITY_WEIGHTS).await;
     let fixture: Fixture = serde_json::from_str(PARITY_JSON).unwrap();
     let image: [u8; IMAGE_PIXELS] = fixture.images[0].clone().try_into().unwrap();
-    let result = engine.classify(&image).await.unwrap();
-    assert_eq!(result.attention.len(), 6);
-    for layer in &result.attention {
-        assert_eq!(
-            (layer.heads, layer.tokens, layer.values.len()),
-            (8, 17, 8 * 17 * 17)
-        );
-        for row in layer.values.chunks(17) {
-            assert!((row.iter().sum::<f32>() - 1.0).abs() < 1e-4);
+    let reading = engine.classify(&image).await.unwrap();
+    // The parity model: patch 7 (16 patches), 6 layers of 8 heads.
+    assert_eq!(reading.class_maps.len(), 6);
+    assert_eq!(reading.patch_maps.len(), 6);
+    assert_eq!(reading.distances.len(), 6);
+    for (maps, (patch_maps, distances)) in reading
+        .class_maps
+        .iter()
+        .zip(reading.patch_maps.iter().zip(&reading.distances))
+    {
+        assert_eq!(maps.len(), 9, "8 heads and their mean");
+        for map in maps {
+            // The class token's attention over the patches: what is left stays on itself.
+            let total: f32 = map.iter().sum();
+            assert!(
+                map.len() == 16 && total > 0.0 && total <= 1.0 + 1e-4,
+                "{total}"
+            );
         }
+        assert_eq!(patch_maps.len(), 16 * 16);
+        for row in patch_maps.chunks(16) {
+            assert!(row.iter().sum::<f32>() <= 1.0 + 1e-4);
+        }
+        // Within the 28-pixel image.
+        assert!(distances.len() == 8 && distances.iter().all(|d| (0.0..=40.0).contains(d)));
     }
-    assert!((result.probabilities.iter().sum::<f32>() - 1.0).abs() < 1e-5);
-}
-
-fn new_canvas(side: u32) -> HtmlCanvasElement {
-    let canvas: HtmlCanvasElement = document()
-        .create_element("canvas")
-        .unwrap()
-        .unchecked_into();
-    canvas.set_width(side);
-    canvas.set_height(side);
-    canvas
+    let rollout: f32 = reading.rollout.iter().sum();
+    assert!(reading.rollout.len() == 16 && rollout > 0.0 && rollout <= 1.0 + 1e-4);
+    assert!((reading.probabilities.iter().sum::<f32>() - 1.0).abs() < 1e-5);
 }
 
 #[wasm_bindgen_test]
@@ -220,14 +233,7 @@ fn probabilities_shown() -> Vec<f32> {
 
 #[wasm_bindgen_test]
 async fn the_lab_mounts_and_a_stroke_gets_a_prediction() {
-    let engine = Rc::new(
-        Engine::load(
-            PARITY_WEIGHTS,
-            burn::tensor::Device::flex(),
-            BackendKind::Cpu,
-        )
-        .unwrap(),
-    );
+    let engine = Rc::new(engine_here(PARITY_WEIGHTS).await);
     let container = document().create_element("div").unwrap();
     document().body().unwrap().append_child(&container).unwrap();
     let shown_digit = RwSignal::new(None::<ShownDigit>);
@@ -240,7 +246,8 @@ async fn the_lab_mounts_and_a_stroke_gets_a_prediction() {
             on_failure: Callback::new(|_| false),
             on_problem: Callback::new(|_| {}),
             batch_distance: Signal::stored(None),
-            test_digits: TestDigits::new(),
+            want_batch_distance: Callback::new(|_| {}),
+            revealed: Revealed::all(),
             digit: shown_digit,
             map: RwSignal::new(MapChoice::Rollout),
             input: RwSignal::new(None),
@@ -665,29 +672,29 @@ async fn training_steps_lower_the_loss_on_webgpu() {
 
 #[wasm_bindgen_test]
 async fn an_invalid_upload_leaves_the_old_model_working() {
-    let host = ModelHost::new();
-    host.install(PARITY_WEIGHTS, BackendKind::Cpu)
+    let worker = drawing_here();
+    let before = Engine::load(PARITY_WEIGHTS, worker.clone(), BackendKind::Cpu)
         .await
         .unwrap();
-    let engine = host.engine;
-    let before = engine.get_untracked().unwrap();
-    let error = host
-        .install(b"not a safetensors file", BackendKind::Cpu)
-        .await
-        .unwrap_err()
-        .to_string();
+    let image: [u8; IMAGE_PIXELS] = real_digits(1).image(0).try_into().unwrap();
+    let first = before.classify(&image).await.unwrap();
+    let Err(DrawingError::Refused(error)) =
+        Engine::load(b"not a safetensors file", worker.clone(), BackendKind::Cpu).await
+    else {
+        panic!("bytes that are not weights were not refused");
+    };
     // The first 8 bytes read as a header length far past the file's end.
     assert!(error.contains("header claims"), "{error}");
-    let after = engine.get_untracked().unwrap();
-    assert!(Rc::ptr_eq(&before, &after), "the old model stays");
-    let result = after.classify(&[0u8; IMAGE_PIXELS]).await.unwrap();
-    assert!((result.probabilities.iter().sum::<f32>() - 1.0).abs() < 1e-5);
+    // The worker kept the model it had: the same image reads the same.
+    let again = before.classify(&image).await.unwrap();
+    assert_eq!(first.probabilities, again.probabilities);
 
     // Valid weights do replace it.
-    host.install(PARITY_WEIGHTS, BackendKind::Cpu)
+    let other = Engine::load(SEED_WEIGHTS, worker, BackendKind::Cpu)
         .await
         .unwrap();
-    assert!(!Rc::ptr_eq(&before, &engine.get_untracked().unwrap()));
+    let replaced = other.classify(&image).await.unwrap();
+    assert_ne!(first.probabilities, replaced.probabilities);
 }
 
 /// On 32 bits `12 + count · 785` wraps: a chunk claiming 5,471,296 images once passed the

@@ -8,7 +8,7 @@
 // copies in Cache Storage (`vitlab-mnist-v1`).
 //
 // An update is a new VERSION (the build stamps it, with SHELL, from the hashes of the files
-// it made: scripts/stamp-sw.sh): the new worker fetches the new build's files into a cache of
+// it made: scripts/stamp.sh): the new worker fetches the new build's files into a cache of
 // its own, takes over at once and deletes the old version's cache.
 
 const VERSION = "unstamped";

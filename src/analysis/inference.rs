@@ -137,7 +137,7 @@ pub fn batch_attention_distance(values: &[f32], batch: usize, config: &VitConfig
 }
 
 /// The parts of the paper's Fig. 7 that depend on the weights alone.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct WeightInsight {
     /// `patches × patches` cosine similarities of the position embeddings.
     pub position_similarity: Vec<f32>,
@@ -174,7 +174,7 @@ impl WeightInsight {
 
 /// What the page shows of a CNN's weights: its first convolution's filters, and the receptive
 /// field of each convolution (the counterpart of a ViT layer's attention distance).
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct CnnInsight {
     /// Each first-layer filter, `kernel × kernel`, summed over the input channels.
     pub filters: Vec<Vec<f32>>,
@@ -212,8 +212,9 @@ impl CnnInsight {
 }
 
 /// What the page shows of a model's weights alone, whichever it is; a ViT's with its config
-/// (the grid and depth its views are drawn for).
-#[derive(Debug, Clone, PartialEq)]
+/// (the grid and depth its views are drawn for). A drawing worker reads it from the weights and
+/// sends it to the page.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub enum ModelInsight {
     Vit(VitConfig, WeightInsight),
     Cnn(CnnInsight),

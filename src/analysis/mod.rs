@@ -1,6 +1,7 @@
 //! What a drawing becomes: the canvas as an MNIST digit (`preprocess`), one forward pass for
-//! the probabilities and every attention map (`inference`), and the paper's Fig. 7 analyses
-//! of them (`insight`: attention rollout, mean attention distance). Pure: no browser types.
+//! the probabilities and every attention map (`inference`), the paper's Fig. 7 analyses of
+//! them (`insight`: attention rollout, mean attention distance), and what the page shows of it
+//! (`reading`). Pure: no browser types.
 
 pub mod data_scaling;
 pub mod explanation;
@@ -9,6 +10,7 @@ pub mod insight;
 mod map_choice;
 pub mod occlusion;
 pub mod preprocess;
+pub mod reading;
 #[cfg(feature = "train")]
 pub mod relevance;
 pub mod timeline;

@@ -1,7 +1,9 @@
-//! The page's worker: Trunk builds this binary for wasm32 and the page starts it as a Web
-//! Worker (`worker_loader.js`) in one of its roles, so that none ever blocks or ends the page:
-//! `?role=gpu` runs the page's model on WebGPU (`?role=explain` the same code, to explain drawings), `?role=helper` (started by the training worker)
-//! computes half of each CPU step, any other trains.
+//! The page's heavy worker: Trunk builds this binary for wasm32 (with training and WebGPU)
+//! and the page starts it as a Web Worker (`worker_loader.js`) in one of its roles, so that
+//! none ever blocks or ends the page: `?role=gpu` runs the page's model on WebGPU (the drawing
+//! worker's code), `?role=explain` explains drawings, `?role=helper` (started by the training
+//! worker) computes half of each CPU step, any other trains. The model on the CPU runs in the
+//! page's own binary, started as a worker (`main.rs`).
 
 #[cfg(target_arch = "wasm32")]
 unsafe extern "C" {
@@ -11,17 +13,19 @@ unsafe extern "C" {
 
 #[cfg(target_arch = "wasm32")]
 fn main() {
+    use vitlab::web::{self, BackendKind, WorkerRole};
     // Once, here: otherwise wasm-ld re-runs them on every call into the worker (see main.rs).
     // SAFETY: wasm-ld's constructor list, called once before any other code of ours runs.
     unsafe { __wasm_call_ctors() };
     console_error_panic_hook::set_once();
-    vitlab::web::report_rejections_as_errors();
-    match vitlab::web::WorkerRole::of_this_worker() {
-        vitlab::web::WorkerRole::Gpu | vitlab::web::WorkerRole::Explain => {
-            vitlab::web::run_gpu_worker()
-        }
-        vitlab::web::WorkerRole::Train => vitlab::web::run_training_worker(),
-        vitlab::web::WorkerRole::Helper => vitlab::web::run_helper_worker(),
+    web::report_rejections_as_errors();
+    match WorkerRole::of_this_worker() {
+        WorkerRole::Gpu => web::run_drawing_worker(BackendKind::WebGpu),
+        WorkerRole::Explain => web::run_explaining_worker(),
+        WorkerRole::Train => web::run_training_worker(),
+        WorkerRole::Helper => web::run_helper_worker(),
+        // The page's binary's; asked of this one, the CPU is the same model.
+        WorkerRole::Draw => web::run_drawing_worker(BackendKind::Cpu),
     }
 }
 

@@ -6,13 +6,15 @@
 //! It may use `train`'s types (a plan, a report, a half step); `train` never uses it.
 
 pub mod bytes;
-pub mod gpu;
+pub mod drawing;
+pub mod explain;
 #[cfg(feature = "train")]
 pub mod helper;
 pub mod trainer;
 
 pub use bytes::{BytesError, bytes_to_floats, bytes_to_images, floats_to_bytes, images_to_bytes};
-pub use gpu::{FromGpu, ToGpu};
+pub use drawing::{FromDrawing, ToDrawing};
+pub use explain::{FromExplainer, ToExplainer};
 #[cfg(feature = "train")]
 pub use helper::{FromHelper, PartsError, ToHelper};
 pub use trainer::{BackendKind, DataProgress, FromTrainer, RunState, ToTrainer, WeightsPurpose};
@@ -28,4 +30,12 @@ pub trait Greeting {
 /// A message to a worker as an error names it when posting it fails ("refused a request").
 pub trait Called {
     fn called(&self) -> &'static str;
+}
+
+/// A worker's answer to a request that carried an id (the drawing and explaining workers').
+pub trait Reply {
+    /// The id of the request this answers; `None` for a message that answers none.
+    fn answers(&self) -> Option<u32>;
+    /// The worker's words when its device failed: the page trusts it no more.
+    fn fault(&self) -> Option<&str>;
 }

@@ -1,12 +1,13 @@
 //! ViT against CNN: accuracy against training-set size, and receptive field against attention distance.
 
+use leptos::html::Section;
 use leptos::prelude::*;
 
 use crate::analysis::data_scaling::{self, ScalingPoint};
 use crate::model::{Architecture, CnnConfig};
 use crate::run_record::RunRecord;
 use crate::ui::state::AppState;
-use crate::ui::widgets::{LineChart, Series};
+use crate::ui::widgets::{LineChart, Series, on_first_sight};
 
 /// The full training split, for a run that took all of it.
 const TRAIN_SPLIT: usize = 60_000;
@@ -140,7 +141,10 @@ fn DataScaling(points: Vec<ScalingPoint>) -> impl IntoView {
 /// reach over test digits, if known.
 #[component]
 fn ReceptiveFieldAgainstDistance() -> impl IntoView {
-    let batch_distance = expect_context::<AppState>().batch_distance;
+    let app = expect_context::<AppState>();
+    let batch_distance = app.batch_distance;
+    let section = NodeRef::<Section>::new();
+    on_first_sight(section, Callback::new(move |()| app.want_batch_distance()));
     let fields = CnnConfig::seed().receptive_fields();
     let depth_series = Signal::derive(move || {
         let cnn = Series {
@@ -172,7 +176,7 @@ fn ReceptiveFieldAgainstDistance() -> impl IntoView {
         all
     });
     view! {
-        <section>
+        <section node_ref=section>
             <h3>"Receptive field against attention distance"</h3>
             <p class="hint">"What the CNN sees is fixed by its architecture and grows only with depth; how far the ViT's heads reach is learned, and some look across the whole digit from the first layer (Fig. 7, right: the paper likens attention distance to receptive field size)."</p>
             <LineChart series=depth_series x_label="layer" testid="receptive-field-chart" />

@@ -1,4 +1,5 @@
-//! Leptos components. They never touch a tensor: the model sits behind [`crate::web::Engine`].
+//! Leptos components. They never touch a tensor: the model sits behind [`crate::web::Engine`],
+//! in a worker.
 //! They share state through Leptos context: the page's [`AppState`] and the lab's
 //! [`LabState`] (in `state`, which knows no component), the training run's own.
 
@@ -15,11 +16,19 @@ pub use inductive_bias::InductiveBias;
 pub use lab::{AnalysisView, AttentionTimeline, AttentionView, CnnView, DrawPad, Lab, Prediction};
 pub use runs::RunsPanel;
 pub use state::{
-    AppState, DistanceError, EngineSignal, HostError, LabState, ModelHost, RunKeeper, ShownDigit,
-    TestDigits, TestDigitsError, WeightsOffer, browser_has_webgpu,
+    AppState, Below, DistanceError, EngineSignal, HostError, LabState, ModelHost, Revealed,
+    RunKeeper, ShownDigit, WeightsOffer, browser_has_webgpu,
 };
 pub use training::TrainingPanel;
 pub use widgets::{ErrorBanner, HeatCanvas, LineChart, Palette, Series, paint};
 
 pub use crate::analysis::MapChoice;
+
+/// The id of `index.html`'s first screen below the header: static HTML painted before the app
+/// arrives (made by `tests/e2e/make-frame.mjs` from the app's own), removed when the app mounts.
+pub const STATIC_FRAME: &str = "frame";
+
+/// The id of the backend lines in `index.html`'s header (the header itself is static and
+/// stays): the app empties them and fills in its own.
+pub const BACKEND_LINES: &str = "backend";
 pub use crate::shipped::{DEFAULT_WEIGHTS, SHIPPED_MODELS};

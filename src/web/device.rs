@@ -3,6 +3,7 @@
 
 pub use crate::protocol::BackendKind;
 use burn::tensor::Device;
+use wasm_bindgen::JsCast;
 
 /// A started device, and why it is not WebGPU when it is not.
 #[derive(Debug, Clone)]
@@ -28,6 +29,32 @@ pub fn has_webgpu() -> bool {
     navigator
         .and_then(|navigator| js_sys::Reflect::get(&navigator, &"gpu".into()))
         .is_ok_and(|gpu| !gpu.is_undefined() && !gpu.is_null())
+}
+
+/// Why a browser that has WebGPU computes on the CPU when it offers no adapter (no GPU, or one
+/// it blocks).
+pub const NO_ADAPTER: &str = "WebGPU offers no GPU adapter here";
+
+/// Whether WebGPU offers an adapter: asked before the GPU worker (3 MB) is fetched to learn the
+/// same thing.
+pub async fn adapter_available() -> bool {
+    let Ok(gpu) = js_sys::Reflect::get(&js_sys::global(), &"navigator".into())
+        .and_then(|navigator| js_sys::Reflect::get(&navigator, &"gpu".into()))
+    else {
+        return false;
+    };
+    let request = js_sys::Reflect::get(&gpu, &"requestAdapter".into())
+        .ok()
+        .and_then(|f| f.dyn_into::<js_sys::Function>().ok());
+    let Some(promise) = request
+        .and_then(|request| request.call0(&gpu).ok())
+        .and_then(|promise| promise.dyn_into::<js_sys::Promise>().ok())
+    else {
+        return false;
+    };
+    wasm_bindgen_futures::JsFuture::from(promise)
+        .await
+        .is_ok_and(|adapter| !adapter.is_null() && !adapter.is_undefined())
 }
 
 /// Starts WebGPU unless the CPU is asked for; falls back to the CPU when WebGPU fails.

@@ -12,7 +12,7 @@ use std::rc::Rc;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use wasm_bindgen::prelude::*;
-use web_sys::{ErrorEvent, MessageEvent, Worker};
+use web_sys::{ErrorEvent, MessageEvent, Worker, WorkerOptions, WorkerType};
 
 use crate::protocol::{Called, Greeting};
 
@@ -21,14 +21,20 @@ use super::packet::{Packet, PacketError};
 
 /// The workers' script: Trunk's loader shim for the `worker` binary, beside the page.
 pub const WORKER_SCRIPT: &str = "./worker_loader.js";
+/// The drawing worker's script, beside the page: a module that runs the page's own binary,
+/// which holds the model on the CPU (`www/drawer.js`, stamped by the build).
+pub const DRAWER_SCRIPT: &str = "./drawer.js";
 
-/// What a worker started from [`WORKER_SCRIPT`] does, from its URL's `?role=`.
+/// What a worker does: one started from [`DRAWER_SCRIPT`] draws on the CPU; one started from
+/// [`WORKER_SCRIPT`] does what its URL's `?role=` says.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum WorkerRole {
+    /// Runs the page's model on the CPU (the page's own binary, from [`DRAWER_SCRIPT`]).
+    Draw,
     /// Runs the page's model on WebGPU.
     Gpu,
-    /// Explains drawings (relevance, logit lens) with the page's weights: the GPU worker's
-    /// code, in a worker of its own, so that its work and faults stay off the drawing's path.
+    /// Explains drawings (relevance, logit lens) and compares the ViT with the CNN, in a
+    /// worker of its own, so that its work and faults stay off the drawing's path.
     Explain,
     /// Trains.
     Train,
@@ -37,6 +43,7 @@ pub enum WorkerRole {
 }
 
 impl WorkerRole {
+    /// The role of a worker started from [`WORKER_SCRIPT`].
     pub fn of_this_worker() -> Self {
         match super::this_worker_param("role").as_deref() {
             Some("gpu") => Self::Gpu,
@@ -46,9 +53,18 @@ impl WorkerRole {
         }
     }
 
+    /// The script the worker runs.
+    fn script(self) -> &'static str {
+        match self {
+            Self::Draw => DRAWER_SCRIPT,
+            _ => WORKER_SCRIPT,
+        }
+    }
+
     /// As `?role=` names it.
     fn param(self) -> &'static str {
         match self {
+            Self::Draw => "draw",
             Self::Gpu => "gpu",
             Self::Explain => "explain",
             Self::Train => "train",
@@ -58,8 +74,9 @@ impl WorkerRole {
 
     /// As the messages about it name it. The helper's are read inside the training worker's
     /// note "The second CPU worker stopped (…)", hence "it".
-    fn name(self) -> &'static str {
+    pub(super) fn name(self) -> &'static str {
         match self {
+            Self::Draw => "the drawing worker",
             Self::Gpu => "the GPU worker",
             Self::Explain => "the explaining worker",
             Self::Train => "the training worker",
@@ -123,8 +140,17 @@ impl<To: Serialize + Called> Link<To> {
         params: &str,
         heard: impl FnMut(Heard<Answer>) + 'static,
     ) -> Result<Self, LinkError> {
-        let url = format!("{WORKER_SCRIPT}?role={}{params}", role.param());
-        let worker = Worker::new(&url).map_err(|e| LinkError::NotStarted {
+        let url = format!("{}?role={}{params}", role.script(), role.param());
+        let started = match role {
+            // An ES module: it imports the page's own script.
+            WorkerRole::Draw => {
+                let options = WorkerOptions::new();
+                options.set_type(WorkerType::Module);
+                Worker::new_with_options(&url, &options)
+            }
+            _ => Worker::new(&url),
+        };
+        let worker = started.map_err(|e| LinkError::NotStarted {
             role,
             why: describe(e),
         })?;

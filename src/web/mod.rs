@@ -1,21 +1,25 @@
 //! The browser boundary: device start-up, fetching and caching, the URL, the model engine,
-//! and the workers. Each worker is a folder (`gpu`, `helper`, `trainer`) with its `client`
-//! (the side that starts it, on top of `link`) and its `worker` (inside it); `packet` is how
-//! they talk and `crate::protocol` what they say.
+//! and the workers. Each worker is a folder (`drawing`, `explain`, `helper`, `trainer`) with
+//! its `client` (the side that starts it, on top of `link`, and of `asker` for those that
+//! answer requests) and its `worker` (inside it); `packet` is how they talk and
+//! `crate::protocol` what they say.
 
 use wasm_bindgen::JsCast;
 
+mod asker;
 mod cache;
 mod chunks;
 mod device;
 #[cfg(feature = "train")]
 mod device_trial;
+pub mod drawing;
 mod engine;
+pub mod explain;
 mod fetch;
 mod global;
-pub mod gpu;
 #[cfg(feature = "train")]
 pub mod helper;
+mod idle;
 mod link;
 mod local_model;
 mod offline;
@@ -25,25 +29,32 @@ mod run_lock;
 mod run_log;
 pub mod saved_run;
 mod tab_run;
+mod test_digits;
 mod trainer;
 
+pub use asker::AskError;
 pub use cache::{ByteCache, StorageError, delete_cache};
 pub use chunks::{CHUNK_CACHE, ChunkSource, DATA_BASE, LoadedChunk, ManifestError, Network};
-pub use device::{BackendKind, NO_WEBGPU, StartedDevice, has_webgpu, start_device};
-pub use engine::{Engine, EngineError, FILTER_COMPONENTS};
+pub use device::{
+    BackendKind, NO_ADAPTER, NO_WEBGPU, StartedDevice, adapter_available, has_webgpu, start_device,
+};
+pub use drawing::{DrawingError, DrawingWorker, run_drawing_worker};
+pub use engine::Engine;
+#[cfg(feature = "gpu")]
+pub use explain::run_explaining_worker;
 pub use fetch::{FetchError, MAX_FETCH_BYTES, fetch_bytes, within};
 pub use global::{describe, now_ms, report_rejections_as_errors, sleep_ms};
-#[cfg(feature = "gpu")]
-pub use gpu::run_gpu_worker;
 #[cfg(feature = "train")]
 pub use helper::run_helper_worker;
-pub use link::{LinkError, WORKER_SCRIPT, WorkerRole};
+pub use idle::{when_idle, when_visible};
+pub use link::{DRAWER_SCRIPT, LinkError, WORKER_SCRIPT, WorkerRole};
 pub use local_model::{LocalModel, ModelError};
 pub use offline::{OfflineError, keep_for_offline};
 pub use read::{ReadError, read_floats_async, read_ints_async};
 pub use run_lock::{HeldElsewhere, RunHold, hold_run};
 pub use run_log::{RunLog, RunLogError};
 pub use tab_run::{forget_tab_run, new_run_id, set_tab_run, tab_run};
+pub use test_digits::{TestDigits, TestDigitsError};
 #[cfg(feature = "train")]
 pub use trainer::run_training_worker;
 pub use trainer::{TrainerLost, TrainerWorker};

@@ -76,7 +76,6 @@ impl Packet {
     }
 
     /// Posts to the page (from inside a worker).
-    #[cfg(any(feature = "train", feature = "gpu"))]
     pub fn send_to_page(self) {
         let scope: web_sys::DedicatedWorkerGlobalScope = js_sys::global().unchecked_into();
         let (packet, transfer) = self.into_js();
@@ -86,7 +85,6 @@ impl Packet {
 
 /// The packets posted to this worker from now on, in the order they came (call it once,
 /// inside a worker: it takes the worker's `message` handler for as long as the worker lives).
-#[cfg(any(feature = "train", feature = "gpu"))]
 pub fn packets_to_this_worker() -> futures::channel::mpsc::UnboundedReceiver<Packet> {
     let scope: web_sys::DedicatedWorkerGlobalScope = js_sys::global().unchecked_into();
     let (inbox, packets) = futures::channel::mpsc::unbounded::<Packet>();

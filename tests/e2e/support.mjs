@@ -7,25 +7,48 @@ import { after, before } from "node:test";
 import { fileURLToPath } from "node:url";
 import { chromium } from "playwright-core";
 
+import { gzipSync } from "node:zlib";
+
 const TYPES = {
   ".html": "text/html", ".js": "text/javascript", ".wasm": "application/wasm",
-  ".css": "text/css", ".json": "application/json",
+  ".css": "text/css", ".json": "application/json", ".svg": "image/svg+xml",
+  ".ico": "image/x-icon", ".png": "image/png",
 };
+/** What static hosts (GitHub Pages, Netlify, Cloudflare) compress: text, wasm and SVG. */
+const COMPRESSED = new Set(["text/html", "text/javascript", "application/wasm", "text/css", "application/json", "image/svg+xml"]);
 
 /**
  * Serves `root` on a free loopback port under `base` (a static host's sub-path: anything
  * outside it is a 404); resolves to { url, close, cut }. `cut()` takes the network away: the
- * server stops listening and drops every open connection.
+ * server stops listening and drops every open connection. With `staticHost`, files go out as
+ * GitHub Pages sends them: what static hosts compress gzipped to a browser that accepts it,
+ * and kept fresh in the browser's cache for ten minutes (`max-age=600`, with a validator).
  */
-export async function serve(root, { base = "/" } = {}) {
+export async function serve(root, { base = "/", staticHost = false } = {}) {
+  const zipped = new Map();
   const server = createServer(async (request, response) => {
     const pathname = decodeURIComponent(new URL(request.url, "http://x").pathname);
     if (!pathname.startsWith(base)) return response.writeHead(404).end();
     let file = join(root, normalize(`/${pathname.slice(base.length)}`));
     try {
       if ((await stat(file)).isDirectory()) file = join(file, "index.html");
-      const body = await readFile(file);
-      response.writeHead(200, { "content-type": TYPES[extname(file)] ?? "application/octet-stream", "content-length": body.length });
+      let body = await readFile(file);
+      const type = TYPES[extname(file)] ?? "application/octet-stream";
+      const headers = { "content-type": type };
+      if (staticHost) {
+        const { mtime, size } = await stat(file);
+        headers["cache-control"] = "max-age=600";
+        headers["last-modified"] = mtime.toUTCString();
+        headers.etag = `"${mtime.getTime().toString(16)}-${size.toString(16)}"`;
+        if (request.headers["if-none-match"] === headers.etag) return response.writeHead(304, headers).end();
+      }
+      if (staticHost && COMPRESSED.has(type) && /\bgzip\b/.test(request.headers["accept-encoding"] ?? "")) {
+        if (!zipped.has(file)) zipped.set(file, gzipSync(body, { level: 9 }));
+        body = zipped.get(file);
+        headers["content-encoding"] = "gzip";
+        headers.vary = "accept-encoding";
+      }
+      response.writeHead(200, { ...headers, "content-length": body.length });
       response.end(body);
     } catch {
       response.writeHead(404).end();

@@ -16,6 +16,7 @@ mod one_loop;
 mod parity;
 mod preprocess;
 mod protocol;
+mod reading;
 mod relevance;
 mod run_record;
 mod run_view;

@@ -6,12 +6,14 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use std::fmt::Debug;
 
+use vitlab::analysis::inference::{CnnInsight, ModelInsight, WeightInsight};
 use vitlab::data::IMAGE_PIXELS;
-use vitlab::model::ModelConfig;
+use vitlab::model::{CnnConfig, ModelConfig, VitConfig};
 use vitlab::protocol::{
-    BackendKind, BytesError, Called, DataProgress, FromGpu, FromHelper, FromTrainer, Greeting,
-    PartsError, RunState, SavedSummary, ToGpu, ToHelper, ToTrainer, WeightsPurpose,
-    bytes_to_floats, bytes_to_images, floats_to_bytes, images_to_bytes,
+    BackendKind, BytesError, Called, DataProgress, FromDrawing, FromExplainer, FromHelper,
+    FromTrainer, Greeting, PartsError, Reply, RunState, SavedSummary, ToDrawing, ToExplainer,
+    ToHelper, ToTrainer, WeightsPurpose, bytes_to_floats, bytes_to_images, floats_to_bytes,
+    images_to_bytes,
 };
 use vitlab::train::{
     HalfDone, HalfDoneHeader, HalfJob, HalfJobError, HalfJobHeader, History, TrainingPlan,
@@ -121,29 +123,128 @@ fn every_message_to_and_from_the_training_worker_reads_back_as_written() {
 }
 
 #[test]
-fn answers_of_the_gpu_worker_name_the_request_they_answer() {
+fn answers_of_the_drawing_workers_name_the_request_they_answer() {
     for request in [
-        ToGpu::Load { id: 0 },
-        ToGpu::Classify { id: 1 },
-        ToGpu::Distances { id: 2, images: 3 },
-        ToGpu::Keep { id: 5 },
-        ToGpu::Explain {
+        ToDrawing::Load { id: 0 },
+        ToDrawing::Classify { id: 1 },
+        ToDrawing::Distances {
+            id: 2,
+            first: 8,
+            count: 8,
+        },
+        ToDrawing::TestDigit { id: 3, index: None },
+        ToDrawing::TestDigit {
+            id: 4,
+            index: Some(2_499),
+        },
+    ] {
+        round_trip(&request);
+        assert_eq!(request.called(), "a request");
+    }
+    let config = VitConfig::lab();
+    let insight = ModelInsight::Vit(
+        config.clone(),
+        WeightInsight {
+            position_similarity: vec![1.0, -0.25, -0.25, 1.0],
+            filter_components: vec![(vec![0.5, -0.5], 0.75)],
+        },
+    );
+    let cnn = ModelInsight::Cnn(CnnInsight {
+        filters: vec![vec![0.0; 9]; 2],
+        kernel_size: 3,
+        receptive_fields: vec![3, 8, 18],
+    });
+    let answers = [
+        (FromDrawing::Listening, None, false),
+        (
+            FromDrawing::Loaded {
+                id: 7,
+                config: ModelConfig::from(config),
+                insight,
+            },
+            Some(7),
+            false,
+        ),
+        (
+            FromDrawing::Loaded {
+                id: 8,
+                config: ModelConfig::Cnn {
+                    cnn: CnnConfig::seed(),
+                },
+                insight: cnn,
+            },
+            Some(8),
+            false,
+        ),
+        (
+            FromDrawing::Classified { id: u32::MAX },
+            Some(u32::MAX),
+            false,
+        ),
+        (
+            FromDrawing::Distances {
+                id: 3,
+                values: vec![vec![1.5, 2.0], vec![0.25]],
+            },
+            Some(3),
+            false,
+        ),
+        (
+            FromDrawing::TestDigit {
+                id: 5,
+                index: 17,
+                label: 4,
+            },
+            Some(5),
+            false,
+        ),
+        (
+            FromDrawing::Refused {
+                id: 6,
+                message: "no model is loaded".into(),
+            },
+            Some(6),
+            false,
+        ),
+        (
+            FromDrawing::Failed {
+                id: 9,
+                message: "the device was lost".into(),
+            },
+            Some(9),
+            true,
+        ),
+    ];
+    for (answer, id, fault) in answers {
+        round_trip(&answer);
+        assert_eq!(answer.id(), id, "{answer:?}");
+        assert_eq!(answer.answers(), id, "{answer:?}");
+        assert_eq!(answer.fault().is_some(), fault, "{answer:?}");
+        assert_eq!(answer.is_greeting(), answer == FromDrawing::Listening);
+    }
+}
+
+#[test]
+fn answers_of_the_explaining_worker_name_the_request_they_answer() {
+    for request in [
+        ToExplainer::Keep { id: 5 },
+        ToExplainer::Explain {
             id: 6,
             backend: BackendKind::WebGpu,
             class: Some(7),
         },
-        ToGpu::Explain {
+        ToExplainer::Explain {
             id: 8,
             backend: BackendKind::Cpu,
             class: None,
         },
-        ToGpu::KeepCnn { id: 10 },
-        ToGpu::Compare {
+        ToExplainer::KeepCnn { id: 10 },
+        ToExplainer::Compare {
             id: 11,
             backend: BackendKind::Cpu,
             hidden: vec![0, 24, 48],
         },
-        ToGpu::Curves {
+        ToExplainer::Curves {
             id: 12,
             backend: BackendKind::WebGpu,
             images: 200,
@@ -153,18 +254,10 @@ fn answers_of_the_gpu_worker_name_the_request_they_answer() {
         assert_eq!(request.called(), "a request");
     }
     let answers = [
-        (FromGpu::Ready, None),
-        (FromGpu::Loaded { id: 7 }, Some(7)),
-        (FromGpu::Classified { id: u32::MAX }, Some(u32::MAX)),
+        (FromExplainer::Listening, None),
+        (FromExplainer::Kept { id: 7 }, Some(7)),
         (
-            FromGpu::Distances {
-                id: 3,
-                values: vec![vec![1.5, 2.0], vec![0.25]],
-            },
-            Some(3),
-        ),
-        (
-            FromGpu::Explained {
+            FromExplainer::Explained {
                 id: 9,
                 explanation: vitlab::analysis::explanation::Explanation {
                     class: 3,
@@ -175,7 +268,7 @@ fn answers_of_the_gpu_worker_name_the_request_they_answer() {
             Some(9),
         ),
         (
-            FromGpu::Compared {
+            FromExplainer::Compared {
                 id: 13,
                 comparison: vitlab::analysis::occlusion::Comparison {
                     vit: vec![0.25, 0.75],
@@ -186,7 +279,7 @@ fn answers_of_the_gpu_worker_name_the_request_they_answer() {
             Some(13),
         ),
         (
-            FromGpu::Curves {
+            FromExplainer::Curves {
                 id: 14,
                 curves: vitlab::analysis::occlusion::OcclusionCurves {
                     grid: 7,
@@ -203,9 +296,9 @@ fn answers_of_the_gpu_worker_name_the_request_they_answer() {
             Some(14),
         ),
         (
-            FromGpu::Failed {
+            FromExplainer::Failed {
                 id: 4,
-                message: "no model is loaded on the GPU".into(),
+                message: "no weights to explain with".into(),
             },
             Some(4),
         ),
@@ -213,7 +306,12 @@ fn answers_of_the_gpu_worker_name_the_request_they_answer() {
     for (answer, id) in answers {
         round_trip(&answer);
         assert_eq!(answer.id(), id, "{answer:?}");
-        assert_eq!(answer.is_greeting(), answer == FromGpu::Ready);
+        assert_eq!(answer.answers(), id, "{answer:?}");
+        assert_eq!(
+            answer.fault().is_some(),
+            matches!(answer, FromExplainer::Failed { .. })
+        );
+        assert_eq!(answer.is_greeting(), answer == FromExplainer::Listening);
     }
 }
 

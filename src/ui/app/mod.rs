@@ -1,8 +1,12 @@
-//! The page's shell: it reads the link, starts the model (on the CPU at once; on WebGPU too
-//! where the browser has it and it proves faster), shares the page's state through context,
-//! and lays out the lab, the comparison with a CNN, training and the runs.
+//! The page's shell: it reads the link, starts the model (in the CPU's drawing worker at once;
+//! on WebGPU too, once the page is quiet, where the browser has it and it proves faster),
+//! shares the page's state through context, and lays out the lab, the comparison with a CNN,
+//! training and the runs. The first screen (the header, the pad, the prediction and the
+//! heatmaps) is laid out at its final size from the first paint (`index.html` paints it before
+//! the app arrives, and its header stays); the rest of the page comes in below it once the
+//! model is in, so nothing on screen moves.
 
-mod header;
+mod backend_lines;
 mod model_choice;
 mod offline_note;
 mod start;
@@ -15,11 +19,11 @@ use crate::shipped::DEFAULT_WEIGHTS;
 use crate::ui::inductive_bias::InductiveBias;
 use crate::ui::lab::Lab;
 use crate::ui::runs::RunsPanel;
-use crate::ui::state::AppState;
+use crate::ui::state::{AppState, Below};
 use crate::ui::training::TrainingPanel;
 use crate::ui::widgets::ErrorBanner;
 use crate::web::{self, BackendKind};
-use header::Header;
+use backend_lines::BackendLines;
 use model_choice::ModelChoice;
 use offline_note::{Offline, OfflineNote};
 
@@ -38,35 +42,44 @@ pub fn App() -> impl IntoView {
     provide_context(app.lab());
     let offline = RwSignal::new(Offline::Preparing);
     spawn_local(async move {
-        start::start(app, weights_url).await;
+        let weights = start::start(app, weights_url).await;
+        // The model is in, or start-up gave up: the rest of the page comes in below.
+        app.revealed.reveal_all().await;
+        if let Some(weights) = weights {
+            spawn_local(start::time_webgpu(app, weights));
+        }
+        // Never beside the first load: once the page is interactive and has been quiet.
+        web::when_idle(OFFLINE_QUIET_MS).await;
         offline_note::keep_for_offline(offline).await;
     });
+    let initial_plan = StoredValue::new(experiment.plan);
+    let [bias, training, runs, footer] = [
+        Below::InductiveBias,
+        Below::Training,
+        Below::Runs,
+        Below::Footer,
+    ]
+    .map(|part| app.revealed.when(part));
 
     view! {
-        <Header />
+        <BackendLines />
         <main>
         <ErrorBanner error=app.error />
-        {move || (!app.status.get().is_empty()).then(|| view! { <p class="status" data-testid="status">{app.status.get()}</p> })}
         <ModelChoice />
-        <LabOfTheModel />
-        <InductiveBias />
-        <TrainingPanel initial_plan=experiment.plan />
-        <RunsPanel />
+        <Lab />
+        {move || bias.get().then(|| view! { <InductiveBias /> })}
+        {move || training.get().then(|| view! { <TrainingPanel initial_plan=initial_plan.get_value() /> })}
+        {move || runs.get().then(|| view! { <RunsPanel /> })}
         </main>
-        <footer>
-            <OfflineNote offline />
-            <p>"MNIST by Yann LeCun and Corinna Cortes, CC BY-SA 3.0. Model: Dosovitskiy et al., ICLR 2021."</p>
-        </footer>
+        {move || footer.get().then(|| view! {
+            <footer>
+                <OfflineNote offline />
+                <p>"MNIST by Yann LeCun and Corinna Cortes, CC BY-SA 3.0. Model: Dosovitskiy et al., ICLR 2021."</p>
+            </footer>
+        })}
     }
 }
 
-/// The lab, once a model is loaded. Rebuilt when other weights come in (their grid and depth
-/// may differ), not when the same weights move to another backend.
-#[component]
-fn LabOfTheModel() -> impl IntoView {
-    let host = expect_context::<AppState>().host;
-    move || {
-        host.generation.get();
-        host.engine.get_untracked().map(|_| view! { <Lab /> })
-    }
-}
+/// How long the page stays quiet after it has loaded before the service worker keeps its
+/// files for offline use (the page's and both workers', about 4 MB).
+const OFFLINE_QUIET_MS: u32 = 5_000;

@@ -1,29 +1,37 @@
-//! The page's start-up: the weights fetched and the model warmed on the CPU, the link's map
-//! checked against it, the test batch measured, and then WebGPU timed against the CPU where
-//! the browser has it and no backend was asked for.
+//! The page's start-up: the drawing worker started while the weights are fetched, the model
+//! built and warmed there, the link's map checked against it; then, once the page is
+//! interactive and quiet, WebGPU timed against the CPU where the browser has it and no backend
+//! was asked for.
 
 use leptos::prelude::*;
 
 use crate::analysis::MapChoice;
-use crate::data::IMAGE_PIXELS;
 use crate::model::VitConfig;
 use crate::protocol::BackendKind;
-use crate::ui::state::{AppState, browser_has_webgpu, distance_digits_of, test_batch_distance};
+use crate::ui::state::{AppState, browser_has_webgpu};
 use crate::web;
 
-/// Runs once, in the background; each failure is said in the banner and ends what depends on
-/// it, never the page.
-pub(super) async fn start(app: AppState, weights_url: String) {
-    let Some(bytes) = fetch_weights(app, &weights_url).await else {
-        return;
-    };
+/// How long the page stays quiet after it has loaded before the GPU trial starts (it fetches
+/// the 3 MB GPU worker).
+const GPU_TRIAL_QUIET_MS: u32 = 1_000;
+
+/// Runs once, in the background, and gives the weights once they are in use; each failure is
+/// said in the banner and ends what depends on it, never the page.
+pub(super) async fn start(app: AppState, weights_url: String) -> Option<Vec<u8>> {
+    // Its code loads while the weights do.
+    if let Err(error) = app.host.start_cpu_worker() {
+        app.status.set("No model loaded.".into());
+        app.show_error(error.to_string());
+        return None;
+    }
+    let bytes = fetch_weights(app, &weights_url).await?;
     let backend = app.preferred.unwrap_or(BackendKind::Cpu);
     app.status
         .set(format!("Warming up on {}…", backend.label()));
     if let Err(error) = app.host.install(&bytes, backend).await {
         app.status.set("No model loaded.".into());
         app.show_error(error.to_string());
-        return;
+        return None;
     }
     app.status.set(String::new());
     if app.preferred.is_none() && !browser_has_webgpu() {
@@ -39,23 +47,17 @@ pub(super) async fn start(app: AppState, weights_url: String) {
     if let Some(config) = &vit {
         drop_a_linked_map_that_does_not_fit(app, config);
     }
-    let digits = distance_digits_of(app.test_digits).await;
-    match &digits {
-        // A CNN has no attention to measure.
-        Ok(_) if vit.is_none() => {}
-        Ok(digits) => match test_batch_distance(app.host, digits).await {
-            Ok(distance) => app.batch_distance.set(Some(distance)),
-            Err(error) => app.show_error(format!("The test batch for attention distance: {error}")),
-        },
-        Err(error) => app.show_error(format!("The test batch for attention distance: {error}")),
-    }
+    // Only if a card that shows it has been seen already.
+    app.measure_batch_distance();
+    Some(bytes)
+}
+
+/// Where the browser has WebGPU and no backend was asked for: once the page is interactive and
+/// quiet, times WebGPU against the CPU and keeps the faster.
+pub(super) async fn time_webgpu(app: AppState, weights: Vec<u8>) {
     if app.preferred.is_none() && browser_has_webgpu() {
-        // A real digit, so the GPU does the work a drawing gives it.
-        let probe = digits
-            .ok()
-            .and_then(|digits| digits.first().copied())
-            .unwrap_or([0; IMAGE_PIXELS]);
-        app.host.choose_faster(&bytes, &probe).await;
+        web::when_idle(GPU_TRIAL_QUIET_MS).await;
+        app.host.choose_faster(&weights).await;
     }
 }
 

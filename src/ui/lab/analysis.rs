@@ -5,8 +5,8 @@ use std::sync::Arc;
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 
-use crate::analysis::inference::{Classification, WeightInsight};
-use crate::analysis::insight;
+use crate::analysis::inference::WeightInsight;
+use crate::analysis::reading::Reading;
 use crate::ui::widgets::{
     HeatCanvas, KeyEntry, Palette, SaveFailed, Sheet, SheetButtons, Tile, offer_download,
     offer_svg_png,
@@ -19,7 +19,7 @@ pub fn AnalysisView(
     insight: Arc<WeightInsight>,
     /// The latest classification, for the distance on the current drawing.
     #[prop(into)]
-    result: Signal<Option<Arc<Classification>>>,
+    result: Signal<Option<Arc<Reading>>>,
     /// Mean distance per layer and head over a batch of test digits, once computed.
     #[prop(into)]
     batch_distance: Signal<Option<Vec<Vec<f32>>>>,
@@ -92,14 +92,7 @@ pub fn AnalysisView(
             })
         })
     };
-    let drawing_distance = Signal::derive(move || {
-        result.get().map(|r| {
-            r.attention
-                .iter()
-                .map(|layer| insight::mean_attention_distance(layer, grid, patch_size))
-                .collect::<Vec<_>>()
-        })
-    });
+    let drawing_distance = Signal::derive(move || result.get().map(|r| r.distances.clone()));
     let max_distance = (2.0f32).sqrt() * (grid - 1).max(1) as f32 * patch_size as f32;
 
     view! {

@@ -5,28 +5,28 @@ use std::sync::Arc;
 use leptos::ev::MouseEvent;
 use leptos::html::Canvas;
 use leptos::prelude::*;
+use leptos::task::spawn_local;
 
 use crate::analysis::MapChoice;
-use crate::analysis::inference::Classification;
+use crate::analysis::reading::Reading;
 use crate::data::IMAGE_SIDE;
 use crate::ui::widgets::{
     HeatCanvas, Palette, Sheet, SheetButtons, Tile, offer_download, offer_png, paint,
 };
+use crate::web;
 
-fn class_map(result: &Classification, choice: MapChoice) -> Vec<f32> {
+fn class_map(result: &Reading, choice: MapChoice) -> Vec<f32> {
+    let layer = |l: usize| result.class_maps.get(l);
     match choice {
-        MapChoice::Rollout => result.rollout(),
-        MapChoice::LayerMean(l) => result
-            .attention
-            .get(l)
-            .map(|a| a.class_attention_mean())
-            .unwrap_or_default(),
-        MapChoice::Head(l, h) => result
-            .attention
-            .get(l)
-            .map(|a| a.class_attention(h))
-            .unwrap_or_default(),
+        MapChoice::Rollout => Some(result.rollout.clone()),
+        // Each head's map, then the heads' mean.
+        MapChoice::LayerMean(l) => layer(l).and_then(|maps| maps.last()).cloned(),
+        MapChoice::Head(l, h) => layer(l)
+            .filter(|maps| h + 1 < maps.len())
+            .and_then(|maps| maps.get(h))
+            .cloned(),
     }
+    .unwrap_or_default()
 }
 
 /// The numbers behind a map: `row,column,value` per patch, counted from 1.
@@ -63,7 +63,7 @@ fn map_summary(values: &[f32], grid: usize, label: &str) -> String {
 pub fn AttentionView(
     /// The latest classification.
     #[prop(into)]
-    result: Signal<Option<Arc<Classification>>>,
+    result: Signal<Option<Arc<Reading>>>,
     /// The 28×28 image the model saw.
     #[prop(into)]
     input: Signal<Option<Vec<u8>>>,
@@ -86,7 +86,7 @@ pub fn AttentionView(
 /// attends to instead.
 #[component]
 fn LargeMap(
-    result: Signal<Option<Arc<Classification>>>,
+    result: Signal<Option<Arc<Reading>>>,
     input: Signal<Option<Vec<u8>>>,
     grid: usize,
     depth: usize,
@@ -104,10 +104,12 @@ fn LargeMap(
         Some(match hovered.get() {
             Some(patch) => {
                 let layer = choice.layer(depth);
+                let patches = grid * grid;
                 let values = result
-                    .attention
+                    .patch_maps
                     .get(layer)
-                    .map(|a| a.patch_attention_mean(patch))
+                    .and_then(|maps| maps.get(patch * patches..(patch + 1) * patches))
+                    .map(<[f32]>::to_vec)
                     .unwrap_or_default();
                 let (row, col) = (patch / grid + 1, patch % grid + 1);
                 (
@@ -208,12 +210,21 @@ fn LargeMap(
 /// Every layer's and head's map, small, to pick the one shown large.
 #[component]
 fn MapMultiples(
-    result: Signal<Option<Arc<Classification>>>,
+    result: Signal<Option<Arc<Reading>>>,
     grid: usize,
     depth: usize,
     heads: usize,
     choice: RwSignal<MapChoice>,
 ) -> impl IntoView {
+    // A layer's row of maps at a time, each in a task of its own: building all of them at
+    // once held a phone's page for a fifth of a second. The cells keep their size meanwhile.
+    let rows_built = RwSignal::new(0usize);
+    spawn_local(async move {
+        for row in 1..=depth {
+            web::sleep_ms(0).await;
+            rows_built.set(row);
+        }
+    });
     let thumb = move |pick: MapChoice| {
         let values = Signal::derive(move || {
             result
@@ -258,6 +269,7 @@ fn MapMultiples(
         })
     });
     view! {
+        <div class="map-multiples">
         <SheetButtons sheet=sheet name="attention-maps" ready=Signal::derive(move || result.with(Option::is_some)) />
         <div class="multiples scroll-x" tabindex="0" role="region" aria-label="every layer's and head's map">
             <table>
@@ -270,12 +282,15 @@ fn MapMultiples(
                 </thead>
                 <tbody>
                     {(0..depth)
-                        .map(|l| view! {
-                            <tr>
-                                <th>{format!("L{}", l + 1)}</th>
-                                <td>{thumb(MapChoice::LayerMean(l))}</td>
-                                {(0..heads).map(|h| view! { <td>{thumb(MapChoice::Head(l, h))}</td> }).collect_view()}
-                            </tr>
+                        .map(|l| {
+                            let built = Memo::new(move |_| rows_built.get() > l);
+                            view! {
+                                <tr>
+                                    <th>{format!("L{}", l + 1)}</th>
+                                    <td>{move || built.get().then(|| thumb(MapChoice::LayerMean(l)))}</td>
+                                    {(0..heads).map(|h| view! { <td>{move || built.get().then(|| thumb(MapChoice::Head(l, h)))}</td> }).collect_view()}
+                                </tr>
+                            }
                         })
                         .collect_view()}
                 </tbody>
@@ -283,6 +298,7 @@ fn MapMultiples(
             <button class="rollout" class:selected=move || choice.get() == MapChoice::Rollout on:click=move |_| choice.set(MapChoice::Rollout)>
                 "Attention rollout"
             </button>
+        </div>
         </div>
     }
 }

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 
-use crate::analysis::inference::Classification;
+use crate::analysis::reading::Reading;
 use crate::data::IMAGE_PIXELS;
 use crate::ui::state::LabState;
 use crate::web;
@@ -18,7 +18,7 @@ const LATENCIES_KEPT: usize = 200;
 #[derive(Clone, Copy)]
 pub(super) struct Classifier {
     lab: LabState,
-    pub result: RwSignal<Option<Arc<Classification>>>,
+    pub result: RwSignal<Option<Arc<Reading>>>,
     pub latencies: RwSignal<Vec<f64>>,
     /// Every classification of a drawing so far (the latencies keep the last 200).
     pub runs: RwSignal<usize>,
@@ -40,15 +40,21 @@ impl Classifier {
         }
     }
 
-    /// Gives `image` to the model (none clears the result). While an inference runs only the
-    /// newest image waits.
+    /// Gives `image` to the model now (none clears the result).
     pub fn classify(self, image: Option<Vec<u8>>) {
+        self.classify_from(image, web::now_ms());
+    }
+
+    /// Gives `image`, made by an input at `asked_at` (in `performance.now()` milliseconds),
+    /// to the model; its latency counts from then. While an inference runs only the newest
+    /// image waits.
+    pub fn classify_from(self, image: Option<Vec<u8>>, asked_at: f64) {
         self.lab.input.set(image.clone());
         let Some(image) = image else {
             self.result.set(None);
             return;
         };
-        let job = (image, web::now_ms());
+        let job = (image, asked_at);
         if self.in_flight.get_untracked() {
             self.pending.set_value(Some(job));
             return;

@@ -4,9 +4,9 @@ use leptos::prelude::*;
 use leptos::task::spawn_local;
 
 use super::classifier::Classifier;
-use super::draw_pad::DrawPad;
+use super::draw_pad::{DrawPad, PadImage};
 use super::prediction::Latency;
-use crate::ui::state::LabState;
+use crate::ui::state::{LabState, ShownDigit};
 
 #[component]
 pub(super) fn DrawCard() -> impl IntoView {
@@ -14,16 +14,19 @@ pub(super) fn DrawCard() -> impl IntoView {
     let classifier = expect_context::<Classifier>();
     let digit = lab.digit;
     // Drawing (or clearing) puts the pad's own image back.
-    let from_pad = Callback::new(move |image: Option<Vec<u8>>| {
+    let from_pad = Callback::new(move |drawn: PadImage| {
         if digit.with_untracked(Option::is_some) {
             digit.set(None);
         }
-        classifier.classify(image);
+        classifier.classify_from(drawn.image, drawn.at_ms);
     });
     let random_digit = move |_| {
+        let Some(engine) = lab.engine.get_untracked() else {
+            return;
+        };
         spawn_local(async move {
-            match lab.test_digits.random().await {
-                Ok(shown) => digit.set(Some(shown)),
+            match engine.test_digit(None).await {
+                Ok(test_digit) => digit.set(Some(ShownDigit::of_test_digit(test_digit))),
                 Err(error) => lab.on_problem.run(format!("No test digit: {error}")),
             }
         })

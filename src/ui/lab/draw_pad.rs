@@ -8,6 +8,7 @@ use web_sys::HtmlCanvasElement;
 use crate::analysis::preprocess;
 use crate::data::IMAGE_SIDE;
 use crate::ui::widgets::paint;
+use crate::web;
 
 /// Side of the drawing surface in canvas pixels; ten times MNIST's 28.
 pub const PAD_SIDE: u32 = 280;
@@ -63,6 +64,15 @@ fn redraw(canvas: &HtmlCanvasElement, strokes: &[Stroke]) {
     }
 }
 
+/// The model's input from the pad (none when it is empty), and when the input that made it
+/// happened: the pointer event's time, in `performance.now()` milliseconds, so that a
+/// drawing's latency counts from the stroke, not from when the page got round to it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PadImage {
+    pub image: Option<Vec<u8>>,
+    pub at_ms: f64,
+}
+
 /// The pad's canvas and what was drawn on it.
 #[derive(Clone, Copy)]
 struct Pad {
@@ -72,11 +82,11 @@ struct Pad {
     drawing: StoredValue<bool>,
     /// A shown image covers the strokes (none, once it is shown).
     showing: StoredValue<bool>,
-    on_image: Callback<Option<Vec<u8>>>,
+    on_image: Callback<PadImage>,
 }
 
 impl Pad {
-    fn new(on_image: Callback<Option<Vec<u8>>>) -> Self {
+    fn new(on_image: Callback<PadImage>) -> Self {
         Self {
             canvas_ref: NodeRef::new(),
             strokes: StoredValue::new(Vec::new()),
@@ -86,13 +96,13 @@ impl Pad {
         }
     }
 
-    /// Reports the drawing as the model's input.
-    fn emit(self) {
+    /// Reports the drawing as the model's input, made by an input at `at_ms`.
+    fn emit(self, at_ms: f64) {
         if let Some(canvas) = self.canvas_ref.get_untracked() {
             let image = paint::read_grey(&canvas)
                 .and_then(|raster| preprocess::to_mnist(&raster))
                 .map(|image| image.to_vec());
-            self.on_image.run(image);
+            self.on_image.run(PadImage { image, at_ms });
         }
     }
 
@@ -100,7 +110,7 @@ impl Pad {
         if let Some(canvas) = self.canvas_ref.get_untracked() {
             self.strokes.with_value(|s| redraw(&canvas, s));
         }
-        self.emit();
+        self.emit(web::now_ms());
     }
 
     /// Shows `image` over the pad, or the drawing again (tracked: reruns when either the
@@ -134,7 +144,7 @@ impl Pad {
         self.strokes.update_value(|s| s.push(vec![p]));
         setup_pen(&canvas);
         draw_segment(&canvas, p, p);
-        self.emit();
+        self.emit(event.time_stamp());
     }
 
     fn pen_move(self, event: PointerEvent) {
@@ -157,7 +167,7 @@ impl Pad {
         if let Some(last) = last {
             draw_segment(&canvas, last, p);
         }
-        self.emit();
+        self.emit(event.time_stamp());
     }
 
     fn pen_up(self) {
@@ -186,7 +196,7 @@ impl Pad {
 pub fn DrawPad(
     /// Called with the model's input image after each change of the drawing.
     #[prop(into)]
-    on_image: Callback<Option<Vec<u8>>>,
+    on_image: Callback<PadImage>,
     /// An image to show instead of the drawing, while there is one.
     #[prop(into)]
     shown: Signal<Option<Vec<u8>>>,

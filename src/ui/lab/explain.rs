@@ -11,7 +11,7 @@ use leptos::task::spawn_local;
 use super::classifier::Classifier;
 use super::explainer::Explainer;
 use crate::analysis::explanation::Explanation;
-use crate::analysis::inference::Classification;
+use crate::analysis::reading::Reading;
 use crate::data::IMAGE_PIXELS;
 use crate::ui::state::LabState;
 use crate::ui::widgets::{HeatCanvas, Palette, Sheet, SheetButtons, Tile, offer_download};
@@ -36,8 +36,7 @@ pub(super) fn Explanations(grid: usize, depth: usize) -> impl IntoView {
     let shown = RwSignal::new(Shown::Waiting);
     let explainer = expect_context::<Explainer>();
     let latest = StoredValue::new(0u32);
-    // Rollout beside the relevance, computed when the drawing has settled: not at every
-    // classification, whose latency the drawing feels.
+    // Rollout beside the relevance, taken when the drawing has settled.
     let rollout = RwSignal::new(Vec::<f32>::new());
     // Once the drawing is classified and stays so for a moment, or another class is picked.
     let timer = StoredValue::new_local(None::<gloo_timers::callback::Timeout>);
@@ -62,7 +61,7 @@ pub(super) fn Explanations(grid: usize, depth: usize) -> impl IntoView {
             rollout.set(
                 result
                     .get_untracked()
-                    .map(|r: Arc<Classification>| r.rollout())
+                    .map(|r: Arc<Reading>| r.rollout.clone())
                     .unwrap_or_default(),
             );
             spawn_local(async move {

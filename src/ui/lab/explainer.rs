@@ -1,21 +1,22 @@
 //! The worker that explains drawings and compares the ViT with the CNN (`role=explain`),
-//! shared by the lab's cards through context: started on first use with the weights in use,
-//! given the shipped CNN when a comparison first needs it, started afresh after a failure.
+//! shared by the lab's cards through context: started once, on first use, with the weights in
+//! use, given the shipped CNN when a comparison first needs it, started afresh after a failure.
 
 use std::rc::Rc;
 
 use leptos::prelude::*;
 
+use crate::protocol::BackendKind;
 use crate::shipped::SHIPPED_CNN;
 use crate::ui::state::LabState;
-use crate::web;
-use crate::web::gpu::{GpuError, GpuWorker};
+use crate::web::explain::ExplainingWorker;
+use crate::web::{self, AskError};
 
 #[derive(Clone, Copy)]
 pub(super) struct Explainer {
     lab: LabState,
-    worker: StoredValue<Option<Rc<GpuWorker>>, LocalStorage>,
-    /// The worker in `worker` holds the CNN.
+    worker: StoredValue<Option<Rc<ExplainingWorker>>, LocalStorage>,
+    /// The worker in `worker` holds the CNN, or has been sent it.
     has_cnn: StoredValue<bool>,
 }
 
@@ -33,41 +34,46 @@ impl Explainer {
     pub async fn ask<T, F>(
         self,
         cnn: bool,
-        request: impl FnOnce(Rc<GpuWorker>) -> F,
+        request: impl FnOnce(Rc<ExplainingWorker>) -> F,
     ) -> Result<T, String>
     where
-        F: Future<Output = Result<T, GpuError>>,
+        F: Future<Output = Result<T, AskError>>,
     {
         let worker = if cnn {
-            self.with_cnn().await?
+            self.with_cnn().await
         } else {
-            self.worker().await?
+            self.worker().await
         };
-        let answer = request(worker).await.map_err(|error| error.to_string());
+        let answer = match worker {
+            Ok(worker) => request(worker).await.map_err(|error| error.to_string()),
+            Err(why) => Err(why),
+        };
         if answer.is_err() {
             self.forget();
         }
         answer
     }
 
-    /// The worker, with the weights in use.
-    async fn worker(self) -> Result<Rc<GpuWorker>, String> {
+    /// The worker, with the weights in use. It is kept the moment it starts, before it has
+    /// the weights: requests that come meanwhile go to it, after the weights, rather than each
+    /// starting a worker of its own.
+    async fn worker(self) -> Result<Rc<ExplainingWorker>, String> {
         if let Some(worker) = self.worker.get_value().filter(|w| w.failure().is_none()) {
             return Ok(worker);
         }
         let weights = self.lab.weights.get_value().ok_or("no weights in use")?;
-        let worker = GpuWorker::spawn_explainer().map_err(|error| error.to_string())?;
+        let worker = ExplainingWorker::spawn().map_err(|error| error.to_string())?;
+        self.worker.set_value(Some(worker.clone()));
+        self.has_cnn.set_value(false);
         worker
             .keep(&weights)
             .await
             .map_err(|error| error.to_string())?;
-        self.worker.set_value(Some(worker.clone()));
-        self.has_cnn.set_value(false);
         Ok(worker)
     }
 
     /// The worker, with the shipped CNN as well.
-    async fn with_cnn(self) -> Result<Rc<GpuWorker>, String> {
+    async fn with_cnn(self) -> Result<Rc<ExplainingWorker>, String> {
         let worker = self.worker().await?;
         if !self.has_cnn.get_value() {
             let bytes = web::fetch_bytes(SHIPPED_CNN, |_, _| {})
@@ -88,10 +94,10 @@ impl Explainer {
     }
 
     /// The backend the page draws on, which explanations run on too.
-    pub fn backend(self) -> crate::protocol::BackendKind {
+    pub fn backend(self) -> BackendKind {
         self.lab
             .engine
             .with_untracked(|engine| engine.as_ref().map(|e| e.backend))
-            .unwrap_or(crate::protocol::BackendKind::Cpu)
+            .unwrap_or(BackendKind::Cpu)
     }
 }

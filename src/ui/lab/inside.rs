@@ -1,7 +1,11 @@
-//! Inside the model: where a ViT looks and what it learned, or what a CNN builds in.
+//! Inside the model: where a ViT looks (the heatmap card, beside the pad) and what it learned
+//! (the wide cards below), or what a CNN builds in. The heatmap card is there from the first
+//! paint, at the shipped model's shape until a model is in, and is rebuilt only when a model
+//! of another shape comes in, so nothing on the first screen moves when the model arrives.
 
 use std::sync::Arc;
 
+use leptos::html::Section;
 use leptos::prelude::*;
 
 use super::analysis::AnalysisView;
@@ -11,43 +15,115 @@ use super::cnn_view::CnnView;
 use super::explain::Explanations;
 use super::explainer::Explainer;
 use super::occlusion::Occlusion;
+use crate::analysis::MapChoice;
 use crate::analysis::inference::ModelInsight;
-use crate::ui::state::LabState;
+use crate::analysis::reading::Reading;
+use crate::model::VitConfig;
+use crate::ui::state::{Below, LabState};
+use crate::ui::widgets::on_first_sight;
 
+/// What the heatmap card is drawn for: the patch grid, the layers and the heads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct MapShape {
+    pub grid: usize,
+    pub depth: usize,
+    pub heads: usize,
+}
+
+impl MapShape {
+    /// A ViT's, or none for a CNN; the shipped model's while no model is in.
+    pub fn of(insight: Option<&ModelInsight>) -> Option<Self> {
+        let shipped = VitConfig::lab();
+        let config = match insight {
+            None => &shipped,
+            Some(ModelInsight::Vit(config, _)) => config,
+            Some(ModelInsight::Cnn(_)) => return None,
+        };
+        Some(Self {
+            grid: config.grid_size(),
+            depth: config.depth,
+            heads: config.heads,
+        })
+    }
+
+    /// The newest reading, if its maps are of this shape (one by a model before may not be).
+    fn reading(self, classified: RwSignal<Option<Arc<Reading>>>) -> Signal<Option<Arc<Reading>>> {
+        Signal::derive(move || {
+            classified
+                .get()
+                .filter(|r| r.fits(self.grid, self.depth, self.heads))
+        })
+    }
+}
+
+/// The heatmap card: the chosen map over the model's input, and every layer's and head's.
+#[component]
+pub(super) fn WhereItLooks(shape: MapShape) -> impl IntoView {
+    let lab = expect_context::<LabState>();
+    let result = shape.reading(expect_context::<Classifier>().result);
+    view! {
+        <section class="card heatmaps">
+            <h2>"Where it looks"</h2>
+            <AttentionView result=result input=lab.input grid=shape.grid depth=shape.depth heads=shape.heads choice=lab.map />
+        </section>
+    }
+}
+
+/// The wide cards of the model in use, each as the page brings it in.
 #[component]
 pub(super) fn Inside(insight: ModelInsight) -> impl IntoView {
     let lab = expect_context::<LabState>();
-    let result = expect_context::<Classifier>().result;
+    let classified = expect_context::<Classifier>().result;
     match insight {
         ModelInsight::Vit(config, insight) => {
             let grid = config.grid_size();
+            let (depth, heads, patch_size) = (config.depth, config.heads, config.patch_size);
+            // Other weights may have fewer layers or heads than the map asks for.
+            if !lab.map.get_untracked().fits(depth, heads) {
+                lab.map.set(MapChoice::Rollout);
+            }
+            let result = MapShape { grid, depth, heads }.reading(classified);
             provide_context(Explainer::new(lab));
+            // Fig. 7's distance over test digits is measured once this card is seen.
+            let inside = NodeRef::<Section>::new();
+            on_first_sight(inside, lab.want_batch_distance);
+            let [explanations, occlusion, analysis] =
+                [Below::Explanations, Below::Occlusion, Below::InsideTheModel]
+                    .map(|part| lab.revealed.when(part));
+            let insight = Arc::new(insight);
             view! {
-                <section class="card heatmaps">
-                    <h2>"Where it looks"</h2>
-                    <AttentionView result=result input=lab.input grid=grid depth=config.depth heads=config.heads choice=lab.map />
-                </section>
-                <section class="card">
-                    <h2>"Beyond rollout"</h2>
-                    <Explanations grid=grid depth=config.depth />
-                </section>
-                <section class="card wide">
-                    <h2>"Patches hidden: ViT against CNN"</h2>
-                    <Occlusion grid=grid />
-                </section>
-                <section class="card wide">
-                    <h2>"Inside the model"</h2>
-                    <AnalysisView insight=Arc::new(insight) result=result batch_distance=lab.batch_distance grid=grid patch_size=config.patch_size />
-                </section>
+                {move || explanations.get().then(|| view! {
+                    <section class="card wide">
+                        <h2>"Beyond rollout"</h2>
+                        <Explanations grid=grid depth=depth />
+                    </section>
+                })}
+                {move || occlusion.get().then(|| view! {
+                    <section class="card wide">
+                        <h2>"Patches hidden: ViT against CNN"</h2>
+                        <Occlusion grid=grid />
+                    </section>
+                })}
+                {move || analysis.get().then(|| view! {
+                    <section class="card wide" node_ref=inside>
+                        <h2>"Inside the model"</h2>
+                        <AnalysisView insight=insight.clone() result=result batch_distance=lab.batch_distance grid=grid patch_size=patch_size />
+                    </section>
+                })}
             }
             .into_any()
         }
-        ModelInsight::Cnn(insight) => view! {
-            <section class="card wide">
-                <h2>"Inside the CNN"</h2>
-                <CnnView insight=insight />
-            </section>
+        ModelInsight::Cnn(insight) => {
+            let shown = lab.revealed.when(Below::Explanations);
+            view! {
+                {move || shown.get().then(|| view! {
+                    <section class="card wide">
+                        <h2>"Inside the CNN"</h2>
+                        <CnnView insight=insight.clone() />
+                    </section>
+                })}
+            }
+            .into_any()
         }
-        .into_any(),
     }
 }

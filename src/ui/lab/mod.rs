@@ -1,5 +1,7 @@
-//! The lab: draw, classify live, and look inside. Everything here needs a loaded model; it
-//! reads what it shares with the page from a [`crate::ui::state::LabState`] in context.
+//! The lab: draw, classify live, and look inside. It reads what it shares with the page from
+//! a [`crate::ui::state::LabState`] in context. The pad and the prediction are there from the
+//! first paint; what depends on the model's shape (the maps, the analysis) follows the model,
+//! and a new model reads the drawing on the pad again.
 
 mod analysis;
 mod attention;
@@ -23,28 +25,16 @@ pub use draw_pad::DrawPad;
 pub use prediction::Prediction;
 pub use timeline::AttentionTimeline;
 
-use crate::analysis::MapChoice;
-use crate::analysis::inference::ModelInsight;
 use crate::ui::state::LabState;
 use classifier::Classifier;
 use draw_card::DrawCard;
-use inside::Inside;
+use inside::{Inside, MapShape, WhereItLooks};
 use prediction::PredictionCard;
 
-/// Draw, classify live, and look inside: everything that needs a loaded model.
+/// Draw, classify live, and look inside.
 #[component]
 pub fn Lab() -> impl IntoView {
     let lab = expect_context::<LabState>();
-    let Some(first) = lab.engine.get_untracked() else {
-        return view! { <p>"No model loaded."</p> }.into_any();
-    };
-    let insight = first.insight.clone();
-    // Other weights may have fewer layers or heads than the map asks for.
-    if let ModelInsight::Vit(config, _) = &insight
-        && !lab.map.get_untracked().fits(config.depth, config.heads)
-    {
-        lab.map.set(MapChoice::Rollout);
-    }
     let classifier = Classifier::new(lab);
     provide_context(classifier);
     // A test digit goes to the model as it is, where a drawing goes through preprocessing.
@@ -53,12 +43,29 @@ pub fn Lab() -> impl IntoView {
             classifier.classify(Some(shown.image));
         }
     });
+    // What the weights show changes only with other weights, not when the same weights move
+    // to another backend.
+    let insight = Memo::new(move |_| {
+        lab.engine
+            .with(|engine| engine.as_ref().map(|e| e.insight.clone()))
+    });
+    // Other weights read what is on the pad again (their maps may have another shape: the
+    // old result goes first).
+    Effect::new(move |before: Option<()>| {
+        insight.track();
+        if before.is_some() {
+            classifier.result.set(None);
+            classifier.classify(lab.input.get_untracked());
+        }
+    });
+    // The heatmap card is rebuilt only for a model of another shape.
+    let shape = Memo::new(move |_| insight.with(|insight| MapShape::of(insight.as_ref())));
     view! {
         <div class="lab">
             <DrawCard />
             <PredictionCard />
-            <Inside insight=insight />
+            {move || shape.get().map(|shape| view! { <WhereItLooks shape=shape /> })}
+            {move || insight.get().map(|insight| view! { <Inside insight=insight /> })}
         </div>
     }
-    .into_any()
 }

@@ -19,7 +19,7 @@ use crate::ui::state::LabState;
 use crate::ui::widgets::{LineChart, Series, offer_download, paint};
 
 /// Test digits the curves are measured on: enough for a smooth curve, seconds in a worker.
-const CURVE_IMAGES: usize = 200;
+const CURVE_IMAGES: u32 = 200;
 const CANVAS: u32 = 168;
 
 /// A model's reading: its class and probability.
@@ -126,25 +126,12 @@ pub(super) fn Occlusion(grid: usize) -> impl IntoView {
     let measure = move |_| {
         measuring.set(true);
         spawn_local(async move {
-            let answer = async {
-                let digits = lab
-                    .test_digits
-                    .get()
-                    .await
-                    .map_err(|error| error.to_string())?;
-                let count = CURVE_IMAGES.min(digits.len());
-                let images: Vec<[u8; IMAGE_PIXELS]> = (0..count)
-                    .filter_map(|i| digits.image(i).try_into().ok())
-                    .collect();
-                let labels = digits.labels[..images.len()].to_vec();
-                let backend = explainer.backend();
-                explainer
-                    .ask(true, |worker| async move {
-                        worker.curves(&images, &labels, backend).await
-                    })
-                    .await
-            }
-            .await;
+            let backend = explainer.backend();
+            let answer = explainer
+                .ask(true, |worker| async move {
+                    worker.curves(CURVE_IMAGES, backend).await
+                })
+                .await;
             curves.set(Some(answer.map(Arc::new)));
             measuring.set(false);
         });

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use leptos::prelude::*;
 
 use super::classifier::Classifier;
-use crate::analysis::inference::Classification;
+use crate::analysis::reading::Reading;
 use crate::data::NUM_CLASSES;
 
 /// The prediction card, busy while an inference runs.
@@ -24,7 +24,7 @@ pub(super) fn PredictionCard() -> impl IntoView {
 
 /// The predicted digit, large, and a bar per class.
 #[component]
-pub fn Prediction(#[prop(into)] result: Signal<Option<Arc<Classification>>>) -> impl IntoView {
+pub fn Prediction(#[prop(into)] result: Signal<Option<Arc<Reading>>>) -> impl IntoView {
     view! {
         <div class="digit" data-testid="prediction">
             {move || result.get().map(|r| r.predicted().to_string()).unwrap_or_else(|| "–".into())}

@@ -4,13 +4,11 @@
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 
-use super::{
-    LabState, ModelHost, RunKeeper, ShownDigit, TestDigits, distance_digits_of, test_batch_distance,
-};
+use super::{LabState, ModelHost, Revealed, RunKeeper, ShownDigit, test_batch_distance};
 use crate::analysis::MapChoice;
 use crate::protocol::BackendKind;
 use crate::shipped::is_shipped;
-use crate::web::{self, EngineError};
+use crate::web::{self, DrawingError};
 
 /// Weights handed to the draw panel, with a name for where they came from.
 pub type WeightsOffer = (Vec<u8>, String);
@@ -25,8 +23,10 @@ pub struct AppState {
     pub status: RwSignal<String>,
     /// Mean attention distance over a batch of test digits, when known.
     pub batch_distance: RwSignal<Option<Vec<Vec<f32>>>>,
-    /// Fetched once, then reused for every model swapped in, and for test digits to draw.
-    pub test_digits: TestDigits,
+    /// Whether a card that shows the batch's distance has been seen (until then it is not
+    /// measured), and the model generation it was last measured for.
+    distance_wanted: StoredValue<bool>,
+    distance_measured_for: StoredValue<Option<u32>>,
     /// A test digit shown in the draw panel instead of a drawing, set from anywhere.
     pub shown_digit: RwSignal<Option<ShownDigit>>,
     /// The attention map shown large (a link may set it).
@@ -41,6 +41,8 @@ pub struct AppState {
     pub model_url: RwSignal<Option<String>>,
     /// Keeps each run's record for the runs table.
     pub keeper: RunKeeper,
+    /// How much of the page below its first screen is in.
+    pub revealed: Revealed,
     /// The backend the page was asked for (`?backend=`), the default for training too; none
     /// times the two.
     pub preferred: Option<BackendKind>,
@@ -55,13 +57,15 @@ impl AppState {
             error: RwSignal::new(None),
             status: RwSignal::new("Loading the weights…".to_string()),
             batch_distance: RwSignal::new(None),
-            test_digits: TestDigits::new(),
+            distance_wanted: StoredValue::new(false),
+            distance_measured_for: StoredValue::new(None),
             shown_digit: RwSignal::new(None),
             map: RwSignal::new(map),
             model_input: RwSignal::new(None),
             model_source: RwSignal::new(weights_url.to_string()),
             model_url: RwSignal::new(Some(weights_url.to_string())),
             keeper: RunKeeper::new(records, runs_problem),
+            revealed: Revealed::new(),
             preferred,
         }
     }
@@ -75,12 +79,13 @@ impl AppState {
         LabState {
             engine: self.host.engine,
             weights: self.host.weights,
-            on_failure: Callback::new(move |(failed_on, error): (BackendKind, EngineError)| {
+            on_failure: Callback::new(move |(failed_on, error): (BackendKind, DrawingError)| {
                 self.fail_over(failed_on, error)
             }),
             on_problem: Callback::new(move |message: String| self.show_error(message)),
             batch_distance: self.batch_distance.into(),
-            test_digits: self.test_digits,
+            want_batch_distance: Callback::new(move |()| self.want_batch_distance()),
+            revealed: self.revealed,
             digit: self.shown_digit,
             map: self.map,
             input: self.model_input,
@@ -89,7 +94,7 @@ impl AppState {
 
     /// A failing GPU (lost device, driver reset, a worker that died) must not end the
     /// session: the CPU copy of the model takes over. Whether the work can be tried again.
-    pub fn fail_over(self, failed_on: BackendKind, error: EngineError) -> bool {
+    pub fn fail_over(self, failed_on: BackendKind, error: DrawingError) -> bool {
         match self.host.fail_over(failed_on, error) {
             Ok(()) => true,
             Err(error) => {
@@ -109,15 +114,46 @@ impl AppState {
                         .set(is_shipped(&source).then(|| source.clone()));
                     self.model_source.set(source);
                     self.error.set(None);
-                    let distance = match distance_digits_of(self.test_digits).await {
-                        Ok(digits) => test_batch_distance(self.host, &digits).await.ok(),
-                        Err(_) => None,
-                    };
-                    self.batch_distance.set(distance);
+                    self.batch_distance.set(None);
+                    self.measure_batch_distance();
                 }
                 Err(error) => self.show_error(format!(
                     "{source} was not loaded: {error}. The model in use stays."
                 )),
+            }
+        });
+    }
+
+    /// A card that shows the test batch's attention distance is seen: it is measured from now
+    /// on, for this model and each one swapped in.
+    pub fn want_batch_distance(self) {
+        self.distance_wanted.set_value(true);
+        self.measure_batch_distance();
+    }
+
+    /// Measures the test batch's attention distance for the model in use, once per model, if
+    /// a card that shows it has been seen and the model is a ViT.
+    pub fn measure_batch_distance(self) {
+        let generation = self.host.generation.get_untracked();
+        let is_vit = self
+            .host
+            .engine
+            .with_untracked(|e| e.as_ref().is_some_and(|e| e.config.vit().is_some()));
+        if !self.distance_wanted.get_value()
+            || !is_vit
+            || self.distance_measured_for.get_value() == Some(generation)
+        {
+            return;
+        }
+        self.distance_measured_for.set_value(Some(generation));
+        spawn_local(async move {
+            match test_batch_distance(self.host).await {
+                // Other weights came in meanwhile: they get their own.
+                _ if self.host.generation.get_untracked() != generation => {}
+                Ok(distance) => self.batch_distance.set(Some(distance)),
+                Err(error) => {
+                    self.show_error(format!("The test batch for attention distance: {error}"))
+                }
             }
         });
     }

@@ -1,70 +1,56 @@
 //! Mean attention distance per layer and head over a batch of test digits (Fig. 7, right):
-//! the figure the analysis and the ViT-against-CNN chart draw the drawing's own against.
+//! the figure the analysis and the ViT-against-CNN chart draw the drawing's own against. The
+//! drawing worker measures it on test digits it fetches itself, once a card that shows it is
+//! seen: a visit that never scrolls there never fetches the test chunk.
 
 use leptos::prelude::GetUntracked;
 
-use crate::analysis::inference::images_of;
-use crate::data::IMAGE_PIXELS;
 use crate::slice_mean::SliceMean;
-use crate::web::{self, Engine, EngineError};
+use crate::web::{DrawingError, Engine};
 
-use super::{HostError, ModelHost, TestDigits, TestDigitsError};
+use super::{HostError, ModelHost};
 
-/// Test digits in the batch, and how many go through at once.
-const DISTANCE_BATCH: usize = 64;
-const DISTANCE_SLICE: usize = 8;
+/// Test digits in the batch, and how many go through at once: a drawing waits behind at most
+/// one slice.
+const DISTANCE_BATCH: u32 = 64;
+const DISTANCE_SLICE: u32 = 8;
 
 /// Why the batch was not measured.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum DistanceError {
     #[error("no model")]
     NoModel,
-    /// The model failed on the batch (the browser layer says why).
+    /// The model failed on the batch (the drawing worker says why).
     #[error(transparent)]
-    Measure(EngineError),
+    Measure(DrawingError),
     /// It failed on the GPU and could not move to the CPU.
     #[error(transparent)]
     Host(#[from] HostError),
 }
 
-/// The first test digits, from the chunk the worker also uses (verified, cached).
-pub async fn distance_digits_of(
-    digits: TestDigits,
-) -> Result<Vec<[u8; IMAGE_PIXELS]>, TestDigitsError> {
-    Ok(images_of(&*digits.get().await?, DISTANCE_BATCH))
-}
-
-/// Mean attention distance per layer and head over `images`. A GPU that fails meanwhile hands
-/// the model to the CPU, as a failed drawing does, and the batch is measured again there.
-pub async fn test_batch_distance(
-    host: ModelHost,
-    images: &[[u8; IMAGE_PIXELS]],
-) -> Result<Vec<Vec<f32>>, DistanceError> {
+/// Mean attention distance per layer and head over the first test digits. A GPU that fails
+/// meanwhile hands the model to the CPU, as a failed drawing does, and the batch is measured
+/// again there.
+pub async fn test_batch_distance(host: ModelHost) -> Result<Vec<Vec<f32>>, DistanceError> {
     let engine = host.engine.get_untracked().ok_or(DistanceError::NoModel)?;
-    match batch_distance_on(&engine, images).await {
+    match batch_distance_on(&engine).await {
         Err(DistanceError::Measure(error)) => {
             host.fail_over(engine.backend, error)?;
             let engine = host.engine.get_untracked().ok_or(DistanceError::NoModel)?;
-            batch_distance_on(&engine, images).await
+            batch_distance_on(&engine).await
         }
         measured => measured,
     }
 }
 
-async fn batch_distance_on(
-    engine: &Engine,
-    images: &[[u8; IMAGE_PIXELS]],
-) -> Result<Vec<Vec<f32>>, DistanceError> {
-    // In slices, yielding between them, so the page never stalls for the whole batch (this
-    // also runs when weights are swapped in mid-training).
+async fn batch_distance_on(engine: &Engine) -> Result<Vec<Vec<f32>>, DistanceError> {
     let mut mean = SliceMean::default();
-    for slice in images.chunks(DISTANCE_SLICE) {
+    for first in (0..DISTANCE_BATCH).step_by(DISTANCE_SLICE as usize) {
         let part = engine
-            .attention_distance(slice)
+            .attention_distance(first, DISTANCE_SLICE)
             .await
             .map_err(DistanceError::Measure)?;
         mean.add(part);
-        web::sleep_ms(0).await;
     }
     Ok(mean.mean())
 }

@@ -1,13 +1,13 @@
-//! The model the lab draws with and where it runs: on the CPU in the page, or on WebGPU in the
-//! GPU worker, with the CPU copy kept to take over the moment the GPU fails.
+//! The model the lab draws with and where it runs: in the light drawing worker on the CPU, or
+//! in the GPU worker on WebGPU, with the CPU copy kept to take over the moment the GPU fails.
+//! Both are workers: the page's own thread only paints.
 
 use std::rc::Rc;
 
 use leptos::prelude::*;
 
 use crate::data::IMAGE_PIXELS;
-use crate::web::gpu::GpuWorker;
-use crate::web::{self, BackendKind, Engine, EngineError, LinkError};
+use crate::web::{self, BackendKind, DrawingError, DrawingWorker, Engine, LinkError};
 
 /// The engine everything reads, swapped when the model or the backend changes.
 pub type EngineSignal = RwSignal<Option<Rc<Engine>>, LocalStorage>;
@@ -19,21 +19,19 @@ pub type WeightsBytes = StoredValue<Option<Rc<Vec<u8>>>, LocalStorage>;
 /// what the browser layer said, as the page shows it.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum HostError {
-    /// The bytes are not weights this page can build a model from.
+    /// A drawing worker could not be started.
     #[error(transparent)]
-    Load(EngineError),
-    /// The model was built but failed to classify.
+    Start(#[from] LinkError),
+    /// The bytes are not weights this page can build a model from, or the CPU's worker failed
+    /// to build one.
     #[error(transparent)]
-    Classify(EngineError),
-    /// The GPU worker could not be started.
-    #[error(transparent)]
-    GpuStart(#[from] LinkError),
+    Load(DrawingError),
     /// The GPU worker could not be given the weights.
     #[error(transparent)]
-    Gpu(EngineError),
+    Gpu(DrawingError),
     /// Work failed on the CPU, or on a GPU with no CPU copy kept: there is nowhere to move it.
     #[error(transparent)]
-    NowhereToGo(EngineError),
+    NowhereToGo(DrawingError),
 }
 
 /// Classifications timed per backend when the page picks the faster one.
@@ -53,7 +51,9 @@ pub struct ModelHost {
     pub timings: RwSignal<Option<String>>,
     /// The same weights on the CPU.
     cpu: StoredValue<Option<Rc<Engine>>, LocalStorage>,
-    gpu: StoredValue<Option<Rc<GpuWorker>>, LocalStorage>,
+    /// The drawing workers, kept across models: a new model is loaded into the same one.
+    cpu_worker: StoredValue<Option<Rc<DrawingWorker>>, LocalStorage>,
+    gpu_worker: StoredValue<Option<Rc<DrawingWorker>>, LocalStorage>,
     /// The weights in use, for work that builds a model of its own (the explanations).
     pub weights: WeightsBytes,
 }
@@ -72,7 +72,8 @@ impl ModelHost {
             note: RwSignal::new(None),
             timings: RwSignal::new(None),
             cpu: StoredValue::new_local(None),
-            gpu: StoredValue::new_local(None),
+            cpu_worker: StoredValue::new_local(None),
+            gpu_worker: StoredValue::new_local(None),
             weights: StoredValue::new_local(None),
         }
     }
@@ -83,16 +84,30 @@ impl ModelHost {
             .with_untracked(|engine| engine.as_ref().map(|e| e.backend))
     }
 
-    /// Checks `bytes`, builds and warms the model on `backend` (the CPU when WebGPU fails,
-    /// saying why), and only then swaps it in: on an error the model in use stays.
+    /// Starts the CPU's drawing worker, if there is none, so that its code loads while the
+    /// weights do.
+    pub fn start_cpu_worker(&self) -> Result<Rc<DrawingWorker>, HostError> {
+        worker_in(self.cpu_worker, BackendKind::Cpu)
+    }
+
+    /// Has the CPU's worker check `bytes`, build and warm the model (and, with `backend`
+    /// WebGPU, the GPU worker too; the CPU when WebGPU fails, saying why), and only then swaps
+    /// it in: on an error the model in use stays.
     pub async fn install(&self, bytes: &[u8], backend: BackendKind) -> Result<(), HostError> {
-        let cpu = Rc::new(
-            warm(
-                Engine::load(bytes, burn::tensor::Device::flex(), BackendKind::Cpu)
-                    .map_err(HostError::Load)?,
-            )
-            .await?,
-        );
+        let worker = self.start_cpu_worker()?;
+        let cpu = match Engine::load(bytes, worker, BackendKind::Cpu).await {
+            Ok(cpu) => Rc::new(cpu),
+            Err(error) => {
+                if self
+                    .cpu_worker
+                    .with_value(|w| w.as_ref().is_some_and(|w| w.failure().is_some()))
+                {
+                    // A worker that died is started afresh for the next weights.
+                    self.cpu_worker.set_value(None);
+                }
+                return Err(HostError::Load(error));
+            }
+        };
         let chosen = match backend {
             BackendKind::Cpu => cpu.clone(),
             // No worker (3 MB) fetched to learn what `navigator.gpu` says.
@@ -120,29 +135,22 @@ impl ModelHost {
 
     /// The same weights in the GPU worker (started if there is none), built and warm.
     async fn gpu_engine(&self, bytes: &[u8]) -> Result<Engine, HostError> {
-        let worker = match self.gpu.get_value().filter(|w| w.failure().is_none()) {
-            Some(worker) => worker,
-            None => {
-                let worker = GpuWorker::spawn()?;
-                self.gpu.set_value(Some(worker.clone()));
-                worker
-            }
-        };
-        Engine::load_on_gpu(bytes, worker)
+        let worker = worker_in(self.gpu_worker, BackendKind::WebGpu)?;
+        Engine::load(bytes, worker, BackendKind::WebGpu)
             .await
             .map_err(HostError::Gpu)
     }
 
     fn close_gpu(&self) {
         // Dropping the last handle ends the worker, and the GPU memory with it.
-        self.gpu.set_value(None);
+        self.gpu_worker.set_value(None);
     }
 
     /// Work on the model failed on `failed_on` (a drawing, the test batch): a GPU failure hands
     /// the model to the CPU copy, and the label says why; a CPU failure has nowhere to go. `Ok`
     /// means the work can be tried again where the model now runs. The drawing and the test
     /// batch may both meet the same lost device: the second finds the CPU already in charge.
-    pub fn fail_over(&self, failed_on: BackendKind, error: EngineError) -> Result<(), HostError> {
+    pub fn fail_over(&self, failed_on: BackendKind, error: DrawingError) -> Result<(), HostError> {
         if failed_on != BackendKind::WebGpu {
             return Err(HostError::NowhereToGo(error));
         }
@@ -162,15 +170,26 @@ impl ModelHost {
         }
     }
 
-    /// Times `probe` on the CPU model in use and on WebGPU, keeps the faster and shows both
-    /// figures. Any failure of the GPU leaves the CPU in use, with the reason.
-    pub async fn choose_faster(&self, bytes: &[u8], probe: &[u8; IMAGE_PIXELS]) {
+    /// Times a test digit on the CPU model in use and on WebGPU, keeps the faster and shows
+    /// both figures. Any failure of the GPU leaves the CPU in use, with the reason. WebGPU that
+    /// offers no adapter is said without fetching the GPU worker.
+    pub async fn choose_faster(&self, bytes: &[u8]) {
         let generation = self.generation.get_untracked();
         let Some(cpu) = self.cpu.get_value() else {
             return;
         };
+        if !web::adapter_available().await {
+            self.note
+                .set(Some(format!("On the CPU: {}", web::NO_ADAPTER)));
+            return;
+        }
         self.timings
             .set(Some("timing WebGPU against the CPU…".into()));
+        // A real digit, so the GPU does the work a drawing gives it.
+        let probe = match cpu.test_digit(Some(0)).await {
+            Ok(digit) => digit.image.try_into().unwrap_or([0; IMAGE_PIXELS]),
+            Err(_) => [0; IMAGE_PIXELS],
+        };
         let gpu = match self.gpu_engine(bytes).await {
             Ok(gpu) => Rc::new(gpu),
             Err(message) => {
@@ -180,7 +199,8 @@ impl ModelHost {
                 return;
             }
         };
-        let (cpu_ms, gpu_ms) = match (median_ms(&cpu, probe).await, median_ms(&gpu, probe).await) {
+        let (cpu_ms, gpu_ms) = match (median_ms(&cpu, &probe).await, median_ms(&gpu, &probe).await)
+        {
             (Ok(cpu_ms), Ok(gpu_ms)) => (cpu_ms, gpu_ms),
             (Err(message), _) | (_, Err(message)) => {
                 self.close_gpu();
@@ -210,13 +230,17 @@ impl ModelHost {
     }
 }
 
-/// The first pass compiles the GPU kernels; done before the first stroke.
-async fn warm(engine: Engine) -> Result<Engine, HostError> {
-    engine
-        .classify(&[0u8; IMAGE_PIXELS])
-        .await
-        .map_err(HostError::Classify)?;
-    Ok(engine)
+/// The healthy worker kept in `slot` for `backend`, or a new one started there.
+fn worker_in(
+    slot: StoredValue<Option<Rc<DrawingWorker>>, LocalStorage>,
+    backend: BackendKind,
+) -> Result<Rc<DrawingWorker>, HostError> {
+    if let Some(worker) = slot.get_value().filter(|w| w.failure().is_none()) {
+        return Ok(worker);
+    }
+    let worker = DrawingWorker::spawn(backend)?;
+    slot.set_value(Some(worker.clone()));
+    Ok(worker)
 }
 
 /// Median time of [`TIMED_RUNS`] classifications of `probe`, in milliseconds.
@@ -224,7 +248,7 @@ async fn median_ms(engine: &Engine, probe: &[u8; IMAGE_PIXELS]) -> Result<f64, H
     let mut times = Vec::with_capacity(TIMED_RUNS);
     for _ in 0..TIMED_RUNS {
         let started = web::now_ms();
-        engine.classify(probe).await.map_err(HostError::Classify)?;
+        engine.classify(probe).await.map_err(HostError::Gpu)?;
         times.push(web::now_ms() - started);
     }
     times.sort_by(f64::total_cmp);

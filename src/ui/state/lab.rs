@@ -3,10 +3,10 @@
 
 use leptos::prelude::*;
 
-use super::{EngineSignal, ShownDigit, TestDigits, WeightsBytes};
+use super::{EngineSignal, Revealed, ShownDigit, WeightsBytes};
 use crate::analysis::MapChoice;
 use crate::protocol::BackendKind;
-use crate::web::EngineError;
+use crate::web::DrawingError;
 
 /// What the lab shares with the page, provided as context before a [`crate::ui::Lab`] is built.
 #[derive(Clone, Copy)]
@@ -16,13 +16,15 @@ pub struct LabState {
     pub weights: WeightsBytes,
     /// Told where a classification failed and why, e.g. because the GPU was lost; answers
     /// whether the model now runs elsewhere, to classify the drawing again there.
-    pub on_failure: Callback<(BackendKind, EngineError), bool>,
+    pub on_failure: Callback<(BackendKind, DrawingError), bool>,
     /// Told of any other problem, to show it (the model in use stays where it is).
     pub on_problem: Callback<String>,
     /// Mean attention distance over a batch of test digits, when known.
     pub batch_distance: Signal<Option<Vec<Vec<f32>>>>,
-    /// Where a random test digit comes from.
-    pub test_digits: TestDigits,
+    /// Told that a card showing the batch's distance is seen: it is measured then, not before.
+    pub want_batch_distance: Callback<()>,
+    /// How much of the page below its first screen is in (the lab's wide cards are part).
+    pub revealed: Revealed,
     /// A test digit shown in the draw panel instead of a drawing, set from anywhere.
     pub digit: RwSignal<Option<ShownDigit>>,
     /// The attention map shown large (a link may set it).

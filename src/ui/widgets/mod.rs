@@ -1,10 +1,11 @@
 //! Building blocks that know nothing of the model or the run: charts, heat maps, the canvas
-//! painting under them, the error banner, and downloads: files, pictures of
-//! charts and figures of maps.
+//! painting under them, the error banner, work started on first sight, and downloads: files,
+//! pictures of charts and figures of maps.
 
 mod chart;
 mod download;
 mod error_banner;
+mod first_sight;
 mod heat_canvas;
 pub mod paint;
 mod sheet;
@@ -13,6 +14,7 @@ mod svg_picture;
 pub use chart::{LineChart, Series};
 pub use download::{offer_download, offer_png};
 pub use error_banner::ErrorBanner;
+pub use first_sight::on_first_sight;
 pub use heat_canvas::{HeatCanvas, Palette};
 pub use sheet::{SaveFailed, Sheet, SheetButtons, Tile};
 pub use svg_picture::{KeyEntry, key_of, offer_svg_png};

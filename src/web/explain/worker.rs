@@ -1,6 +1,6 @@
-//! The GPU worker: the page's model on WebGPU, in a worker of its own. Whatever the GPU does
-//! (rejects a shader, loses the device, makes CubeCL panic) ends at most this worker; the page
-//! hears of it and carries on on the CPU.
+//! Inside the explaining worker: the weights it keeps, the models it builds from them per
+//! backend, and the answer to each request. Whatever the GPU does here ends at most this
+//! worker; the page starts a fresh one for the next request.
 
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -17,14 +17,14 @@ use crate::analysis::occlusion::{
 use crate::analysis::relevance::{explain_async, explaining_model};
 use crate::data::{IMAGE_PIXELS, IMAGE_SIDE, images_tensor};
 use crate::model::{Classifier, VisionTransformer, VitConfig};
-use crate::protocol::{FromGpu, ToGpu, bytes_to_images, floats_to_bytes};
+use crate::protocol::{FromExplainer, ToExplainer, bytes_to_images};
 use crate::weights::{self, ReadError, WeightsError, WeightsFile, read_all_async};
 
-use crate::web::local_model::{LocalModel, ModelError};
 use crate::web::packet::{Packet, packets_to_this_worker};
+use crate::web::test_digits::{TestDigits, TestDigitsError};
 use crate::web::{BackendKind, start_device};
 
-/// Why a request could not be done here; the page hears it as [`FromGpu::Failed`].
+/// Why a request could not be done here; the page hears it as [`FromExplainer::Failed`].
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 enum RequestError {
     #[error(transparent)]
@@ -32,10 +32,6 @@ enum RequestError {
     /// WebGPU did not start: why, as the device start-up says it.
     #[error("{0}")]
     NoWebGpu(String),
-    #[error(transparent)]
-    Model(#[from] ModelError),
-    #[error("no model is loaded on the GPU")]
-    NoModel,
     #[error("no weights to explain with")]
     NoWeights,
     #[error("a CNN has no attention to explain")]
@@ -48,15 +44,13 @@ enum RequestError {
     Read(#[from] ReadError),
     #[error("an image is {IMAGE_PIXELS} bytes")]
     NotAnImage,
-    #[error("{images} images are not {bytes} bytes")]
-    NotImages { images: usize, bytes: usize },
+    #[error(transparent)]
+    TestDigits(#[from] TestDigitsError),
 }
 
-/// What the worker holds: the model that classifies, and the weights and models that explain
-/// and compare.
+/// What the worker holds: the weights and the models that explain and compare.
 #[derive(Default)]
 struct Held {
-    model: Option<Rc<LocalModel>>,
     weights: Option<Rc<WeightsFile>>,
     /// The CNN the ViT is compared with.
     cnn: Option<Rc<WeightsFile>>,
@@ -71,39 +65,35 @@ struct Held {
 }
 
 /// The worker's entry point: requests are handled one at a time, in the order they came.
-pub fn run_gpu_worker() {
+pub fn run_explaining_worker() {
     let mut requests = packets_to_this_worker();
     spawn_local(async move {
         let model = Rc::new(RefCell::new(Held::default()));
+        let digits = TestDigits::default();
         while let Some(packet) = requests.next().await {
-            let Ok(request) = packet.parse::<ToGpu>() else {
+            let Ok(request) = packet.parse::<ToExplainer>() else {
                 continue;
             };
-            let (answer, bytes) = handle(request, packet.bytes.unwrap_or_default(), &model).await;
-            Packet::new(&answer, bytes).send_to_page();
+            let bytes = packet.bytes.unwrap_or_default();
+            let answer = handle(request, bytes, &model, &digits).await;
+            Packet::new(&answer, None).send_to_page();
         }
     });
-    Packet::new(&FromGpu::Ready, None).send_to_page();
+    Packet::new(&FromExplainer::Listening, None).send_to_page();
 }
 
 async fn handle(
-    request: ToGpu,
+    request: ToExplainer,
     bytes: Vec<u8>,
     slot: &RefCell<Held>,
-) -> (FromGpu, Option<Vec<u8>>) {
+    digits: &TestDigits,
+) -> FromExplainer {
     let failed = |id, error: RequestError| {
         let message = error.to_string();
-        (FromGpu::Failed { id, message }, None)
+        FromExplainer::Failed { id, message }
     };
     match request {
-        ToGpu::Load { id } => match load(&bytes).await {
-            Ok(model) => {
-                slot.borrow_mut().model = Some(Rc::new(model));
-                (FromGpu::Loaded { id }, None)
-            }
-            Err(error) => failed(id, error),
-        },
-        ToGpu::Keep { id } => match weights::decode(&bytes) {
+        ToExplainer::Keep { id } => match weights::decode(&bytes) {
             Ok(file) => {
                 let mut held = slot.borrow_mut();
                 *held = Held {
@@ -111,21 +101,21 @@ async fn handle(
                     devices: std::mem::take(&mut held.devices),
                     ..Held::default()
                 };
-                (FromGpu::Loaded { id }, None)
+                FromExplainer::Kept { id }
             }
             Err(error) => failed(id, error.into()),
         },
-        ToGpu::KeepCnn { id } => match weights::decode(&bytes) {
+        ToExplainer::KeepCnn { id } => match weights::decode(&bytes) {
             Ok(file) if file.config.vit().is_none() => {
                 let mut held = slot.borrow_mut();
                 held.cnn = Some(Rc::new(file));
                 held.compared = None;
-                (FromGpu::Loaded { id }, None)
+                FromExplainer::Kept { id }
             }
             Ok(_) => failed(id, RequestError::NotACnn),
             Err(error) => failed(id, error.into()),
         },
-        ToGpu::Compare {
+        ToExplainer::Compare {
             id,
             backend,
             hidden,
@@ -136,62 +126,26 @@ async fn handle(
             };
             let hidden: Vec<usize> = hidden.into_iter().map(usize::from).collect();
             match compare(slot, backend, image, &hidden).await {
-                Ok(comparison) => (FromGpu::Compared { id, comparison }, None),
+                Ok(comparison) => FromExplainer::Compared { id, comparison },
                 Err(error) => failed(id, error),
             }
         }
-        ToGpu::Curves {
+        ToExplainer::Curves {
             id,
             backend,
             images,
-        } => {
-            let pixels = images.saturating_mul(IMAGE_PIXELS);
-            let (Some(list), Some(labels)) = (
-                bytes.get(..pixels).and_then(|b| bytes_to_images(b, images)),
-                bytes.get(pixels..).filter(|labels| labels.len() == images),
-            ) else {
-                let bytes = bytes.len();
-                return failed(id, RequestError::NotImages { images, bytes });
-            };
-            match curves(slot, backend, &list, labels).await {
-                Ok(curves) => (FromGpu::Curves { id, curves }, None),
-                Err(error) => failed(id, error),
-            }
-        }
-        ToGpu::Explain { id, backend, class } => {
+        } => match curves(slot, digits, backend, images as usize).await {
+            Ok(curves) => FromExplainer::Curves { id, curves },
+            Err(error) => failed(id, error),
+        },
+        ToExplainer::Explain { id, backend, class } => {
             let Some(image) = bytes_to_images(&bytes, 1).and_then(|images| images.first().copied())
             else {
                 return failed(id, RequestError::NotAnImage);
             };
             match explain(slot, backend, image, class).await {
-                Ok(explanation) => (FromGpu::Explained { id, explanation }, None),
+                Ok(explanation) => FromExplainer::Explained { id, explanation },
                 Err(error) => failed(id, error),
-            }
-        }
-        ToGpu::Classify { id } => {
-            let Some(model) = slot.borrow().model.clone() else {
-                return failed(id, RequestError::NoModel);
-            };
-            let Some(image) = bytes_to_images(&bytes, 1).and_then(|images| images.first().copied())
-            else {
-                return failed(id, RequestError::NotAnImage);
-            };
-            match model.classify_packed(&[image]).await {
-                Ok(packed) => (FromGpu::Classified { id }, Some(floats_to_bytes(&packed))),
-                Err(error) => failed(id, error.into()),
-            }
-        }
-        ToGpu::Distances { id, images } => {
-            let Some(model) = slot.borrow().model.clone() else {
-                return failed(id, RequestError::NoModel);
-            };
-            let Some(images) = bytes_to_images(&bytes, images) else {
-                let bytes = bytes.len();
-                return failed(id, RequestError::NotImages { images, bytes });
-            };
-            match model.attention_distance(&images).await {
-                Ok(values) => (FromGpu::Distances { id, values }, None),
-                Err(error) => failed(id, error.into()),
             }
         }
     }
@@ -314,16 +268,17 @@ async fn compare(
     })
 }
 
-/// The occlusion curves of both models on `images`.
+/// The occlusion curves of both models on the first `count` test digits.
 async fn curves(
     slot: &RefCell<Held>,
+    digits: &TestDigits,
     backend: BackendKind,
-    images: &[[u8; IMAGE_PIXELS]],
-    labels: &[u8],
+    count: usize,
 ) -> Result<OcclusionCurves, RequestError> {
     let (vit, cnn) = both(slot)?;
+    let (images, labels) = digits.slice(0, count).await?;
     let device = device_for(slot, backend).await?;
-    Ok(occlusion_curves_async(&vit, &cnn, images, labels, &device, 1).await?)
+    Ok(occlusion_curves_async(&vit, &cnn, &images, &labels, &device, 1).await?)
 }
 
 /// This worker's WebGPU device, or why there is none.
@@ -337,12 +292,4 @@ async fn webgpu() -> Result<Device, RequestError> {
         ));
     }
     Ok(started.device)
-}
-
-/// The weights on WebGPU, run once so that every kernel is compiled before the first drawing.
-async fn load(bytes: &[u8]) -> Result<LocalModel, RequestError> {
-    let file = weights::decode(bytes)?;
-    let model = LocalModel::new(&file, webgpu().await?);
-    model.classify_packed(&[[0; IMAGE_PIXELS]]).await?;
-    Ok(model)
 }

@@ -1,0 +1,26 @@
+#!/usr/bin/env sh
+# Trunk's post-build hook (Trunk.toml). Writes into the built drawer.js the page's
+# content-named script and wasm (the drawing worker runs the page's own binary), and into the
+# built sw.js the files it keeps for offline use (SHELL: the page, its icon, both binaries, the
+# drawing worker's script, the style, the data's manifest and the default weights) and a
+# VERSION made of their hashes, so that each build's service worker differs from the last
+# exactly when what it serves does.
+set -eu
+cd "${TRUNK_STAGING_DIR:?run by trunk build as a hook}"
+page_js=$(ls vitlab-*.js | grep -v '_bg' | head -1)
+page_wasm=$(ls vitlab-*_bg.wasm | head -1)
+sed -i \
+  -e "s|\"\./vitlab\.js\"|\"./$page_js\"|" \
+  -e "s|\"\./vitlab_bg\.wasm\"|\"./$page_wasm\"|" \
+  drawer.js
+grep -q "\"./$page_js\"" drawer.js
+grep -q "\"./$page_wasm\"" drawer.js
+shell=$(ls index.html favicon.svg ./*.js ./*.wasm ./*.css mnist/manifest.json pretrained/vit-lab.safetensors \
+  | sed 's|^\./||' | grep -vx 'sw.js' | sort)
+version=$(sha256sum $shell | sha256sum | cut -c1-16)
+list=$(printf '"%s", ' $shell | sed 's/, $//')
+sed -i \
+  -e "s|^const VERSION = .*|const VERSION = \"$version\";|" \
+  -e "s|^const SHELL = .*|const SHELL = [$list];|" \
+  sw.js
+grep -q "^const VERSION = \"$version\";" sw.js

@@ -1,0 +1,110 @@
+//! What the page and a drawing worker say to each other. A drawing worker holds the model the
+//! lab draws with, on the CPU (the page's own binary, started again as a worker) or on WebGPU
+//! (the `worker` binary in `role=gpu`): the page's own thread only paints. Requests carry an id
+//! that their answer repeats; bytes (weights, images, read-back values) travel beside the
+//! message.
+
+use serde::{Deserialize, Serialize};
+
+use crate::analysis::inference::ModelInsight;
+use crate::model::ModelConfig;
+
+/// The page to a drawing worker.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub enum ToDrawing {
+    /// Build the model from the safetensors bytes beside this on the worker's device, read what
+    /// its weights show, and run it once so that every kernel is ready; replaces the model
+    /// before only once all of that worked. Answered by [`FromDrawing::Loaded`], or by
+    /// [`FromDrawing::Refused`] for bytes that are not weights (the model before stays).
+    Load { id: u32 },
+    /// Classify the 28×28 image beside this and read what the page shows of it. Answered by
+    /// [`FromDrawing::Classified`].
+    Classify { id: u32 },
+    /// Mean attention distance per layer and head over `count` test digits from the
+    /// `first`th (the worker fetches and keeps the first test chunk). Answered by
+    /// [`FromDrawing::Distances`].
+    Distances { id: u32, first: u32, count: u32 },
+    /// Test digit `index` of the first test chunk, or one at random. Answered by
+    /// [`FromDrawing::TestDigit`].
+    TestDigit { id: u32, index: Option<u32> },
+}
+
+/// A drawing worker to the page.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub enum FromDrawing {
+    /// The worker listens.
+    Listening,
+    /// The model is built and warm; what its weights show comes with it.
+    Loaded {
+        id: u32,
+        config: ModelConfig,
+        insight: ModelInsight,
+    },
+    /// The packed reading (see [`crate::analysis::reading::Reading`]) travels beside this as
+    /// little-endian `f32`s.
+    Classified {
+        id: u32,
+    },
+    Distances {
+        id: u32,
+        values: Vec<Vec<f32>>,
+    },
+    /// Its 784 grey levels travel beside this.
+    TestDigit {
+        id: u32,
+        index: u32,
+        label: u8,
+    },
+    /// What was asked cannot be done with what was sent or held (weights that are not a
+    /// model, no model yet, a test chunk that did not load); the worker and its device are
+    /// fine.
+    Refused {
+        id: u32,
+        message: String,
+    },
+    /// The device failed; the page no longer trusts this worker.
+    Failed {
+        id: u32,
+        message: String,
+    },
+}
+
+impl FromDrawing {
+    /// The request this answers, if it answers one.
+    pub fn id(&self) -> Option<u32> {
+        match self {
+            Self::Listening => None,
+            Self::Loaded { id, .. }
+            | Self::Classified { id }
+            | Self::Distances { id, .. }
+            | Self::TestDigit { id, .. }
+            | Self::Refused { id, .. }
+            | Self::Failed { id, .. } => Some(*id),
+        }
+    }
+}
+
+impl super::Greeting for FromDrawing {
+    fn is_greeting(&self) -> bool {
+        matches!(self, Self::Listening)
+    }
+}
+
+impl super::Called for ToDrawing {
+    fn called(&self) -> &'static str {
+        "a request"
+    }
+}
+
+impl super::Reply for FromDrawing {
+    fn answers(&self) -> Option<u32> {
+        self.id()
+    }
+
+    fn fault(&self) -> Option<&str> {
+        match self {
+            Self::Failed { message, .. } => Some(message),
+            _ => None,
+        }
+    }
+}

@@ -1,0 +1,246 @@
+//! Inside a drawing worker: the page's model on one device, the test digits it measures and
+//! shows, and the answer to each request. The page's own binary runs it on the CPU (started
+//! as a module worker, `drawer.js`), the `worker` binary in `role=gpu` on WebGPU: whatever
+//! the model costs or the GPU does (a rejected shader, a lost device, a CubeCL panic) ends at
+//! most this worker, never the page's painting.
+
+use std::cell::RefCell;
+use std::rc::Rc;
+
+use burn::tensor::Device;
+use futures::StreamExt;
+use futures::future::LocalBoxFuture;
+use wasm_bindgen_futures::spawn_local;
+
+use crate::analysis::inference::{Classification, ModelInsight};
+use crate::analysis::reading::Reading;
+use crate::data::IMAGE_PIXELS;
+use crate::protocol::{FromDrawing, ToDrawing, bytes_to_images, floats_to_bytes};
+use crate::weights;
+
+use super::client::{Answer, Port};
+use crate::web::asker::AskError;
+use crate::web::local_model::{LocalModel, ModelError};
+use crate::web::packet::{Packet, packets_to_this_worker};
+use crate::web::test_digits::TestDigits;
+use crate::web::{BackendKind, start_device};
+
+/// Principal components of the patch filters the analysis card shows.
+pub const FILTER_COMPONENTS: usize = 8;
+
+/// The model and the test digits a drawing worker holds, on its one device.
+pub struct DrawingModel {
+    backend: BackendKind,
+    /// Started on the first load (WebGPU's start is asynchronous and may fail).
+    device: RefCell<Option<Device>>,
+    model: RefCell<Option<Rc<LocalModel>>>,
+    digits: TestDigits,
+}
+
+/// What a request met: a refusal leaves the worker trusted, a fault does not.
+enum Trouble {
+    Refused(String),
+    Fault(String),
+}
+
+impl DrawingModel {
+    pub fn new(backend: BackendKind) -> Self {
+        Self {
+            backend,
+            device: RefCell::new(None),
+            model: RefCell::new(None),
+            digits: TestDigits::default(),
+        }
+    }
+
+    /// The answer to `request`, with the bytes that travel beside it.
+    pub async fn answer(
+        &self,
+        request: ToDrawing,
+        bytes: Vec<u8>,
+    ) -> (FromDrawing, Option<Vec<u8>>) {
+        let id = match &request {
+            ToDrawing::Load { id }
+            | ToDrawing::Classify { id }
+            | ToDrawing::Distances { id, .. }
+            | ToDrawing::TestDigit { id, .. } => *id,
+        };
+        let answered = match request {
+            ToDrawing::Load { id } => self.load(&bytes).await.map(|(config, insight)| {
+                let loaded = FromDrawing::Loaded {
+                    id,
+                    config,
+                    insight,
+                };
+                (loaded, None)
+            }),
+            ToDrawing::Classify { id } => self
+                .classify(&bytes)
+                .await
+                .map(|packed| (FromDrawing::Classified { id }, Some(packed))),
+            ToDrawing::Distances { id, first, count } => self
+                .distances(first as usize, count as usize)
+                .await
+                .map(|values| (FromDrawing::Distances { id, values }, None)),
+            ToDrawing::TestDigit { id, index } => {
+                match self.digits.digit(index.map(|i| i as usize)).await {
+                    Ok((index, label, image)) => {
+                        let index = u32::try_from(index).unwrap_or(u32::MAX);
+                        Ok((FromDrawing::TestDigit { id, index, label }, Some(image)))
+                    }
+                    Err(error) => Err(Trouble::Refused(error.to_string())),
+                }
+            }
+        };
+        answered.unwrap_or_else(|trouble| match trouble {
+            Trouble::Refused(message) => (FromDrawing::Refused { id, message }, None),
+            Trouble::Fault(message) => (FromDrawing::Failed { id, message }, None),
+        })
+    }
+
+    /// Builds and warms the model from `bytes` and reads what its weights show; the model
+    /// before stays until all of that worked.
+    async fn load(
+        &self,
+        bytes: &[u8],
+    ) -> Result<(crate::model::ModelConfig, ModelInsight), Trouble> {
+        let file = weights::decode(bytes).map_err(|error| Trouble::Refused(error.to_string()))?;
+        let device = self.device().await?;
+        let model = LocalModel::new(&file, device);
+        // The first pass compiles the GPU's kernels: done before the first stroke.
+        model
+            .classify_packed(&[[0; IMAGE_PIXELS]])
+            .await
+            .map_err(|error| self.trouble(error))?;
+        let insight = ModelInsight::from_weights(&file, FILTER_COMPONENTS);
+        *self.model.borrow_mut() = Some(Rc::new(model));
+        Ok((file.config, insight))
+    }
+
+    async fn classify(&self, bytes: &[u8]) -> Result<Vec<u8>, Trouble> {
+        let model = self.model()?;
+        let image = bytes_to_images(bytes, 1)
+            .and_then(|images| images.first().copied())
+            .ok_or_else(|| Trouble::Refused(format!("an image is {IMAGE_PIXELS} bytes")))?;
+        let packed = model
+            .classify_packed(&[image])
+            .await
+            .map_err(|error| self.trouble(error))?;
+        let classification = Classification::from_packed(&packed, &model.config);
+        Ok(floats_to_bytes(
+            &Reading::of(&classification, &model.config).to_packed(),
+        ))
+    }
+
+    async fn distances(&self, first: usize, count: usize) -> Result<Vec<Vec<f32>>, Trouble> {
+        let model = self.model()?;
+        let (images, _) = self
+            .digits
+            .slice(first, count)
+            .await
+            .map_err(|error| Trouble::Refused(error.to_string()))?;
+        if images.is_empty() {
+            return Err(Trouble::Refused(format!(
+                "no test digits from the {first}th"
+            )));
+        }
+        model
+            .attention_distance(&images)
+            .await
+            .map_err(|error| self.trouble(error))
+    }
+
+    fn model(&self) -> Result<Rc<LocalModel>, Trouble> {
+        self.model
+            .borrow()
+            .clone()
+            .ok_or_else(|| Trouble::Refused("no model is loaded".into()))
+    }
+
+    /// This worker's device, started on first use.
+    async fn device(&self) -> Result<Device, Trouble> {
+        if let Some(device) = self.device.borrow().clone() {
+            return Ok(device);
+        }
+        let started = start_device(Some(self.backend)).await;
+        if started.backend != self.backend {
+            return Err(Trouble::Fault(
+                started
+                    .fallback_reason
+                    .unwrap_or_else(|| "WebGPU did not start".into()),
+            ));
+        }
+        *self.device.borrow_mut() = Some(started.device.clone());
+        Ok(started.device)
+    }
+
+    /// A model's error as this worker's trouble: anything the GPU gives is a fault (a GPU that
+    /// failed once is not trusted again); on the CPU only a failed read is, as NaN
+    /// probabilities come from the weights.
+    fn trouble(&self, error: ModelError) -> Trouble {
+        match (self.backend, &error) {
+            (BackendKind::Cpu, ModelError::NotFinite | ModelError::NoAttention) => {
+                Trouble::Refused(error.to_string())
+            }
+            _ => Trouble::Fault(error.to_string()),
+        }
+    }
+}
+
+/// The worker's entry point: requests are answered one at a time, in the order they came,
+/// with the model on `backend`.
+pub fn run_drawing_worker(backend: BackendKind) {
+    let mut requests = packets_to_this_worker();
+    spawn_local(async move {
+        let model = DrawingModel::new(backend);
+        while let Some(packet) = requests.next().await {
+            let Ok(request) = packet.parse::<ToDrawing>() else {
+                continue;
+            };
+            let (answer, bytes) = model
+                .answer(request, packet.bytes.unwrap_or_default())
+                .await;
+            Packet::new(&answer, bytes).send_to_page();
+        }
+    });
+    Packet::new(&FromDrawing::Listening, None).send_to_page();
+}
+
+/// The model in the page's own thread, answering as a worker would: for the browser tests,
+/// which have no worker script to start.
+pub struct InThread {
+    model: DrawingModel,
+    next_id: std::cell::Cell<u32>,
+}
+
+impl InThread {
+    pub fn new(backend: BackendKind) -> Self {
+        Self {
+            model: DrawingModel::new(backend),
+            next_id: std::cell::Cell::new(0),
+        }
+    }
+}
+
+impl Port for InThread {
+    fn request(
+        &self,
+        make: Box<dyn FnOnce(u32) -> ToDrawing>,
+        bytes: Vec<u8>,
+        _deadline_ms: u32,
+    ) -> LocalBoxFuture<'_, Answer> {
+        let id = self.next_id.get();
+        self.next_id.set(id.wrapping_add(1));
+        Box::pin(async move {
+            let (answer, bytes) = self.model.answer(make(id), bytes).await;
+            match answer {
+                FromDrawing::Failed { message, .. } => Err(AskError::Failed(message)),
+                answer => Ok((answer, bytes)),
+            }
+        })
+    }
+
+    fn failure(&self) -> Option<AskError> {
+        None
+    }
+}

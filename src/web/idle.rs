@@ -1,0 +1,84 @@
+//! Work the visitor has not asked for waits until the page has time for it: after the page has
+//! loaded and gone quiet, or until the element it fills is seen. The first load fetches and
+//! computes only what the first screen shows.
+
+use std::cell::RefCell;
+use std::rc::Rc;
+
+use futures::channel::oneshot;
+use js_sys::{Array, Function, Promise, Reflect};
+use wasm_bindgen::JsCast;
+use wasm_bindgen::prelude::*;
+use wasm_bindgen_futures::JsFuture;
+use web_sys::{IntersectionObserver, IntersectionObserverEntry};
+
+use super::global::sleep_ms;
+
+/// The longest an idle callback waits for the page to go quiet.
+const IDLE_TIMEOUT_MS: u32 = 3_000;
+
+/// Resolves once the page has loaded, then `quiet_ms` more have passed, then the browser is
+/// idle (`requestIdleCallback`, where the browser has it: Safari has not, and waits the
+/// quiet time alone).
+pub async fn when_idle(quiet_ms: u32) {
+    let Some(window) = web_sys::window() else {
+        return;
+    };
+    let loaded = window
+        .document()
+        .is_some_and(|document| document.ready_state() == "complete");
+    if !loaded {
+        let load = Promise::new(&mut |resolve, _| {
+            let _ = window.add_event_listener_with_callback("load", &resolve);
+        });
+        let _ = JsFuture::from(load).await;
+    }
+    sleep_ms(quiet_ms).await;
+    let idle = Reflect::get(&window, &"requestIdleCallback".into())
+        .ok()
+        .and_then(|f| f.dyn_into::<Function>().ok());
+    if let Some(request_idle) = idle {
+        let options = js_sys::Object::new();
+        let _ = Reflect::set(&options, &"timeout".into(), &IDLE_TIMEOUT_MS.into());
+        let idle = Promise::new(&mut |resolve, _| {
+            let _ = request_idle.call2(&window, &resolve, &options);
+        });
+        let _ = JsFuture::from(idle).await;
+    }
+}
+
+/// Stops watching when the wait is dropped (the component that waited is gone).
+struct Watch {
+    observer: IntersectionObserver,
+    _on_change: Closure<dyn FnMut(Array)>,
+}
+
+impl Drop for Watch {
+    fn drop(&mut self) {
+        self.observer.disconnect();
+    }
+}
+
+/// Resolves once any part of `element` is on screen (at once where the browser cannot tell).
+pub async fn when_visible(element: &web_sys::Element) {
+    let (seen, waiting) = oneshot::channel::<()>();
+    let seen = Rc::new(RefCell::new(Some(seen)));
+    let on_change = Closure::<dyn FnMut(Array)>::new(move |entries: Array| {
+        let visible = entries
+            .iter()
+            .filter_map(|entry| entry.dyn_into::<IntersectionObserverEntry>().ok())
+            .any(|entry| entry.is_intersecting());
+        if visible && let Some(seen) = seen.borrow_mut().take() {
+            let _ = seen.send(());
+        }
+    });
+    let Ok(observer) = IntersectionObserver::new(on_change.as_ref().unchecked_ref()) else {
+        return;
+    };
+    observer.observe(element);
+    let _watch = Watch {
+        observer,
+        _on_change: on_change,
+    };
+    let _ = waiting.await;
+}

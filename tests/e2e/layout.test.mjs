@@ -1,0 +1,146 @@
+// End-to-end: the page's geometry, as people see it. At every width from a phone to a wide
+// desktop, before a drawing, after one and while training: every card wide enough for its
+// content and inside the page, nothing scrolls sideways, no title wraps word by word. Writes a
+// screenshot of each width and state to tests/e2e/output/ for a person to look at. And the
+// static first screen in index.html (painted before the app arrives) lays out as the app's own.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { mkdir } from "node:fs/promises";
+import { fileURLToPath } from "node:url";
+import { appFirstScreen } from "./make-frame.mjs";
+import { LabPage, ONE, numberIn, servedApp, until } from "./support.mjs";
+
+const app = servedApp();
+const WIDTHS = [320, 360, 390, 768, 1024, 1280, 1440, 1920, 2560];
+const OUTPUT = fileURLToPath(new URL("output/", import.meta.url));
+/** The narrowest a card may be (the prediction's bars); the heatmaps' card holds the large map
+ * (280 px) and its padding. The collapse this guards against left the heatmaps 40 px wide. */
+const NARROWEST_CARD = 200;
+const NARROWEST_HEATMAPS = 300;
+
+/** What the layout shows of itself at the viewport's width. */
+function geometry(page) {
+  return page.evaluate(() => {
+    const box = (node) => {
+      const r = node.getBoundingClientRect();
+      return { left: Math.round(r.left), right: Math.round(r.right), width: Math.round(r.width), height: Math.round(r.height) };
+    };
+    const cards = [...document.querySelectorAll(".card")].map((card) => {
+      const title = card.querySelector("h2");
+      const line = title ? Number.parseFloat(getComputedStyle(title).lineHeight) || 1.2 * Number.parseFloat(getComputedStyle(title).fontSize) : 0;
+      return {
+        name: title?.textContent ?? card.className,
+        ...box(card),
+        overflow: card.scrollWidth - card.clientWidth,
+        titleLines: title ? Math.round(title.getBoundingClientRect().height / line) : 0,
+      };
+    });
+    const stack = document.querySelector(".heatmaps .stack");
+    const heatmaps = document.querySelector(".heatmaps");
+    return {
+      viewport: window.innerWidth,
+      pageWidth: document.documentElement.scrollWidth,
+      cards,
+      stack: stack && box(stack),
+      heatmaps: heatmaps && box(heatmaps),
+    };
+  });
+}
+
+function assertHolds(layout, state) {
+  const at = `${layout.viewport} px, ${state}`;
+  assert.ok(layout.pageWidth <= layout.viewport, `${at}: the page is ${layout.pageWidth} px wide`);
+  assert.ok(layout.cards.length >= 3, `${at}: ${layout.cards.length} cards`);
+  const narrowest = Math.min(NARROWEST_CARD, layout.viewport - 40);
+  if (layout.heatmaps) {
+    const least = Math.min(NARROWEST_HEATMAPS, layout.viewport - 16);
+    assert.ok(layout.heatmaps.width >= least, `${at}: the heatmaps' card is ${layout.heatmaps.width} px wide`);
+  }
+  for (const card of layout.cards) {
+    const what = `${at}: "${card.name}" ${JSON.stringify(card)}`;
+    assert.ok(card.left >= 0 && card.right <= layout.viewport, `${what} leaves the page`);
+    assert.ok(card.width >= narrowest, `${what} is narrower than ${narrowest} px`);
+    assert.ok(card.overflow <= 1, `${what}: its content is wider than it`);
+    assert.ok(card.titleLines <= 2, `${what}: its title wraps to ${card.titleLines} lines`);
+  }
+  if (layout.stack) {
+    const { stack, heatmaps } = layout;
+    assert.ok(stack.left >= heatmaps.left && stack.right <= heatmaps.right, `${at}: the heatmap leaves its card: ${JSON.stringify({ stack, heatmaps })}`);
+  }
+}
+
+/** Measures and photographs every width in `state`. */
+async function everyWidth(page, state) {
+  for (const width of WIDTHS) {
+    await page.setViewportSize({ width, height: 900 });
+    // Two frames: the layout has followed the new width.
+    await page.evaluate(() => new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve))));
+    const layout = await geometry(page);
+    await page.screenshot({ path: `${OUTPUT}layout-${state}-${width}.png` });
+    if (width <= 1024) await page.screenshot({ path: `${OUTPUT}layout-${state}-${width}-full.png`, fullPage: true });
+    assertHolds(layout, state);
+  }
+}
+
+test("at every width from 320 to 2560 px, before a drawing, after one and while training, every card holds its content", async () => {
+  await mkdir(OUTPUT, { recursive: true });
+  for (const colorScheme of ["light", "dark"]) {
+    const context = await app.browser.newContext({ colorScheme, viewport: { width: 1440, height: 900 } });
+    const lab = new LabPage(await context.newPage());
+    await lab.open(`${app.server.url}?backend=cpu&preset=seed&depth=1&dim=32&heads=4&mlp=64&batch=32`);
+    await everyWidth(lab.page, `${colorScheme}-start`);
+    await lab.page.setViewportSize({ width: 1440, height: 900 });
+    await lab.stroke(ONE);
+    await lab.settledPrediction();
+    // The explanation fills in once the drawing settles: the card that once squeezed the rest.
+    await until(() => lab.byTestId("explanations").getAttribute("data-state"), (s) => s === "ready", { what: "the explanation", timeout: 180_000 });
+    await everyWidth(lab.page, `${colorScheme}-drawn`);
+    if (colorScheme === "light") {
+      await lab.page.setViewportSize({ width: 1440, height: 900 });
+      await lab.byTestId("train-button").click();
+      await until(() => numberIn(lab, "training-step"), (s) => s >= 3, { what: "training", timeout: 300_000 });
+      await everyWidth(lab.page, `${colorScheme}-training`);
+      await lab.byTestId("stop-button").click();
+    }
+    await context.close();
+  }
+});
+
+/** The boxes of the first screen's landmarks. */
+function landmarks(page) {
+  return page.evaluate(() =>
+    Object.fromEntries(
+      ["header h1", ".tagline", ".model-source", ".lab .draw", ".lab .pad", ".lab .prediction", ".lab .heatmaps", ".heatmaps .stack", ".heatmaps .multiples"].map((selector) => {
+        const node = document.querySelector(selector);
+        if (!node) return [selector, null];
+        const r = node.getBoundingClientRect();
+        return [selector, [r.left, r.top, r.width, r.height].map(Math.round)];
+      }),
+    ),
+  );
+}
+
+test("index.html's static first screen, painted before the app arrives, lays out as the app's own", async () => {
+  for (const width of [360, 1440]) {
+    const viewport = { width, height: 900 };
+    const appContext = await app.browser.newContext({ viewport });
+    const page = await appContext.newPage();
+    await appFirstScreen(page, app.server.url);
+    const theApp = await landmarks(page);
+    // The page as painted before its binary arrives: its script held back, so the frame stays.
+    const staticContext = await app.browser.newContext({ viewport });
+    const staticPage = await staticContext.newPage();
+    await staticPage.route(/\/vitlab-[0-9a-f]+\.js$/, (route) => route.abort());
+    await staticPage.goto(app.server.url);
+    const theFrame = await landmarks(staticPage);
+    for (const [selector, box] of Object.entries(theApp)) {
+      assert.ok(box, `${width} px: the app has no ${selector}`);
+      const framed = theFrame[selector];
+      assert.ok(framed, `${width} px: index.html's frame has no ${selector}: run tests/e2e/make-frame.mjs`);
+      const off = Math.max(...box.map((v, i) => Math.abs(v - framed[i])));
+      assert.ok(off <= 2, `${width} px: ${selector} is at ${framed} in index.html, ${box} in the app: run tests/e2e/make-frame.mjs`);
+    }
+    await appContext.close();
+    await staticContext.close();
+  }
+});
