@@ -181,6 +181,16 @@ async fn every_map_the_worker_reads_has_its_shape_and_its_weights_sum_to_at_most
     assert!((reading.probabilities.iter().sum::<f32>() - 1.0).abs() < 1e-5);
 }
 
+fn new_canvas(side: u32) -> HtmlCanvasElement {
+    let canvas: HtmlCanvasElement = document()
+        .create_element("canvas")
+        .unwrap()
+        .unchecked_into();
+    canvas.set_width(side);
+    canvas.set_height(side);
+    canvas
+}
+
 #[wasm_bindgen_test]
 fn a_known_stroke_preprocesses_to_the_expected_image() {
     // A white 40×200 bar on black, as the pad draws: fitted to 4×20, centred in 28×28.

@@ -98,18 +98,23 @@ impl Classification {
     }
 
     pub fn predicted(&self) -> usize {
-        self.probabilities
-            .iter()
-            .enumerate()
-            .max_by(|a, b| a.1.total_cmp(b.1))
-            .map(|(digit, _)| digit)
-            .unwrap_or(0)
+        most_probable(&self.probabilities)
     }
 
     /// Attention rollout over all layers, one weight per patch.
     pub fn rollout(&self) -> Vec<f32> {
         insight::rollout(&self.attention)
     }
+}
+
+/// The class with the highest probability (the first of equals; 0 for none).
+pub fn most_probable(probabilities: &[f32]) -> usize {
+    probabilities
+        .iter()
+        .enumerate()
+        .max_by(|a, b| a.1.total_cmp(b.1))
+        .map(|(digit, _)| digit)
+        .unwrap_or(0)
 }
 
 /// Mean attention distance per layer and head, averaged over a batch whose attention was

@@ -10,7 +10,7 @@
 //! maps (each head, then the heads' mean), `[depth, patches, patches]` head-averaged maps of
 //! every patch, `[depth, heads]` distances in pixels.
 
-use crate::analysis::inference::Classification;
+use crate::analysis::inference::{self, Classification};
 use crate::analysis::insight;
 use crate::model::ModelConfig;
 
@@ -145,12 +145,7 @@ impl Reading {
 
     /// The most probable class.
     pub fn predicted(&self) -> usize {
-        self.probabilities
-            .iter()
-            .enumerate()
-            .max_by(|a, b| a.1.total_cmp(b.1))
-            .map(|(digit, _)| digit)
-            .unwrap_or(0)
+        inference::most_probable(&self.probabilities)
     }
 
     /// Whether the maps are of a model with `depth` layers of `heads` heads over a `grid ×

@@ -1,5 +1,5 @@
-//! A model on a device in the thread that holds it: the page's model on the CPU, or the GPU
-//! worker's on WebGPU. Both the page's engine and the GPU worker run it.
+//! A model on a device in the thread that holds it: a drawing worker's, on the CPU or on
+//! WebGPU (`drawing/worker.rs` runs it for both).
 
 use burn::tensor::Device;
 
@@ -22,7 +22,7 @@ pub enum ModelError {
     NoAttention,
 }
 
-/// A model on a device in this thread: the page's CPU model, or the GPU worker's model.
+/// A model on a device in this thread: a drawing worker's, on the CPU or on WebGPU.
 pub struct LocalModel {
     pub device: Device,
     pub model: Classifier,
