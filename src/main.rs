@@ -22,18 +22,22 @@ fn main() {
         vitlab::web::run_drawing_worker(vitlab::web::BackendKind::Cpu);
         return;
     }
-    // index.html's first screen, painted before this binary arrived, gives way to the app's
-    // own, laid out the same, in the same frame; its header stays, the app fills in where the
-    // model runs.
-    if let Some(document) = web_sys::window().and_then(|window| window.document()) {
-        if let Some(frame) = document.get_element_by_id(vitlab::ui::STATIC_FRAME) {
-            frame.remove();
+    // index.html's first screen gives way to the app's own, laid out the same, once the
+    // browser has painted it: on a fast load this binary can be ready before the first paint,
+    // and the page's largest paint would then wait for it. Its header stays; the app fills in
+    // where the model runs.
+    wasm_bindgen_futures::spawn_local(async {
+        vitlab::web::after_next_paint().await;
+        if let Some(document) = web_sys::window().and_then(|window| window.document()) {
+            if let Some(frame) = document.get_element_by_id(vitlab::ui::STATIC_FRAME) {
+                frame.remove();
+            }
+            if let Some(lines) = document.get_element_by_id(vitlab::ui::BACKEND_LINES) {
+                lines.set_text_content(None);
+            }
         }
-        if let Some(lines) = document.get_element_by_id(vitlab::ui::BACKEND_LINES) {
-            lines.set_text_content(None);
-        }
-    }
-    leptos::mount::mount_to_body(vitlab::ui::App);
+        leptos::mount::mount_to_body(vitlab::ui::App);
+    });
 }
 
 #[cfg(not(target_arch = "wasm32"))]

@@ -47,6 +47,24 @@ pub async fn when_idle(quiet_ms: u32) {
     }
 }
 
+/// Resolves once the browser has painted the page as it is now: after the next animation frame
+/// (which comes just before a paint) and a task after it. A hidden tab paints nothing and has
+/// no frames: there it waits `NO_FRAME_MS` at most.
+pub async fn after_next_paint() {
+    let Some(window) = web_sys::window() else {
+        return;
+    };
+    let frame = Promise::new(&mut |resolve, _| {
+        let _ = window.request_animation_frame(&resolve);
+    });
+    let frame = JsFuture::from(frame);
+    let _ = futures::future::select(frame, Box::pin(sleep_ms(NO_FRAME_MS))).await;
+    sleep_ms(0).await;
+}
+
+/// How long a page with no animation frames (a hidden tab) waits for one.
+const NO_FRAME_MS: u32 = 100;
+
 /// Stops watching when the wait is dropped (the component that waited is gone).
 struct Watch {
     observer: IntersectionObserver,

@@ -110,7 +110,7 @@ test("at every width from 320 to 2560 px, before a drawing, after one and while 
 function landmarks(page) {
   return page.evaluate(() =>
     Object.fromEntries(
-      ["header h1", ".tagline", ".model-source", ".lab .draw", ".lab .pad", ".lab .prediction", ".lab .heatmaps", ".heatmaps .stack", ".heatmaps .multiples"].map((selector) => {
+      ["header h1", ".tagline", ".model-source", ".lab .draw", ".lab .pad", ".lab .prediction", ".lab .heatmaps", ".heatmaps .stack", ".heatmaps .map-multiples"].map((selector) => {
         const node = document.querySelector(selector);
         if (!node) return [selector, null];
         const r = node.getBoundingClientRect();

@@ -2,8 +2,9 @@
 // desktop modes (not a test file: scripts/test.sh runs it, and so can anyone):
 //   (cd tests/e2e && npm ci && node lighthouse.mjs [--runs 3] [--modes mobile,desktop] [--dist DIR])
 // Prints each run's four category scores and its FCP, LCP, TBT, CLS, TTI, speed index and
-// bytes, then the median of each figure per mode. With --gate it exits 1 when CLS is above 0.1
-// or mobile TBT above 600 ms (margins for a noisy 2-core machine; the goal is far below). The
+// bytes, then the median of each figure per mode. With --gate it exits 1 when any run's CLS is
+// above 0.1 or the runs' median mobile TBT is above 600 ms (margins for a noisy 2-core machine,
+// where one run's TBT can be twice another's; the goal is far below). The
 // reports are written to tests/e2e/output/ as JSON for a closer look (layout shifts, long tasks,
 // every request).
 import { mkdir, writeFile } from "node:fs/promises";
@@ -87,9 +88,8 @@ try {
     console.log(JSON.stringify({ mode, median_of: runs.length, ...summary }));
     const worstCls = Math.max(...runs.map((r) => r.cls));
     if (worstCls > MAX_CLS) failures.push(`${mode}: CLS ${worstCls} > ${MAX_CLS}`);
-    if (mode === "mobile") {
-      const worstTbt = Math.max(...runs.map((r) => r.tbt_ms));
-      if (worstTbt > MAX_MOBILE_TBT_MS) failures.push(`mobile: TBT ${worstTbt} ms > ${MAX_MOBILE_TBT_MS} ms`);
+    if (mode === "mobile" && summary.tbt_ms > MAX_MOBILE_TBT_MS) {
+      failures.push(`mobile: median TBT ${summary.tbt_ms} ms > ${MAX_MOBILE_TBT_MS} ms`);
     }
   }
 } finally {

@@ -24,6 +24,9 @@ export async function appFirstScreen(page, url) {
   });
   return page.evaluate(() => {
     const copy = document.querySelector("main").cloneNode(true);
+    // The maps of every layer come a task after the app's first screen, in the room their
+    // container keeps for them: the frame keeps the room, and is that much lighter to lay out.
+    copy.querySelectorAll(".map-multiples").forEach((node) => node.replaceChildren());
     const walker = document.createTreeWalker(copy, NodeFilter.SHOW_COMMENT);
     const comments = [];
     while (walker.nextNode()) comments.push(walker.currentNode);

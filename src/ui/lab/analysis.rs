@@ -11,6 +11,7 @@ use crate::ui::widgets::{
     HeatCanvas, KeyEntry, Palette, SaveFailed, Sheet, SheetButtons, Tile, offer_download,
     offer_svg_png,
 };
+use crate::web;
 
 /// Fig. 7 of the paper, live: position-embedding similarity, patch-filter components, and
 /// mean attention distance per head against depth.
@@ -28,13 +29,22 @@ pub fn AnalysisView(
 ) -> impl IntoView {
     let patches = grid * grid;
     let similarity = insight.position_similarity.clone();
-    let position_grid = (0..patches)
+    // Its grid of maps is built a task after the card, in the room kept for it.
+    let grid_built = RwSignal::new(false);
+    spawn_local(async move {
+        web::sleep_ms(0).await;
+        grid_built.set(true);
+    });
+    let grid_side = grid * 28 + grid.saturating_sub(1) * 2;
+    let position_grid = move || {
+        (0..patches)
         .map(|patch| {
             let row = similarity[patch * patches..(patch + 1) * patches].to_vec();
             let title = patch_name(patch, grid);
             view! { <HeatCanvas values=Signal::stored(row) grid=grid size=28 palette=Palette::HeatFixed(-1.0, 1.0) title=title /> }
         })
-        .collect_view();
+        .collect_view()
+    };
     let filters = insight
         .filter_components
         .iter()
@@ -101,7 +111,9 @@ pub fn AnalysisView(
                 <h3>"Position embedding similarity"</h3>
                 <p class="hint">"Cosine similarity of each patch's learned position embedding with every other's (the paper's Fig. 7, centre): neighbours come out alike, rows and columns show."</p>
                 <SheetButtons sheet=similarity_sheet name="position-similarity" />
-                <div class="grid-of-grids" style=format!("grid-template-columns: repeat({grid}, auto)")>{position_grid}</div>
+                <div class="grid-of-grids" style=format!("grid-template-columns: repeat({grid}, auto); min-height: {grid_side}px")>
+                    {move || grid_built.get().then(&position_grid)}
+                </div>
             </section>
             <section>
                 <h3>"Patch-embedding filters"</h3>

@@ -74,10 +74,21 @@ pub fn AttentionView(
     /// The map shown large; kept by the page, so a link can set it and share it.
     choice: RwSignal<MapChoice>,
 ) -> impl IntoView {
+    // The page's first paint holds the card; the maps of every layer follow a task later, so
+    // that neither part holds the page for long.
+    let table_built = RwSignal::new(false);
+    spawn_local(async move {
+        web::sleep_ms(0).await;
+        table_built.set(true);
+    });
     view! {
         <div class="attention">
             <LargeMap result=result input=input grid=grid depth=depth choice=choice />
-            <MapMultiples result=result grid=grid depth=depth heads=heads choice=choice />
+            // Built a task after the rest of the card, in the room kept for it (its buttons,
+            // a row of 56 px per layer, the rollout's button).
+            <div class="map-multiples" style=format!("min-height: {}px", 78 + 56 * depth)>
+                {move || table_built.get().then(|| view! { <MapMultiples result=result grid=grid depth=depth heads=heads choice=choice /> })}
+            </div>
         </div>
     }
 }
@@ -269,7 +280,6 @@ fn MapMultiples(
         })
     });
     view! {
-        <div class="map-multiples">
         <SheetButtons sheet=sheet name="attention-maps" ready=Signal::derive(move || result.with(Option::is_some)) />
         <div class="multiples scroll-x" tabindex="0" role="region" aria-label="every layer's and head's map">
             <table>
@@ -298,7 +308,6 @@ fn MapMultiples(
             <button class="rollout" class:selected=move || choice.get() == MapChoice::Rollout on:click=move |_| choice.set(MapChoice::Rollout)>
                 "Attention rollout"
             </button>
-        </div>
         </div>
     }
 }

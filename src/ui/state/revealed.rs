@@ -14,18 +14,22 @@ pub enum Below {
     Occlusion,
     InsideTheModel,
     InductiveBias,
+    /// The training panel's plan and controls.
     Training,
+    /// The training panel's figures and reports, below its controls.
+    TrainingReports,
     Runs,
     Footer,
 }
 
 impl Below {
-    const ALL: [Below; 7] = [
+    const ALL: [Below; 8] = [
         Below::Explanations,
         Below::Occlusion,
         Below::InsideTheModel,
         Below::InductiveBias,
         Below::Training,
+        Below::TrainingReports,
         Below::Runs,
         Below::Footer,
     ];
