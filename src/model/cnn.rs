@@ -13,6 +13,7 @@ use burn::nn::{Dropout, DropoutConfig, Linear, LinearConfig, PaddingConfig2d};
 use burn::tensor::activation::relu;
 use burn::tensor::{Device, Tensor};
 
+use super::randomness::exclusive;
 use super::{ConfigError, dropout, fused};
 
 /// Everything that defines the CNN's shape. The defaults are `tools/seed_cnn.py`'s model.
@@ -125,21 +126,18 @@ impl CnnConfig {
         }
         let pad = self.kernel_size / 2;
         let inputs = std::iter::once(self.channels).chain(self.widths.iter().copied());
-        let convs = inputs
-            .zip(&self.widths)
-            .map(|(input, &output)| {
-                Conv2dConfig::new([input, output], [self.kernel_size; 2])
-                    .with_padding(PaddingConfig2d::Explicit(pad, pad, pad, pad))
-                    .init(device)
-            })
-            .collect();
-        ConvNet {
-            convs,
+        let convs = inputs.zip(&self.widths).map(|(input, &output)| {
+            Conv2dConfig::new([input, output], [self.kernel_size; 2])
+                .with_padding(PaddingConfig2d::Explicit(pad, pad, pad, pad))
+                .init(device)
+        });
+        exclusive(|| ConvNet {
+            convs: convs.collect(),
             pool: MaxPool2dConfig::new([2, 2]).init(),
             fc: LinearConfig::new(self.flat_features(), self.hidden).init(device),
             dropout: DropoutConfig::new(self.dropout).init(),
             head: LinearConfig::new(self.hidden, self.num_classes).init(device),
-        }
+        })
     }
 }
 

@@ -1,6 +1,7 @@
 use burn::config::Config;
 
 use super::VisionTransformer;
+use super::randomness::exclusive;
 use burn::tensor::Device;
 
 /// Everything that defines a ViT's shape. The defaults are the seed's PyTorch model.
@@ -172,6 +173,6 @@ impl VitConfig {
         if let Err(error) = self.validate() {
             panic!("invalid ViT config: {error}");
         }
-        VisionTransformer::new(self, device)
+        exclusive(|| VisionTransformer::new(self, device))
     }
 }

@@ -28,10 +28,8 @@ thread_local! {
     static NEXT_MASK_STREAM: Cell<u64> = const { Cell::new(0x9e37_79b9_7f4a_7c15) };
 }
 
-/// Seeds every random draw of a run: Burn's (initialisation, device-side dropout) and the
-/// CPU dropout masks.
-pub fn seed_randomness(device: &Device, seed: u64) {
-    device.seed(seed);
+/// Starts this thread's CPU dropout masks at the first stream a run seeded with `seed` draws.
+pub(super) fn seed_masks(seed: u64) {
     NEXT_MASK_STREAM.set(mask_stream(seed));
 }
 

@@ -13,6 +13,7 @@ mod cost;
 mod dropout;
 mod fused;
 mod patch_embed;
+mod randomness;
 mod thread_setting;
 mod vit;
 
@@ -22,7 +23,8 @@ pub use classifier::{Architecture, Classifier, ModelConfig};
 pub use cnn::{CnnConfig, ConvNet, FIRST_CONV_WEIGHT, MAX_CONV_LAYERS};
 pub use config::{ConfigError, Preset, VitConfig};
 pub use cost::{Budget, CostError, ModelCost};
-pub use dropout::{bernoulli_mask, dropout, kernel_dropout, seed_randomness, with_mask_stream};
+pub use dropout::{bernoulli_mask, dropout, kernel_dropout, with_mask_stream};
 pub use fused::{CpuKernels, fast_math};
 pub use patch_embed::PatchEmbedding;
+pub use randomness::{seed_randomness, seeded};
 pub use vit::{VisionTransformer, VitOutput};

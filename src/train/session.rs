@@ -13,7 +13,7 @@ use super::{
     StepReport, Teacher, TestReport, Trainer, TrainingPlan, test_report,
 };
 use crate::data::{Augmentation, Batch, MnistSet};
-use crate::model::{Budget, Classifier, seed_randomness};
+use crate::model::{Budget, Classifier, seed_randomness, seeded};
 use crate::rng::SplitMix64;
 
 /// Why training stopped on its own.
@@ -93,8 +93,7 @@ impl Session {
         budget: &Budget,
     ) -> Result<Self, PlanError> {
         plan.validate_within(budget)?;
-        seed_randomness(device, plan.seed);
-        let model = plan.config.init(device);
+        let model = seeded(device, plan.seed, || plan.config.init(device));
         Self::from_model(plan, train_items, model, device)
     }
 

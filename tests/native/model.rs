@@ -4,7 +4,7 @@ use burn::tensor::Tensor;
 use burn::tensor::activation::softmax;
 use burn::tensor::{Device, Distribution, Tolerance};
 use vitlab::model::{
-    ConfigError, VitConfig, attention_softmax, bernoulli_mask, dropout, seed_randomness,
+    ConfigError, VitConfig, attention_softmax, bernoulli_mask, dropout, seed_randomness, seeded,
 };
 
 use crate::{device, sample_images, to_vec};
@@ -114,6 +114,43 @@ fn invalid_configs_are_named() {
     );
 }
 
+/// Burn's generator is the process's: a seeded initialisation must be the seed's however
+/// many other threads initialise models or seed meanwhile (two sessions of one test once
+/// started from different weights on CI).
+#[test]
+fn a_seeded_initialisation_is_the_seed_s_whatever_other_threads_draw() {
+    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+    let config = VitConfig::seed().with_depth(1).with_dim(16).with_heads(2);
+    let first_weights = |model: &vitlab::model::VisionTransformer| {
+        to_vec(model.head.weight.val().flatten::<1>(0, 1))
+    };
+    let device = device();
+    let (done, drawing) = (AtomicBool::new(false), AtomicUsize::new(0));
+    std::thread::scope(|scope| {
+        for other_seed in 0..3 {
+            let (config, device, done, drawing) = (&config, &device, &done, &drawing);
+            scope.spawn(move || {
+                drawing.fetch_add(1, Ordering::Relaxed);
+                while !done.load(Ordering::Relaxed) {
+                    seed_randomness(device, other_seed);
+                    let _ = config.init(device);
+                }
+            });
+        }
+        while drawing.load(Ordering::Relaxed) < 3 {
+            std::thread::yield_now();
+        }
+        let draws: Vec<Vec<f32>> = (0..20)
+            .map(|_| seeded(&device, 42, || first_weights(&config.init(&device))))
+            .collect();
+        done.store(true, Ordering::Relaxed);
+        assert!(
+            draws.windows(2).all(|pair| pair[0] == pair[1]),
+            "every initialisation seeded with 42 drew the same weights"
+        );
+    });
+}
+
 #[test]
 fn dropout_masks_keep_the_asked_share_scaled_and_repeat_per_stream() {
     let keep = 0.9;
@@ -174,7 +211,10 @@ fn cpu_dropout_applies_only_in_training_and_its_gradient_is_the_mask() {
 
 #[test]
 fn small_attention_softmax_equals_the_fused_one() {
-    let scores = Tensor::<4>::random([2, 3, 5, 7], Distribution::Normal(0.0, 4.0), &device());
+    let device = device();
+    let scores = seeded(&device, 2, || {
+        Tensor::<4>::random([2, 3, 5, 7], Distribution::Normal(0.0, 4.0), &device)
+    });
     let composed = attention_softmax(scores.clone()).into_data();
     let fused = softmax(scores, 3).into_data();
     composed.assert_approx_eq::<f32>(&fused, Tolerance::absolute(1e-6));
@@ -184,8 +224,12 @@ fn small_attention_softmax_equals_the_fused_one() {
 fn small_attention_softmax_has_the_fused_gradient() {
     let training_device: Device = device().autodiff();
     let shape = [1, 2, 4, 6];
-    let scores = Tensor::<4>::random(shape, Distribution::Normal(0.0, 3.0), &training_device);
-    let weights = Tensor::<4>::random(shape, Distribution::Normal(0.0, 1.0), &training_device);
+    let (scores, weights) = seeded(&training_device, 2, || {
+        (
+            Tensor::<4>::random(shape, Distribution::Normal(0.0, 3.0), &training_device),
+            Tensor::<4>::random(shape, Distribution::Normal(0.0, 1.0), &training_device),
+        )
+    });
     let gradient = |softmax_of: &dyn Fn(Tensor<4>) -> Tensor<4>| {
         let input = scores.clone().detach().require_grad();
         let loss = (softmax_of(input.clone()) * weights.clone()).sum();

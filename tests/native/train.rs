@@ -180,12 +180,14 @@ fn the_gpu_optimiser_kernel_takes_burns_adamw_steps() {
     use vitlab::train::FusedAdamW;
 
     let cpu = device();
-    cpu.seed(5);
     let normal = Distribution::Normal(0.0, 1.0);
-    let start = to_vec(Tensor::<1>::random([4096], normal, &cpu));
-    let gradients: Vec<Vec<f32>> = (0..3)
-        .map(|_| to_vec(Tensor::<1>::random([4096], normal, &cpu)))
-        .collect();
+    let (start, gradients) = vitlab::model::seeded(&cpu, 5, || {
+        let start = to_vec(Tensor::<1>::random([4096], normal, &cpu));
+        let gradients: Vec<Vec<f32>> = (0..3)
+            .map(|_| to_vec(Tensor::<1>::random([4096], normal, &cpu)))
+            .collect();
+        (start, gradients)
+    });
     let optimizer = FusedAdamW::new(&OptimizerSettings {
         weight_decay: 0.05,
         label_smoothing: 0.0,
