@@ -24,9 +24,9 @@ export async function appFirstScreen(page, url) {
   });
   return page.evaluate(() => {
     const copy = document.querySelector("main").cloneNode(true);
-    // The maps of every layer come a task after the app's first screen, in the room their
-    // container keeps for them: the frame keeps the room, and is that much lighter to lay out.
-    copy.querySelectorAll(".map-multiples").forEach((node) => node.replaceChildren());
+    // The maps of every layer come a task after the app's first screen: the frame keeps their
+    // table, which gives the room its width and height, and leaves out the maps themselves.
+    copy.querySelectorAll(".map-multiples canvas").forEach((node) => node.remove());
     const walker = document.createTreeWalker(copy, NodeFilter.SHOW_COMMENT);
     const comments = [];
     while (walker.nextNode()) comments.push(walker.currentNode);
