@@ -34,6 +34,13 @@ echo "page (wasm + js + css): $(size dist/vitlab-*.wasm dist/vitlab-*.js dist/*.
 echo "drawing worker's script (it runs the page's own wasm): $(size dist/drawer.js)"
 echo "worker, fetched on Train, for WebGPU or to explain (wasm + js): $(size dist/worker*.wasm dist/worker*.js)"
 
+step "Lighthouse 12 (the release build served as static hosts serve it): fails on CLS > 0.1 or a median mobile TBT > 600 ms"
+# Here, on a machine the builds have just left quiet: run after the end-to-end tests, the same
+# build measured 795 ms median mobile TBT where it measures 445-530 alone. Five mobile runs:
+# the median of three still swung by 250 ms.
+(cd tests/e2e && npm ci --no-audit --no-fund --loglevel=error \
+  && node lighthouse.mjs --gate --modes mobile --runs 5 && node lighthouse.mjs --gate --modes desktop --runs 1)
+
 step "browser tests (headless Chromium, WebGPU on SwiftShader and the CPU backend)"
 export CHROMEDRIVER="${CHROMEDRIVER:-$(command -v chromedriver)}"
 export WASM_BINDGEN_TEST_TIMEOUT="${WASM_BINDGEN_TEST_TIMEOUT:-180}"
@@ -44,9 +51,6 @@ cargo test --profile web --target wasm32-unknown-unknown --features gpu --test w
 step "end-to-end tests (playwright-core driving Debian's Chromium, puppeteer-core its Firefox ESR, on the release build)"
 # `npm test` runs every *.test.mjs, firefox.test.mjs with them; CHROMIUM and FIREFOX override
 # the browsers' paths.
-(cd tests/e2e && npm ci --no-audit --no-fund --loglevel=error && npm test)
-
-step "Lighthouse 12 (the release build served as static hosts serve it): fails on CLS > 0.1 or a median mobile TBT > 600 ms"
-(cd tests/e2e && node lighthouse.mjs --gate --modes mobile --runs 3 && node lighthouse.mjs --gate --modes desktop --runs 1)
+(cd tests/e2e && npm test)
 
 step "all checks passed"

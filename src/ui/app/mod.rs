@@ -41,9 +41,22 @@ pub fn App() -> impl IntoView {
     provide_context(app);
     provide_context(app.lab());
     let offline = RwSignal::new(Offline::Preparing);
+    let first_screen_end = NodeRef::<leptos::html::Div>::new();
     spawn_local(async move {
+        // A task after the mount: starting the drawing worker and the weights' fetch is not
+        // added to the mount's, the longest task of the first load.
+        web::sleep_ms(0).await;
         let weights = start::start(app, weights_url).await;
-        // The model is in, or start-up gave up: the rest of the page comes in below.
+        // The model is in, or start-up gave up: the rest of the page comes in below once the
+        // visitor heads for it or the page has been quiet a while, never beside the first load.
+        let headed_below = async move {
+            match first_screen_end.get_untracked() {
+                Some(edge) => web::when_visible(&edge).await,
+                None => std::future::pending().await,
+            }
+        };
+        let quiet = web::when_idle(REVEAL_QUIET_MS);
+        futures::future::select(Box::pin(headed_below), Box::pin(quiet)).await;
         app.revealed.reveal_all().await;
         if let Some(weights) = weights {
             spawn_local(start::time_webgpu(app, weights));
@@ -67,6 +80,7 @@ pub fn App() -> impl IntoView {
         <ErrorBanner error=app.error />
         <ModelChoice />
         <Lab />
+        <div class="first-screen-end" node_ref=first_screen_end aria-hidden="true"></div>
         {move || bias.get().then(|| view! { <InductiveBias /> })}
         {move || training.get().then(|| view! { <TrainingPanel initial_plan=initial_plan.get_value() /> })}
         {move || runs.get().then(|| view! { <RunsPanel /> })}
@@ -83,3 +97,9 @@ pub fn App() -> impl IntoView {
 /// How long the page stays quiet after it has loaded before the service worker keeps its
 /// files for offline use (the page's and both workers', about 4 MB).
 const OFFLINE_QUIET_MS: u32 = 5_000;
+
+/// How long the page stays quiet after the model is in before the parts below the first screen
+/// come in unasked: building them is most of the first load's main-thread work (Lighthouse's
+/// mobile TBT 450-930 ms with them at once, on this machine), and a visitor who scrolls gets
+/// them at once.
+const REVEAL_QUIET_MS: u32 = 3_000;
