@@ -47,6 +47,19 @@ pub async fn when_idle(quiet_ms: u32) {
     }
 }
 
+/// Resolves at the first key pressed anywhere in the page (a visitor on the keyboard is on
+/// the way through it).
+pub async fn when_key_pressed() {
+    let Some(document) = web_sys::window().and_then(|window| window.document()) else {
+        return;
+    };
+    let (pressed, press) = oneshot::channel::<()>();
+    let _listening = gloo_events::EventListener::once(&document, "keydown", move |_| {
+        let _ = pressed.send(());
+    });
+    let _ = press.await;
+}
+
 /// Resolves once the browser has painted the page as it is now: after the next animation frame
 /// (which comes just before a paint) and a task after it. A hidden tab paints nothing and has
 /// no frames: there it waits `NO_FRAME_MS` at most.

@@ -46,7 +46,7 @@ pub use fetch::{FetchError, MAX_FETCH_BYTES, fetch_bytes, within};
 pub use global::{describe, now_ms, report_rejections_as_errors, sleep_ms};
 #[cfg(feature = "train")]
 pub use helper::run_helper_worker;
-pub use idle::{after_next_paint, when_idle, when_visible};
+pub use idle::{after_next_paint, when_idle, when_key_pressed, when_visible};
 pub use link::{DRAWER_SCRIPT, LinkError, WORKER_SCRIPT, WorkerRole};
 pub use local_model::{LocalModel, ModelError};
 pub use offline::{OfflineError, keep_for_offline};

@@ -63,7 +63,10 @@ export class FirefoxLab {
   async number(id) {
     return Number.parseFloat((await this.text(id) ?? "").replace("%", ""));
   }
+  /** Clicks the element once it is there (the parts below the first screen come a little after
+   * the model), as playwright's locators wait. */
   async click(id) {
+    await this.waitFor(id);
     await this.page.click(selector(id));
   }
   async backend() {

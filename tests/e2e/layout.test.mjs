@@ -144,3 +144,28 @@ test("index.html's static first screen, painted before the app arrives, lays out
     await staticContext.close();
   }
 });
+
+test("the first load builds the first screen only: the rest comes at once when the visitor scrolls toward it, or after the page has been quiet", async () => {
+  const context = await app.browser.newContext({ viewport: { width: 390, height: 800 } });
+  const lab = new LabPage(await context.newPage());
+  await lab.open(`${app.server.url}?backend=cpu`);
+  const built = () => lab.page.evaluate(() => ({
+    explanations: !!document.querySelector('[data-testid="explanations"]'),
+    training: !!document.querySelector('[data-testid="train-button"]'),
+  }));
+  assert.deepEqual(await built(), { explanations: false, training: false }, "nothing below the first screen right after the model is in");
+  const scrolled = Date.now();
+  await lab.page.mouse.wheel(0, 2000);
+  await until(built, (parts) => parts.explanations && parts.training, { what: "the parts below, after a scroll", timeout: 60_000 });
+  // The quiet path waits 3 s after the model is in: coming sooner, they came for the scroll.
+  assert.ok(Date.now() - scrolled < 2_500, `the parts below took ${Date.now() - scrolled} ms after the scroll`);
+  await context.close();
+
+  // Never scrolled: they come anyway once the page has been quiet, for a reader or a keyboard.
+  const still = await app.browser.newContext({ viewport: { width: 390, height: 800 } });
+  const quiet = new LabPage(await still.newPage());
+  await quiet.open(`${app.server.url}?backend=cpu`);
+  await quiet.byTestId("train-button").waitFor({ state: "attached", timeout: 60_000 });
+  assert.equal(await quiet.page.evaluate(() => window.scrollY), 0, "nobody scrolled");
+  await still.close();
+});

@@ -48,15 +48,22 @@ pub fn App() -> impl IntoView {
         web::sleep_ms(0).await;
         let weights = start::start(app, weights_url).await;
         // The model is in, or start-up gave up: the rest of the page comes in below once the
-        // visitor heads for it or the page has been quiet a while, never beside the first load.
+        // visitor heads for it (scrolls toward it, or takes to the keyboard, whose Tab must
+        // reach it) or the page has been quiet a while, never beside the first load.
         let headed_below = async move {
             match first_screen_end.get_untracked() {
                 Some(edge) => web::when_visible(&edge).await,
                 None => std::future::pending().await,
             }
         };
+        let keyboard = web::when_key_pressed();
         let quiet = web::when_idle(REVEAL_QUIET_MS);
-        futures::future::select(Box::pin(headed_below), Box::pin(quiet)).await;
+        futures::future::select_all([
+            Box::pin(headed_below) as std::pin::Pin<Box<dyn std::future::Future<Output = ()>>>,
+            Box::pin(keyboard),
+            Box::pin(quiet),
+        ])
+        .await;
         app.revealed.reveal_all().await;
         if let Some(weights) = weights {
             spawn_local(start::time_webgpu(app, weights));

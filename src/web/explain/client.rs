@@ -67,19 +67,11 @@ impl ExplainingWorker {
         class: Option<u8>,
     ) -> Result<Explanation, AskError> {
         let make = |id| ToExplainer::Explain { id, backend, class };
-        let bytes = images_to_bytes(std::slice::from_ref(image));
-        self.0
-            .ask(
-                make,
-                bytes,
-                EXPLAIN_DEADLINE_MS,
-                "an image to explain",
-                |answer, _| match answer {
-                    FromExplainer::Explained { explanation, .. } => Ok(explanation),
-                    other => Err(other),
-                },
-            )
-            .await
+        self.ask_about(image, make, "an image to explain", |answer| match answer {
+            FromExplainer::Explained { explanation, .. } => Ok(explanation),
+            other => Err(other),
+        })
+        .await
     }
 
     /// The ViT's and the CNN's probabilities for `image` with the patches in `hidden`
@@ -95,18 +87,32 @@ impl ExplainingWorker {
             backend,
             hidden,
         };
+        self.ask_about(
+            image,
+            make,
+            "an image to compare on",
+            |answer| match answer {
+                FromExplainer::Compared { comparison, .. } => Ok(comparison),
+                other => Err(other),
+            },
+        )
+        .await
+    }
+
+    /// One request about one image (its pixels travel as the request's bytes), answered with
+    /// what `pick` takes out of the worker's answer.
+    async fn ask_about<T>(
+        &self,
+        image: &[u8; IMAGE_PIXELS],
+        make: impl FnOnce(u32) -> ToExplainer,
+        what: &'static str,
+        pick: impl FnOnce(FromExplainer) -> Result<T, FromExplainer>,
+    ) -> Result<T, AskError> {
         let bytes = images_to_bytes(std::slice::from_ref(image));
         self.0
-            .ask(
-                make,
-                bytes,
-                EXPLAIN_DEADLINE_MS,
-                "an image to compare on",
-                |answer, _| match answer {
-                    FromExplainer::Compared { comparison, .. } => Ok(comparison),
-                    other => Err(other),
-                },
-            )
+            .ask(make, bytes, EXPLAIN_DEADLINE_MS, what, |answer, _| {
+                pick(answer)
+            })
             .await
     }
 
