@@ -11,6 +11,7 @@ mod model_choice;
 mod offline_note;
 mod start;
 
+use futures::FutureExt;
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 
@@ -59,9 +60,9 @@ pub fn App() -> impl IntoView {
         let keyboard = web::when_key_pressed();
         let quiet = web::when_idle(REVEAL_QUIET_MS);
         futures::future::select_all([
-            Box::pin(headed_below) as std::pin::Pin<Box<dyn std::future::Future<Output = ()>>>,
-            Box::pin(keyboard),
-            Box::pin(quiet),
+            headed_below.boxed_local(),
+            keyboard.boxed_local(),
+            quiet.boxed_local(),
         ])
         .await;
         app.revealed.reveal_all().await;

@@ -1,5 +1,6 @@
-//! The parts of the page below its first screen come in one at a time once the model is in:
-//! each in a task of its own, so that building none of them blocks the page for long (a phone
+//! The parts of the page below its first screen come in one at a time once they are called for
+//! (`ui/app` says when: the visitor heads for them, or the page has been quiet): each in a task
+//! of its own, so that building none of them blocks the page for long (a phone
 //! builds the whole page in half a second), and top to bottom, so that none moves another.
 
 use leptos::prelude::*;
