@@ -9,6 +9,7 @@ pub mod model;
 pub mod protocol;
 pub mod rng;
 pub mod run_record;
+pub mod run_store;
 pub mod run_view;
 pub mod share;
 pub mod shipped;

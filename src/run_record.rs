@@ -12,13 +12,18 @@ use crate::train::{History, TrainingPlan};
 
 /// Chart points a record keeps of each curve: enough to compare runs by eye.
 pub const KEPT_POINTS: usize = 300;
-/// Runs kept; the oldest go first.
-pub const MAX_RUNS: usize = 50;
+/// Runs the table reads back: far more than a person keeps, few enough to read at once.
+pub const MAX_RUNS: usize = 1_000;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RunRecord {
-    /// When it started, in milliseconds since 1970: unique enough in one browser.
+    /// Its name in the store, drawn at random (`run_store`); runs kept by pages before the
+    /// store were named by their start time.
     pub id: u64,
+    /// When it started, in milliseconds since 1970 (0 in records from before the store, whose
+    /// id is that time).
+    #[serde(default)]
+    pub started: u64,
     pub plan: TrainingPlan,
     pub backend: Option<BackendKind>,
     pub step: usize,
@@ -37,9 +42,10 @@ pub struct RunRecord {
 }
 
 impl RunRecord {
-    pub fn new(id: u64, plan: TrainingPlan) -> Self {
+    pub fn new(id: u64, plan: TrainingPlan, started: u64) -> Self {
         Self {
             id,
+            started,
             plan,
             backend: None,
             step: 0,
@@ -50,6 +56,15 @@ impl RunRecord {
             has_weights: false,
             has_checkpoint: false,
             timeline: Timeline::default(),
+        }
+    }
+
+    /// When it started, in milliseconds since 1970.
+    pub fn started_ms(&self) -> u64 {
+        if self.started == 0 {
+            self.id
+        } else {
+            self.started
         }
     }
 

@@ -19,6 +19,7 @@ mod protocol;
 mod reading;
 mod relevance;
 mod run_record;
+mod run_store;
 mod run_view;
 mod session;
 mod share;

@@ -36,7 +36,7 @@ fn a_record_keeps_the_best_and_last_test_and_a_thinned_history() {
             seconds: 1.0,
         });
     }
-    let mut record = RunRecord::new(1_764_000_000_000, TrainingPlan::seed());
+    let mut record = RunRecord::new(1_764_000_000_000, TrainingPlan::seed(), 1_764_000_000_000);
     record.update(&view);
     assert_eq!(record.backend, Some(BackendKind::Cpu));
     assert_eq!(record.best_test, Some(0.95));

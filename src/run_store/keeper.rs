@@ -1,0 +1,329 @@
+//! The one owner of the tab's current run: its id, its lock and where it stands. The page's
+//! training panel asks it to start, continue, keep, let go and delete runs; it writes the
+//! store, takes and lets go the lock and the tab's memory of its run, so that none of them
+//! can disagree with the others.
+
+use std::cell::RefCell;
+use std::rc::Rc;
+
+use super::{HeldElsewhere, Keeping, RunId, RunLocks, RunStore, StoreError, TabMemory, short_name};
+use crate::run_record::RunRecord;
+
+/// Draws of a fresh id before a start gives up (each draw collides with odds of 2^-53 per
+/// kept run: a second draw is already a sign of a broken generator).
+const DRAWS: usize = 4;
+
+/// Where the current run stands, as far as keeping it goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Status {
+    /// Started, continued or resumed: its lock is held.
+    Training,
+    /// Its pause is kept; its lock is still held (Resume goes on here).
+    Paused,
+    /// Stopped or finished and kept: its lock is let go; Resume takes it again.
+    Ended,
+}
+
+/// How a run came to rest, with the checkpoint that says so.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Rest {
+    Paused,
+    Stopped,
+    Finished,
+}
+
+/// The tab's current run.
+#[derive(Debug)]
+pub struct Current<H> {
+    pub id: RunId,
+    pub status: Status,
+    /// Its record as the page last kept it.
+    pub record: RunRecord,
+    /// Whether the store holds it (a store that refused its start keeps nothing of it).
+    pub kept: bool,
+    hold: Option<H>,
+}
+
+/// Why the keeper did not do what it was asked.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum KeeperError {
+    #[error(transparent)]
+    HeldElsewhere(#[from] HeldElsewhere),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error("no free run id could be drawn")]
+    NoFreeId,
+    #[error("run {} is no longer kept in this browser", short_name(*.0))]
+    NotKept(RunId),
+}
+
+/// The tab's run keeping: a store, the locks, the tab's memory and the current run.
+pub struct Keeper<S, L: RunLocks, T> {
+    store: S,
+    locks: L,
+    tab: T,
+    draw: Rc<dyn Fn() -> RunId>,
+    current: Rc<RefCell<Option<Current<L::Hold>>>>,
+}
+
+impl<S: Clone, L: RunLocks + Clone, T: Clone> Clone for Keeper<S, L, T> {
+    fn clone(&self) -> Self {
+        Self {
+            store: self.store.clone(),
+            locks: self.locks.clone(),
+            tab: self.tab.clone(),
+            draw: self.draw.clone(),
+            current: self.current.clone(),
+        }
+    }
+}
+
+impl<S: RunStore, L: RunLocks, T: TabMemory> Keeper<S, L, T> {
+    /// `draw` gives a fresh random id at each call.
+    pub fn new(store: S, locks: L, tab: T, draw: impl Fn() -> RunId + 'static) -> Self {
+        Self {
+            store,
+            locks,
+            tab,
+            draw: Rc::new(draw),
+            current: Rc::new(RefCell::new(None)),
+        }
+    }
+
+    pub fn store(&self) -> &S {
+        &self.store
+    }
+
+    /// The current run's id.
+    pub fn current_id(&self) -> Option<RunId> {
+        self.current.borrow().as_ref().map(|c| c.id)
+    }
+
+    pub fn status(&self) -> Option<Status> {
+        self.current.borrow().as_ref().map(|c| c.status)
+    }
+
+    /// Whether this tab holds the current run's lock.
+    pub fn holds_lock(&self) -> bool {
+        self.current
+            .borrow()
+            .as_ref()
+            .is_some_and(|c| c.hold.is_some())
+    }
+
+    /// The current run's record as last kept.
+    pub fn record(&self) -> Option<RunRecord> {
+        self.current.borrow().as_ref().map(|c| c.record.clone())
+    }
+
+    /// The run this tab had before a reload, if the store still keeps it: the page offers
+    /// to continue it. One that was deleted meanwhile is forgotten.
+    pub async fn offered(&self) -> Option<RunRecord> {
+        let id = self.tab.run()?;
+        match self.store.record(id).await {
+            Ok(Some(record)) => Some(record),
+            Ok(None) => {
+                self.tab.forget_run();
+                None
+            }
+            Err(_) => None,
+        }
+    }
+
+    /// A new run, under a fresh id, with the record `make` gives for it (and the checkpoint
+    /// it starts from, for a run file): in the store, in the tab's memory and locked before
+    /// its first step. A store that refuses says why beside the id; the run goes on unkept.
+    pub async fn start(
+        &self,
+        make: impl Fn(RunId) -> RunRecord,
+        checkpoint: Option<Vec<u8>>,
+    ) -> Result<(RunId, Option<StoreError>), KeeperError> {
+        self.let_go();
+        for _ in 0..DRAWS {
+            let id = (self.draw)();
+            let Ok(hold) = self.locks.hold(id).await else {
+                continue;
+            };
+            let record = make(id);
+            let unkept = match self.store.create(record.clone(), checkpoint.clone()).await {
+                Err(StoreError::Taken(_)) => continue,
+                result => result.err(),
+            };
+            if unkept.is_none() {
+                self.tab.set_run(id);
+            }
+            self.set_current(Current {
+                id,
+                status: Status::Training,
+                record,
+                kept: unkept.is_none(),
+                hold,
+            });
+            return Ok((id, unkept));
+        }
+        Err(KeeperError::NoFreeId)
+    }
+
+    /// Run `id` goes on in this tab: its lock (unless another tab holds it), its record and
+    /// its checkpoint if it has one (a run without one starts again from its plan, which its
+    /// seed makes the same as its step 0).
+    pub async fn continue_run(
+        &self,
+        id: RunId,
+    ) -> Result<(RunRecord, Option<Vec<u8>>), KeeperError> {
+        let own = self
+            .current
+            .borrow_mut()
+            .as_mut()
+            .filter(|c| c.id == id)
+            .and_then(|c| c.hold.take());
+        let hold = match own {
+            Some(hold) => Some(hold),
+            None => self.locks.hold(id).await?,
+        };
+        let record = self.store.record(id).await?;
+        let Some(record) = record else {
+            if self.tab.run() == Some(id) {
+                self.tab.forget_run();
+            }
+            return Err(KeeperError::NotKept(id));
+        };
+        let checkpoint = self.store.checkpoint(id).await?;
+        self.tab.set_run(id);
+        self.set_current(Current {
+            id,
+            status: Status::Training,
+            record: record.clone(),
+            kept: true,
+            hold,
+        });
+        Ok((record, checkpoint))
+    }
+
+    /// Keeps what the worker sent of run `run`: the record as `update` leaves it, and the
+    /// checkpoint and weights if they came. A rest (a pause, a stop, the end) counts once
+    /// it is kept; a stop or the end lets the lock go. Whether anything was written: nothing
+    /// is for a run this tab no longer has (let go, deleted, another one started). A run
+    /// deleted meanwhile (in another tab) is refused by the store and let go here.
+    pub async fn keep(
+        &self,
+        run: RunId,
+        update: impl FnOnce(&mut RunRecord),
+        (checkpoint, weights): (Option<Vec<u8>>, Option<Vec<u8>>),
+        rest: Option<Rest>,
+    ) -> Result<bool, KeeperError> {
+        let record = {
+            let mut current = self.current.borrow_mut();
+            let Some(current) = current.as_mut().filter(|c| c.id == run) else {
+                return Ok(false);
+            };
+            update(&mut current.record);
+            if !current.kept {
+                if let Some(rest) = rest {
+                    current.rest(rest);
+                }
+                return Ok(false);
+            }
+            current.record.clone()
+        };
+        let result = self
+            .store
+            .keep(Keeping {
+                record,
+                checkpoint,
+                weights,
+            })
+            .await;
+        let is_current = self.current_id() == Some(run);
+        if let Err(StoreError::Gone(_)) = result {
+            if is_current {
+                self.let_go();
+            }
+        } else if let (true, Some(rest)) = (is_current, rest) {
+            if let Some(current) = self.current.borrow_mut().as_mut() {
+                current.rest(rest);
+            }
+        }
+        result.map(|()| true).map_err(KeeperError::from)
+    }
+
+    /// Resume after a pause or a stop, once that rest is kept (before, the worker would
+    /// resume a run whose rest is still to come): a stopped run's lock is taken again first.
+    /// Whether the run may go on.
+    pub async fn go_on(&self) -> Result<bool, KeeperError> {
+        let Some((id, status)) = self.current.borrow().as_ref().map(|c| (c.id, c.status)) else {
+            return Ok(true);
+        };
+        let hold = match status {
+            Status::Training => return Ok(false),
+            Status::Paused => None,
+            Status::Ended => self.locks.hold(id).await?,
+        };
+        if let Some(current) = self.current.borrow_mut().as_mut().filter(|c| c.id == id) {
+            current.status = Status::Training;
+            if hold.is_some() {
+                current.hold = hold;
+            }
+        }
+        Ok(true)
+    }
+
+    /// The tab lets its run go (Reset): it stays in the store, to be continued from there.
+    pub fn let_go(&self) {
+        let gone = self.current.borrow_mut().take();
+        self.tab.forget_run();
+        drop(gone);
+    }
+
+    /// Deletes run `id`: its record, checkpoint and weights together. Refused while another
+    /// tab trains it. Whether it was this tab's current run (its training stops with it).
+    pub async fn delete(&self, id: RunId) -> Result<bool, KeeperError> {
+        let held_here = self
+            .current
+            .borrow()
+            .as_ref()
+            .is_some_and(|c| c.id == id && c.hold.is_some());
+        // A run this tab does not hold is borrowed for the delete: refused if another tab
+        // trains it (its saves would find it gone).
+        let borrowed = if held_here {
+            None
+        } else {
+            Some(self.locks.hold(id).await?)
+        };
+        let ours = self.current_id() == Some(id);
+        if ours {
+            self.let_go();
+        } else if self.tab.run() == Some(id) {
+            self.tab.forget_run();
+        }
+        let deleted = self.store.delete(id).await;
+        drop(borrowed);
+        deleted?;
+        Ok(ours)
+    }
+
+    /// The tab's run cannot be resumed: its checkpoint goes, its record and weights stay.
+    pub async fn forget_checkpoint(&self, id: RunId) -> Result<(), KeeperError> {
+        if self.tab.run() == Some(id) && self.current_id() != Some(id) {
+            self.tab.forget_run();
+        }
+        Ok(self.store.forget_checkpoint(id).await?)
+    }
+
+    fn set_current(&self, current: Current<L::Hold>) {
+        let old = self.current.borrow_mut().replace(current);
+        drop(old);
+    }
+}
+
+impl<H> Current<H> {
+    fn rest(&mut self, rest: Rest) {
+        match rest {
+            Rest::Paused => self.status = Status::Paused,
+            Rest::Stopped | Rest::Finished => {
+                self.status = Status::Ended;
+                self.hold = None;
+            }
+        }
+    }
+}

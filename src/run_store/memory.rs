@@ -1,0 +1,179 @@
+//! The store, the locks and the tab's memory in memory: what the native tests keep runs in.
+//! Each call is whole before it returns, as a transaction is.
+
+use std::cell::RefCell;
+use std::collections::{BTreeMap, BTreeSet};
+use std::rc::Rc;
+
+use super::{HeldElsewhere, Keeping, RunId, RunLocks, RunStore, StoreError, TabMemory};
+use crate::run_record::RunRecord;
+
+#[derive(Debug, Default)]
+struct Stores {
+    records: BTreeMap<RunId, RunRecord>,
+    checkpoints: BTreeMap<RunId, Vec<u8>>,
+    weights: BTreeMap<RunId, Vec<u8>>,
+    deleted: BTreeSet<RunId>,
+}
+
+/// A run store in memory; clones share it.
+#[derive(Debug, Clone, Default)]
+pub struct MemoryStore {
+    stores: Rc<RefCell<Stores>>,
+    /// Checkpoints and weights larger than this are refused as a full disk refuses them.
+    quota: Option<usize>,
+}
+
+impl MemoryStore {
+    /// A store that refuses checkpoints and weights over `bytes`.
+    pub fn with_quota(bytes: usize) -> Self {
+        Self {
+            quota: Some(bytes),
+            ..Self::default()
+        }
+    }
+}
+
+impl RunStore for MemoryStore {
+    async fn create(
+        &self,
+        mut record: RunRecord,
+        checkpoint: Option<Vec<u8>>,
+    ) -> Result<(), StoreError> {
+        let mut stores = self.stores.borrow_mut();
+        if stores.records.contains_key(&record.id) || stores.deleted.contains(&record.id) {
+            return Err(StoreError::Taken(record.id));
+        }
+        record.has_checkpoint = checkpoint.is_some();
+        record.has_weights = false;
+        if let Some(checkpoint) = checkpoint {
+            stores.checkpoints.insert(record.id, checkpoint);
+        }
+        stores.records.insert(record.id, record);
+        Ok(())
+    }
+
+    async fn keep(&self, keeping: Keeping) -> Result<(), StoreError> {
+        let mut stores = self.stores.borrow_mut();
+        let id = keeping.record.id;
+        let Some(old) = stores.records.get(&id) else {
+            return Err(StoreError::Gone(id));
+        };
+        let too_big = |bytes: &Option<Vec<u8>>| {
+            bytes
+                .as_ref()
+                .zip(self.quota)
+                .is_some_and(|(b, quota)| b.len() > quota)
+        };
+        if too_big(&keeping.checkpoint) || too_big(&keeping.weights) {
+            return Err(StoreError::Full);
+        }
+        let mut record = keeping.record;
+        record.has_checkpoint = old.has_checkpoint || keeping.checkpoint.is_some();
+        record.has_weights = old.has_weights || keeping.weights.is_some();
+        if let Some(checkpoint) = keeping.checkpoint {
+            stores.checkpoints.insert(id, checkpoint);
+        }
+        if let Some(weights) = keeping.weights {
+            stores.weights.insert(id, weights);
+        }
+        stores.records.insert(id, record);
+        Ok(())
+    }
+
+    async fn delete(&self, id: RunId) -> Result<(), StoreError> {
+        let mut stores = self.stores.borrow_mut();
+        stores.records.remove(&id);
+        stores.checkpoints.remove(&id);
+        stores.weights.remove(&id);
+        stores.deleted.insert(id);
+        Ok(())
+    }
+
+    async fn records(&self) -> Result<Vec<RunRecord>, StoreError> {
+        let mut records: Vec<RunRecord> = self.stores.borrow().records.values().cloned().collect();
+        records.sort_by_key(|r| (r.started_ms(), r.id));
+        Ok(records)
+    }
+
+    async fn record(&self, id: RunId) -> Result<Option<RunRecord>, StoreError> {
+        Ok(self.stores.borrow().records.get(&id).cloned())
+    }
+
+    async fn checkpoint(&self, id: RunId) -> Result<Option<Vec<u8>>, StoreError> {
+        Ok(self.stores.borrow().checkpoints.get(&id).cloned())
+    }
+
+    async fn weights(&self, id: RunId) -> Result<Option<Vec<u8>>, StoreError> {
+        Ok(self.stores.borrow().weights.get(&id).cloned())
+    }
+
+    async fn forget_checkpoint(&self, id: RunId) -> Result<(), StoreError> {
+        let mut stores = self.stores.borrow_mut();
+        stores.checkpoints.remove(&id);
+        if let Some(record) = stores.records.get_mut(&id) {
+            record.has_checkpoint = false;
+        }
+        Ok(())
+    }
+}
+
+/// Locks in memory, shared by the tabs that clone them.
+#[derive(Debug, Clone, Default)]
+pub struct MemoryLocks {
+    held: Rc<RefCell<BTreeSet<RunId>>>,
+}
+
+impl MemoryLocks {
+    /// The runs whose lock some tab holds.
+    pub fn held(&self) -> BTreeSet<RunId> {
+        self.held.borrow().clone()
+    }
+}
+
+/// A lock held in memory, let go when dropped.
+#[derive(Debug)]
+pub struct MemoryHold {
+    id: RunId,
+    held: Rc<RefCell<BTreeSet<RunId>>>,
+}
+
+impl Drop for MemoryHold {
+    fn drop(&mut self) {
+        self.held.borrow_mut().remove(&self.id);
+    }
+}
+
+impl RunLocks for MemoryLocks {
+    type Hold = MemoryHold;
+
+    async fn hold(&self, id: RunId) -> Result<Option<MemoryHold>, HeldElsewhere> {
+        if !self.held.borrow_mut().insert(id) {
+            return Err(HeldElsewhere(id));
+        }
+        Ok(Some(MemoryHold {
+            id,
+            held: self.held.clone(),
+        }))
+    }
+}
+
+/// A tab's memory of its run (`sessionStorage`): it outlives the tab's reloads.
+#[derive(Debug, Clone, Default)]
+pub struct MemoryTab {
+    run: Rc<RefCell<Option<RunId>>>,
+}
+
+impl TabMemory for MemoryTab {
+    fn run(&self) -> Option<RunId> {
+        *self.run.borrow()
+    }
+
+    fn set_run(&self, id: RunId) {
+        *self.run.borrow_mut() = Some(id);
+    }
+
+    fn forget_run(&self) {
+        *self.run.borrow_mut() = None;
+    }
+}

@@ -1,0 +1,113 @@
+//! How the page keeps its runs, as rules over two small traits: a [`RunStore`] (the browser's
+//! database in the page, `web::run_db`; [`memory`] in the tests) and [`RunLocks`] (Web Locks
+//! in the page), with the tab's own memory of its run ([`TabMemory`], `sessionStorage`).
+//! [`Keeper`] is the one owner of the tab's current run. Pure: the tests drive two tabs, a
+//! store and the locks through every interleaving of saves, deletes, reloads, pauses, stops
+//! and starts (tests/native/run_store.rs).
+//!
+//! The rules:
+//! - every change is one transaction: a delete takes the record, its checkpoint and its
+//!   weights together; a keeping of a run whose record is gone is refused inside the same
+//!   transaction, so nothing deleted comes back;
+//! - a run is in the store and in the tab's memory from its Start, before its first step;
+//! - run ids are drawn at random, and a drawn id that is taken is drawn again;
+//! - a run's lock is held while it trains or is paused, and let go when it stops, finishes,
+//!   is let go (Reset) or deleted.
+
+mod keeper;
+pub mod memory;
+
+pub use keeper::{Current, Keeper, KeeperError, Rest, Status};
+
+use crate::run_record::RunRecord;
+
+/// A run's name in the store, in the tab's memory and in its lock: drawn at random.
+pub type RunId = u64;
+
+/// Ids are drawn below 2^53, so that JavaScript (the database's keys, the page's numbers)
+/// holds them exactly.
+pub const MAX_RUN_ID: RunId = (1 << 53) - 1;
+
+/// The short name a person reads: `#` and the id's last four digits.
+pub fn short_name(id: RunId) -> String {
+    format!("#{:04}", id % 10_000)
+}
+
+/// What one keeping of a run writes, in one transaction.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Keeping {
+    pub record: RunRecord,
+    /// The run's checkpoint (weights, optimiser moments, state), when this keeping has one.
+    pub checkpoint: Option<Vec<u8>>,
+    /// The run's weights as a weights file, when this keeping has them.
+    pub weights: Option<Vec<u8>>,
+}
+
+/// Why the store did not do what it was asked.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum StoreError {
+    #[error("this browser gives the page no database, so runs are not kept")]
+    NoStorage,
+    #[error("run {} was deleted, so it is no longer kept", short_name(*.0))]
+    Gone(RunId),
+    #[error("run id {0} is taken")]
+    Taken(RunId),
+    #[error(
+        "the browser's storage for this page is full: this save was not kept, the run's last one still is"
+    )]
+    Full,
+    /// The database's own words.
+    #[error("the browser's database failed: {0}")]
+    Failed(String),
+}
+
+/// The runs, their checkpoints and their weights. Each call is one transaction.
+#[allow(async_fn_in_trait)]
+pub trait RunStore {
+    /// A new run's record (with the checkpoint it starts from, if it has one); refused with
+    /// [`StoreError::Taken`] where a run of that id is kept or was deleted (a late save of
+    /// the deleted run must never land in a new one).
+    async fn create(
+        &self,
+        record: RunRecord,
+        checkpoint: Option<Vec<u8>>,
+    ) -> Result<(), StoreError>;
+    /// Writes the record and whatever else `keeping` holds; refused with
+    /// [`StoreError::Gone`] where the run's record is not there. The store, not the caller,
+    /// sets the record's `has_checkpoint` and `has_weights`.
+    async fn keep(&self, keeping: Keeping) -> Result<(), StoreError>;
+    /// The record, its checkpoint and its weights, together; the id is never given again.
+    async fn delete(&self, id: RunId) -> Result<(), StoreError>;
+    /// Every record, oldest first.
+    async fn records(&self) -> Result<Vec<RunRecord>, StoreError>;
+    async fn record(&self, id: RunId) -> Result<Option<RunRecord>, StoreError>;
+    async fn checkpoint(&self, id: RunId) -> Result<Option<Vec<u8>>, StoreError>;
+    async fn weights(&self, id: RunId) -> Result<Option<Vec<u8>>, StoreError>;
+    /// The checkpoint goes (one that cannot be resumed); the record and its weights stay.
+    async fn forget_checkpoint(&self, id: RunId) -> Result<(), StoreError>;
+}
+
+/// Run `0` is held by another tab.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error(
+    "run {} is being trained in another tab: go on with it there, or close that tab first",
+    short_name(*.0)
+)]
+pub struct HeldElsewhere(pub RunId);
+
+/// One tab at a time per run.
+#[allow(async_fn_in_trait)]
+pub trait RunLocks {
+    /// Let go when dropped.
+    type Hold;
+    /// Run `id`'s lock, unless another tab holds it; `None` where there are no locks to take
+    /// (the run goes on unguarded).
+    async fn hold(&self, id: RunId) -> Result<Option<Self::Hold>, HeldElsewhere>;
+}
+
+/// The run this tab trains, remembered across its reloads and by no other tab.
+pub trait TabMemory {
+    fn run(&self) -> Option<RunId>;
+    fn set_run(&self, id: RunId);
+    fn forget_run(&self);
+}

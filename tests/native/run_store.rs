@@ -1,0 +1,437 @@
+//! The run store's rules, through every interleaving: two tabs, one store, one set of locks,
+//! and the events a person and the workers bring (a start, an evaluation's save in flight,
+//! its arrival, a pause, a stop, a resume, a reload, a continue in either tab, a delete of
+//! either tab's run, a reset). After each event: nothing kept is lost, nothing deleted comes
+//! back, no two runs share an id, and a lock is held exactly while a run trains or is paused.
+
+use std::cell::RefCell;
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::rc::Rc;
+
+use vitlab::rng::SplitMix64;
+use vitlab::run_record::RunRecord;
+use vitlab::run_store::memory::{MemoryLocks, MemoryStore, MemoryTab};
+use vitlab::run_store::{
+    HeldElsewhere, Keeper, KeeperError, Rest, RunId, RunStore, Status, StoreError, TabMemory,
+};
+use vitlab::train::TrainingPlan;
+
+use crate::run_now;
+
+type TabKeeper = Keeper<MemoryStore, MemoryLocks, MemoryTab>;
+
+/// A save the worker sent that the page has not handled yet.
+#[derive(Debug, Clone, Copy)]
+struct Save {
+    run: RunId,
+    step: usize,
+    rest: Option<Rest>,
+}
+
+/// A tab's training worker, as far as keeping goes.
+#[derive(Debug)]
+struct Worker {
+    run: RunId,
+    step: usize,
+    resting: bool,
+    in_flight: VecDeque<Save>,
+}
+
+struct Tab {
+    memory: MemoryTab,
+    keeper: TabKeeper,
+    worker: Option<Worker>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Event {
+    Start,
+    /// An evaluation: the worker saves, and the save is in flight.
+    Evaluate,
+    Pause,
+    Stop,
+    Resume,
+    /// The oldest save in flight reaches the page.
+    Deliver,
+    DeleteOwn,
+    DeleteOthers,
+    Reload,
+    /// The run the tab offers after a reload, continued.
+    ContinueOffered,
+    /// The other tab's run, continued here (a start in a second tab).
+    ContinueOthers,
+    Reset,
+}
+
+const EVENTS: [Event; 12] = [
+    Event::Start,
+    Event::Evaluate,
+    Event::Pause,
+    Event::Stop,
+    Event::Resume,
+    Event::Deliver,
+    Event::DeleteOwn,
+    Event::DeleteOthers,
+    Event::Reload,
+    Event::ContinueOffered,
+    Event::ContinueOthers,
+    Event::Reset,
+];
+
+fn checkpoint(step: usize) -> Vec<u8> {
+    (step as u64).to_le_bytes().to_vec()
+}
+
+fn step_of(checkpoint: &[u8]) -> usize {
+    u64::from_le_bytes(checkpoint.try_into().unwrap()) as usize
+}
+
+struct World {
+    store: MemoryStore,
+    locks: MemoryLocks,
+    /// Ids the tabs draw from: each comes twice in a row, as two tabs starting in one
+    /// millisecond got one id when ids were times.
+    draws: Rc<RefCell<u64>>,
+    tabs: [Tab; 2],
+    /// The highest step whose save the store acknowledged, per run.
+    kept: BTreeMap<RunId, usize>,
+    deleted: BTreeSet<RunId>,
+    started: BTreeSet<RunId>,
+}
+
+impl World {
+    fn new() -> Self {
+        let store = MemoryStore::default();
+        let locks = MemoryLocks::default();
+        let draws = Rc::new(RefCell::new(0));
+        let tab = |store: &MemoryStore, locks: &MemoryLocks, draws: &Rc<RefCell<u64>>| {
+            let memory = MemoryTab::default();
+            Tab {
+                keeper: keeper(store, locks, &memory, draws),
+                memory,
+                worker: None,
+            }
+        };
+        Self {
+            tabs: [tab(&store, &locks, &draws), tab(&store, &locks, &draws)],
+            store,
+            locks,
+            draws,
+            kept: BTreeMap::new(),
+            deleted: BTreeSet::new(),
+            started: BTreeSet::new(),
+        }
+    }
+
+    fn other(t: usize) -> usize {
+        1 - t
+    }
+
+    /// The run tab `t` trains or last offered.
+    fn run_of(&self, t: usize) -> Option<RunId> {
+        self.tabs[t]
+            .keeper
+            .current_id()
+            .or_else(|| self.tabs[t].memory.run())
+    }
+
+    fn apply(&mut self, t: usize, event: Event) {
+        let other = Self::other(t);
+        match event {
+            Event::Start => {
+                let tab = &mut self.tabs[t];
+                let plan = TrainingPlan::seed();
+                let (id, unkept) = run_now(
+                    tab.keeper
+                        .start(|id| RunRecord::new(id, plan.clone(), 1), None),
+                )
+                .expect("a start draws a free id");
+                assert_eq!(unkept, None);
+                assert!(self.started.insert(id), "run id {id} given to two runs");
+                tab.worker = Some(Worker {
+                    run: id,
+                    step: 0,
+                    resting: false,
+                    in_flight: VecDeque::new(),
+                });
+            }
+            Event::Evaluate | Event::Pause | Event::Stop => {
+                if let Some(worker) = self.tabs[t].worker.as_mut().filter(|w| !w.resting) {
+                    let rest = match event {
+                        Event::Evaluate => {
+                            worker.step += 1;
+                            None
+                        }
+                        Event::Pause => Some(Rest::Paused),
+                        _ => Some(Rest::Stopped),
+                    };
+                    worker.resting = rest.is_some();
+                    worker.in_flight.push_back(Save {
+                        run: worker.run,
+                        step: worker.step,
+                        rest,
+                    });
+                }
+            }
+            Event::Resume => {
+                let tab = &mut self.tabs[t];
+                let resting = tab.worker.as_ref().is_some_and(|w| w.resting);
+                if resting && run_now(tab.keeper.go_on()) == Ok(true) {
+                    tab.worker.as_mut().unwrap().resting = false;
+                }
+            }
+            Event::Deliver => {
+                let tab = &mut self.tabs[t];
+                let Some(save) = tab.worker.as_mut().and_then(|w| w.in_flight.pop_front()) else {
+                    return;
+                };
+                let kept = run_now(tab.keeper.keep(
+                    save.run,
+                    |record| record.step = save.step,
+                    (Some(checkpoint(save.step)), Some(vec![1])),
+                    save.rest,
+                ));
+                match kept {
+                    Ok(true) => {
+                        let best = self.kept.entry(save.run).or_default();
+                        *best = (*best).max(save.step);
+                    }
+                    Ok(false) => {}
+                    // Deleted in the other tab: the page lets its training go.
+                    Err(KeeperError::Store(StoreError::Gone(run))) => {
+                        assert!(self.deleted.contains(&run));
+                        tab.worker = None;
+                    }
+                    Err(error) => panic!("a save was refused: {error}"),
+                }
+            }
+            Event::DeleteOwn | Event::DeleteOthers => {
+                let whose = if event == Event::DeleteOwn { t } else { other };
+                let Some(id) = self.run_of(whose) else { return };
+                let held_by_other = self.tabs[other].keeper.current_id() == Some(id)
+                    && self.tabs[other].keeper.holds_lock();
+                match run_now(self.tabs[t].keeper.delete(id)) {
+                    Ok(ours) => {
+                        assert!(
+                            !held_by_other,
+                            "deleted run {id} while the other tab trains it"
+                        );
+                        if ours {
+                            self.tabs[t].worker = None;
+                        }
+                        self.deleted.insert(id);
+                        self.kept.remove(&id);
+                    }
+                    Err(KeeperError::HeldElsewhere(HeldElsewhere(run))) => {
+                        assert_eq!(run, id);
+                        assert!(held_by_other, "a delete refused with no other tab training");
+                    }
+                    Err(error) => panic!("a delete failed: {error}"),
+                }
+            }
+            Event::Reload => {
+                let memory = self.tabs[t].memory.clone();
+                // The old page and its worker are gone, saves in flight with them.
+                self.tabs[t].worker = None;
+                self.tabs[t].keeper = keeper(&self.store, &self.locks, &memory, &self.draws);
+                let offered = run_now(self.tabs[t].keeper.offered());
+                if let Some(record) = &offered {
+                    assert!(
+                        !self.deleted.contains(&record.id),
+                        "deleted run {} offered",
+                        record.id
+                    );
+                    let kept = self.kept.get(&record.id).copied().unwrap_or(0);
+                    let saved = run_now(self.store.checkpoint(record.id))
+                        .unwrap()
+                        .map_or(0, |c| step_of(&c));
+                    assert!(
+                        saved >= kept,
+                        "run {} offered at {saved}, kept at {kept}",
+                        record.id
+                    );
+                }
+            }
+            Event::ContinueOffered | Event::ContinueOthers => {
+                let id = if event == Event::ContinueOffered {
+                    self.tabs[t].memory.run()
+                } else {
+                    self.run_of(other)
+                };
+                let Some(id) = id else { return };
+                if self.tabs[t].worker.as_ref().is_some_and(|w| !w.resting) {
+                    // The panel refuses: pause or stop first.
+                    return;
+                }
+                let held_by_other = self.tabs[other].keeper.current_id() == Some(id)
+                    && self.tabs[other].keeper.holds_lock();
+                match run_now(self.tabs[t].keeper.continue_run(id)) {
+                    Ok((_, saved)) => {
+                        assert!(!held_by_other, "run {id} continued in two tabs");
+                        assert!(!self.deleted.contains(&id), "deleted run {id} continued");
+                        self.tabs[t].worker = Some(Worker {
+                            run: id,
+                            step: saved.map_or(0, |c| step_of(&c)),
+                            resting: false,
+                            in_flight: VecDeque::new(),
+                        });
+                    }
+                    Err(KeeperError::HeldElsewhere(_)) => assert!(held_by_other),
+                    Err(KeeperError::NotKept(run)) => assert!(self.deleted.contains(&run)),
+                    Err(error) => panic!("a continue failed: {error}"),
+                }
+            }
+            Event::Reset => {
+                self.tabs[t].keeper.let_go();
+                self.tabs[t].worker = None;
+            }
+        }
+    }
+
+    fn check(&self, history: &[(usize, Event)]) {
+        for (&run, &step) in &self.kept {
+            let saved = run_now(self.store.checkpoint(run)).unwrap();
+            let saved = saved.unwrap_or_else(|| panic!("run {run}'s checkpoint lost: {history:?}"));
+            assert!(
+                step_of(&saved) >= step,
+                "run {run} went back from {step}: {history:?}"
+            );
+            assert!(run_now(self.store.record(run)).unwrap().is_some());
+        }
+        for &run in &self.deleted {
+            assert_eq!(
+                run_now(self.store.record(run)).unwrap(),
+                None,
+                "run {run} came back: {history:?}"
+            );
+            assert_eq!(run_now(self.store.checkpoint(run)).unwrap(), None);
+            assert_eq!(run_now(self.store.weights(run)).unwrap(), None);
+        }
+        let training: BTreeSet<RunId> = self
+            .tabs
+            .iter()
+            .filter(|tab| matches!(tab.keeper.status(), Some(Status::Training | Status::Paused)))
+            .filter_map(|tab| tab.keeper.current_id())
+            .collect();
+        assert_eq!(
+            self.locks.held(),
+            training,
+            "locks held against runs training: {history:?}"
+        );
+    }
+}
+
+fn keeper(
+    store: &MemoryStore,
+    locks: &MemoryLocks,
+    memory: &MemoryTab,
+    draws: &Rc<RefCell<u64>>,
+) -> TabKeeper {
+    let draws = draws.clone();
+    Keeper::new(store.clone(), locks.clone(), memory.clone(), move || {
+        let mut count = draws.borrow_mut();
+        *count += 1;
+        1 + *count / 2
+    })
+}
+
+fn play(history: &[(usize, Event)]) {
+    let mut world = World::new();
+    for (i, &(tab, event)) in history.iter().enumerate() {
+        world.apply(tab, event);
+        world.check(&history[..=i]);
+    }
+}
+
+#[test]
+fn every_interleaving_of_five_events_in_two_tabs_keeps_the_rules() {
+    let moves: Vec<(usize, Event)> = (0..2)
+        .flat_map(|tab| EVENTS.iter().map(move |&event| (tab, event)))
+        .collect();
+    let mut played = 0;
+    let mut history = Vec::new();
+    fn each(
+        moves: &[(usize, Event)],
+        history: &mut Vec<(usize, Event)>,
+        depth: usize,
+        played: &mut usize,
+    ) {
+        if history.len() == depth {
+            play(history);
+            *played += 1;
+            return;
+        }
+        for &next in moves {
+            history.push(next);
+            each(moves, history, depth, played);
+            history.pop();
+        }
+    }
+    each(&moves, &mut history, 5, &mut played);
+    assert_eq!(played, moves.len().pow(5));
+}
+
+#[test]
+fn long_random_interleavings_keep_the_rules() {
+    let mut rng = SplitMix64::new(38);
+    for _ in 0..20_000 {
+        let history: Vec<(usize, Event)> = (0..24)
+            .map(|_| (rng.below(2), EVENTS[rng.below(EVENTS.len())]))
+            .collect();
+        play(&history);
+    }
+}
+
+#[test]
+fn a_save_for_a_deleted_run_is_refused_and_does_not_bring_it_back() {
+    let store = MemoryStore::default();
+    let record = RunRecord::new(7, TrainingPlan::seed(), 1);
+    run_now(store.create(record.clone(), None)).unwrap();
+    run_now(store.delete(7)).unwrap();
+    let save = vitlab::run_store::Keeping {
+        record,
+        checkpoint: Some(checkpoint(3)),
+        weights: Some(vec![1]),
+    };
+    assert_eq!(run_now(store.keep(save)), Err(StoreError::Gone(7)));
+    assert_eq!(run_now(store.records()).unwrap(), Vec::new());
+    assert_eq!(run_now(store.checkpoint(7)).unwrap(), None);
+}
+
+#[test]
+fn a_save_past_the_quota_leaves_the_last_checkpoint_whole() {
+    let store = MemoryStore::with_quota(8);
+    let locks = MemoryLocks::default();
+    let keeper = Keeper::new(store.clone(), locks, MemoryTab::default(), || 5);
+    let (id, _) =
+        run_now(keeper.start(|id| RunRecord::new(id, TrainingPlan::seed(), 1), None)).unwrap();
+    let kept = run_now(keeper.keep(id, |r| r.step = 2, (Some(checkpoint(2)), None), None));
+    assert_eq!(kept, Ok(true));
+    let full = run_now(keeper.keep(
+        id,
+        |r| r.step = 4,
+        (Some(vec![0; 9]), None),
+        Some(Rest::Paused),
+    ));
+    assert_eq!(full, Err(KeeperError::Store(StoreError::Full)));
+    assert_eq!(step_of(&run_now(store.checkpoint(id)).unwrap().unwrap()), 2);
+    assert_eq!(run_now(store.record(id)).unwrap().unwrap().step, 2);
+}
+
+#[test]
+fn a_start_whose_drawn_id_is_taken_draws_again() {
+    let store = MemoryStore::default();
+    let locks = MemoryLocks::default();
+    let a = Keeper::new(store.clone(), locks.clone(), MemoryTab::default(), || 9);
+    let draws = RefCell::new(vec![11, 9, 9]);
+    let b = Keeper::new(store.clone(), locks, MemoryTab::default(), move || {
+        draws.borrow_mut().pop().unwrap_or(0)
+    });
+    let make = |id| RunRecord::new(id, TrainingPlan::seed(), 1);
+    assert_eq!(run_now(a.start(make, None)).unwrap().0, 9);
+    // The same id, while a trains it (its lock) and after a lets it go (the store).
+    assert_eq!(run_now(b.start(make, None)).unwrap().0, 11);
+    a.let_go();
+    let c = Keeper::new(store, MemoryLocks::default(), MemoryTab::default(), || 9);
+    assert_eq!(run_now(c.start(make, None)), Err(KeeperError::NoFreeId));
+}
