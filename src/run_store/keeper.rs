@@ -239,10 +239,10 @@ impl<S: RunStore, L: RunLocks, T: TabMemory> Keeper<S, L, T> {
             if is_current {
                 self.let_go();
             }
-        } else if let (true, Some(rest)) = (is_current, rest) {
-            if let Some(current) = self.current.borrow_mut().as_mut() {
-                current.rest(rest);
-            }
+        } else if let (true, Some(rest)) = (is_current, rest)
+            && let Some(current) = self.current.borrow_mut().as_mut()
+        {
+            current.rest(rest);
         }
         result.map(|()| true).map_err(KeeperError::from)
     }
