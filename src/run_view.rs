@@ -7,7 +7,7 @@ use crate::analysis::timeline::Timeline;
 use crate::protocol::{
     BackendKind, DataProgress, FromTrainer, RunState, SavedSummary, WeightsPurpose,
 };
-use crate::train::{CellDigits, History, StepReport, TestReport};
+use crate::train::{CellDigits, History, StepReport, TestReport, TrainingPlan};
 
 /// Notices kept on screen, newest last.
 pub const MAX_NOTICES: usize = 4;
@@ -46,10 +46,17 @@ pub struct RunView {
     pub saved: Option<Result<SavedSummary, String>>,
 }
 
-/// What a message asks of the page beyond its view.
+/// What a message asks of the page beyond its view: each message is read once, here.
 #[derive(Debug, Clone, PartialEq)]
 pub enum RunEffect {
     None,
+    /// A run began (or went on) with this plan: the worker wants the drawing, the record its
+    /// plan.
+    Started {
+        plan: TrainingPlan,
+    },
+    /// The run's figures moved (an evaluation, a change of state): its record follows.
+    Moved,
     /// Weights for the draw panel, with where they came from.
     UseWeights {
         bytes: Vec<u8>,
@@ -62,14 +69,14 @@ pub enum RunEffect {
     },
     /// The saved run may have changed: read its summary again.
     RefreshSaved,
-    /// Run `run`'s checkpoint was written: it is the tab's run to resume after a reload, and
-    /// its record can be continued.
-    Kept {
+    /// Run `run`'s checkpoint at `step` to keep (with its weights when it came to rest);
+    /// the run shows `rest` once it is kept.
+    Keep {
         run: u64,
-    },
-    /// Weights to keep with the run's record.
-    KeepWeights {
-        bytes: Vec<u8>,
+        step: usize,
+        rest: Option<RunState>,
+        checkpoint: Vec<u8>,
+        weights: Option<Vec<u8>>,
     },
 }
 
@@ -78,11 +85,10 @@ impl RunView {
     pub fn apply(&mut self, message: FromTrainer, bytes: Option<Vec<u8>>) -> RunEffect {
         match message {
             FromTrainer::Ready => {}
-            FromTrainer::Saved { summary } => self.saved = summary,
             FromTrainer::Started {
                 backend,
                 note,
-                plan: _,
+                plan,
                 history,
             } => {
                 self.backend = Some(backend);
@@ -91,14 +97,13 @@ impl RunView {
                 self.history = history;
                 // Also sent after a NaN rolled the run back: the last report is not its state.
                 self.report = None;
+                return RunEffect::Started { plan };
             }
             FromTrainer::State { state } => {
                 self.state = state;
-                if matches!(
-                    state,
-                    RunState::Paused | RunState::Stopped | RunState::Finished
-                ) {
-                    return RunEffect::RefreshSaved;
+                // Idle and Starting say nothing of a run's figures (a reset, a start).
+                if !matches!(state, RunState::Idle | RunState::Starting) {
+                    return RunEffect::Moved;
                 }
             }
             FromTrainer::Workers { count } => self.workers = count,
@@ -114,6 +119,7 @@ impl RunView {
             FromTrainer::Test(report) => {
                 self.history.push_eval(report.point);
                 self.test = Some(report);
+                return RunEffect::Moved;
             }
             FromTrainer::CellDigits(cell) => self.cell = Some(cell),
             FromTrainer::Attention {
@@ -121,7 +127,10 @@ impl RunView {
                 patch_size,
                 probes,
                 snapshot,
-            } => self.timeline.push((grid, patch_size), probes, snapshot),
+            } => {
+                self.timeline.push((grid, patch_size), probes, snapshot);
+                return RunEffect::Moved;
+            }
             FromTrainer::Weights { purpose } => {
                 let Some(bytes) = bytes else {
                     return RunEffect::None;
@@ -137,10 +146,30 @@ impl RunView {
                         bytes,
                         name: format!("vitlab-step-{step}.safetensors"),
                     },
-                    WeightsPurpose::Keep => RunEffect::KeepWeights { bytes },
                 };
             }
-            FromTrainer::Kept { run, step: _ } => return RunEffect::Kept { run },
+            FromTrainer::Checkpoint {
+                run,
+                step,
+                rest,
+                weights_at,
+            } => {
+                let Some(mut checkpoint) = bytes else {
+                    return RunEffect::None;
+                };
+                // Bytes from a worker, checked: weights past the end are no weights.
+                let weights = match weights_at {
+                    Some(at) if at <= checkpoint.len() => Some(checkpoint.split_off(at)),
+                    _ => None,
+                };
+                return RunEffect::Keep {
+                    run,
+                    step,
+                    rest,
+                    checkpoint,
+                    weights,
+                };
+            }
             FromTrainer::RunFile { step } => {
                 if let Some(bytes) = bytes {
                     return RunEffect::Download {

@@ -5,9 +5,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::analysis::timeline::AttentionSnapshot;
-use crate::train::{
-    CellDigits, History, SavedSummary, StepPoint, StepReport, TestReport, TrainingPlan,
-};
+use crate::train::{CellDigits, History, StepPoint, StepReport, TestReport, TrainingPlan};
 
 /// Where the browser computes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -45,22 +43,16 @@ impl BackendKind {
 /// The page to the worker.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub enum ToTrainer {
-    /// A new run, saved as `run` (the id of its record in the runs table: each run's
-    /// checkpoint is kept under its own, so two tabs training at once never share one). No
-    /// `backend` is WebGPU-if-possible.
+    /// A new run, kept as `run` (its record in the runs table, made by the page before this
+    /// is sent). No `backend` is WebGPU-if-possible.
     Start {
         plan: TrainingPlan,
         backend: Option<BackendKind>,
         run: u64,
     },
-    /// Continue run `run` from its checkpoint in this browser.
-    ResumeSaved {
-        backend: Option<BackendKind>,
-        run: u64,
-    },
-    /// Continue the run in the checkpoint file that travels beside the message (saved by
-    /// the page or by `vit train`), saved from now on as `run`.
-    ResumeFile {
+    /// Continue the run in the checkpoint that travels beside the message (kept in this
+    /// browser, or a file saved by the page or by `vit train`), kept from now on as `run`.
+    Continue {
         backend: Option<BackendKind>,
         run: u64,
     },
@@ -69,7 +61,7 @@ pub enum ToTrainer {
     /// Stop and save, as Pause does, but the run is marked stopped (Resume or a reload
     /// continues it).
     Stop,
-    /// Let the run go: its checkpoint stays with its record, to be continued from there.
+    /// Let the run go: its last checkpoint stays with its record, to be continued from there.
     Reset,
     /// Send the weights as they are now, as safetensors.
     ExportWeights {
@@ -87,10 +79,6 @@ pub enum ToTrainer {
         label: u8,
         predicted: u8,
     },
-    /// Can run `run` be continued from its checkpoint?
-    Probe {
-        run: u64,
-    },
 }
 
 /// What the page will do with exported weights.
@@ -100,8 +88,6 @@ pub enum WeightsPurpose {
     Use,
     /// Offer them as a file.
     Download,
-    /// Keep them with the run's record in the runs table.
-    Keep,
 }
 
 /// Where a run stands.
@@ -169,11 +155,6 @@ impl DataProgress {
 pub enum FromTrainer {
     /// The worker listens: messages sent before this would have been lost.
     Ready,
-    /// Answer to [`ToTrainer::Probe`]: nothing saved, a run to resume, or why the saved one
-    /// cannot be resumed (it can then be discarded).
-    Saved {
-        summary: Option<Result<SavedSummary, String>>,
-    },
     /// The device is up and the model built; `history` is not empty when a run resumed.
     Started {
         backend: BackendKind,
@@ -220,11 +201,15 @@ pub enum FromTrainer {
     Weights {
         purpose: WeightsPurpose,
     },
-    /// Run `run`'s checkpoint at `step` is kept in this browser, where the tab (after a
-    /// reload) and the runs table find it.
-    Kept {
+    /// Run `run`'s checkpoint at `step` travels beside this message for the page to keep
+    /// (at each evaluation, and when the run comes to rest), followed from byte `weights_at`
+    /// by its weights as a weights file when it came to rest. `rest` is the state it came to
+    /// (paused, stopped, finished): the page shows it once the checkpoint is kept.
+    Checkpoint {
         run: u64,
         step: usize,
+        rest: Option<RunState>,
+        weights_at: Option<usize>,
     },
     /// A checkpoint of the run at `step` travels beside this message.
     RunFile {

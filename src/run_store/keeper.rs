@@ -144,7 +144,9 @@ impl<S: RunStore, L: RunLocks, T: TabMemory> Keeper<S, L, T> {
             let Ok(hold) = self.locks.hold(id).await else {
                 continue;
             };
-            let record = make(id);
+            let mut record = make(id);
+            record.has_checkpoint = checkpoint.is_some();
+            record.has_weights = false;
             let unkept = match self.store.create(record.clone(), checkpoint.clone()).await {
                 Err(StoreError::Taken(_)) => continue,
                 result => result.err(),
@@ -182,13 +184,14 @@ impl<S: RunStore, L: RunLocks, T: TabMemory> Keeper<S, L, T> {
             None => self.locks.hold(id).await?,
         };
         let record = self.store.record(id).await?;
-        let Some(record) = record else {
+        let Some(mut record) = record else {
             if self.tab.run() == Some(id) {
                 self.tab.forget_run();
             }
             return Err(KeeperError::NotKept(id));
         };
         let checkpoint = self.store.checkpoint(id).await?;
+        record.has_checkpoint = checkpoint.is_some();
         self.tab.set_run(id);
         self.set_current(Current {
             id,
@@ -226,6 +229,7 @@ impl<S: RunStore, L: RunLocks, T: TabMemory> Keeper<S, L, T> {
             }
             current.record.clone()
         };
+        let (with_checkpoint, with_weights) = (checkpoint.is_some(), weights.is_some());
         let result = self
             .store
             .keep(Keeping {
@@ -235,6 +239,13 @@ impl<S: RunStore, L: RunLocks, T: TabMemory> Keeper<S, L, T> {
             })
             .await;
         let is_current = self.current_id() == Some(run);
+        if let (Ok(()), true) = (&result, is_current)
+            && let Some(current) = self.current.borrow_mut().as_mut()
+        {
+            // As the store set them.
+            current.record.has_checkpoint |= with_checkpoint;
+            current.record.has_weights |= with_weights;
+        }
         if let Err(StoreError::Gone(_)) = result {
             if is_current {
                 self.let_go();

@@ -14,9 +14,11 @@
 //! - a run's lock is held while it trains or is paused, and let go when it stops, finishes,
 //!   is let go (Reset) or deleted.
 
+mod header;
 mod keeper;
 pub mod memory;
 
+pub use header::{HeaderError, read_header};
 pub use keeper::{Current, Keeper, KeeperError, Rest, Status};
 
 use crate::run_record::RunRecord;

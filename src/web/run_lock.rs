@@ -8,17 +8,22 @@ use futures::channel::oneshot;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::{JsCast, JsValue};
 
-/// Run `0` is held by another tab.
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
-#[error(
-    "run #{} is being trained in another tab: go on with it there, or close that tab first",
-    .0 % 10_000
-)]
-pub struct HeldElsewhere(pub u64);
+use crate::run_store::{HeldElsewhere, RunId, RunLocks};
+
+/// The browser's Web Locks, as `run_store` takes them.
+#[derive(Clone, Copy, Default)]
+pub struct WebLocks;
+
+impl RunLocks for WebLocks {
+    type Hold = RunHold;
+
+    async fn hold(&self, id: RunId) -> Result<Option<RunHold>, HeldElsewhere> {
+        hold_run(id).await
+    }
+}
 
 /// This tab's lock on a run, let go when dropped.
 pub struct RunHold {
-    pub run: u64,
     release: js_sys::Function,
 }
 
@@ -30,7 +35,7 @@ impl Drop for RunHold {
 
 /// Takes run `run`'s lock unless another tab holds it; `None` where the browser has no Web
 /// Locks (nothing to guard with: the run goes on unguarded).
-pub async fn hold_run(run: u64) -> Result<Option<RunHold>, HeldElsewhere> {
+async fn hold_run(run: u64) -> Result<Option<RunHold>, HeldElsewhere> {
     let Some(locks) = web_sys::window()
         .and_then(|window| js_sys::Reflect::get(&window.navigator(), &"locks".into()).ok())
         .filter(|locks| locks.is_object())
@@ -59,7 +64,7 @@ pub async fn hold_run(run: u64) -> Result<Option<RunHold>, HeldElsewhere> {
         return Ok(None);
     }
     match (answer.await, release) {
-        (Ok(true), Some(release)) => Ok(Some(RunHold { run, release })),
+        (Ok(true), Some(release)) => Ok(Some(RunHold { release })),
         (Ok(false), _) => Err(HeldElsewhere(run)),
         _ => Ok(None),
     }

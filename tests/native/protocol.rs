@@ -11,9 +11,8 @@ use vitlab::data::IMAGE_PIXELS;
 use vitlab::model::{CnnConfig, ModelConfig, VitConfig};
 use vitlab::protocol::{
     BackendKind, BytesError, Called, DataProgress, FromDrawing, FromExplainer, FromHelper,
-    FromTrainer, Greeting, PartsError, Reply, RunState, SavedSummary, ToDrawing, ToExplainer,
-    ToHelper, ToTrainer, WeightsPurpose, bytes_to_floats, bytes_to_images, floats_to_bytes,
-    images_to_bytes,
+    FromTrainer, Greeting, PartsError, Reply, RunState, ToDrawing, ToExplainer, ToHelper,
+    ToTrainer, WeightsPurpose, bytes_to_floats, bytes_to_images, floats_to_bytes, images_to_bytes,
 };
 use vitlab::train::{
     HalfDone, HalfDoneHeader, HalfJob, HalfJobError, HalfJobHeader, History, TrainingPlan,
@@ -35,11 +34,7 @@ fn every_message_to_and_from_the_training_worker_reads_back_as_written() {
             backend: Some(BackendKind::Cpu),
             run: 1_733_000_000_000,
         },
-        ToTrainer::ResumeSaved {
-            backend: None,
-            run: 7,
-        },
-        ToTrainer::ResumeFile {
+        ToTrainer::Continue {
             backend: Some(BackendKind::WebGpu),
             run: u64::MAX,
         },
@@ -48,7 +43,7 @@ fn every_message_to_and_from_the_training_worker_reads_back_as_written() {
         ToTrainer::Stop,
         ToTrainer::Reset,
         ToTrainer::ExportWeights {
-            purpose: WeightsPurpose::Keep,
+            purpose: WeightsPurpose::Download,
         },
         ToTrainer::ExportRun,
         ToTrainer::Drawing {
@@ -58,25 +53,23 @@ fn every_message_to_and_from_the_training_worker_reads_back_as_written() {
             label: 3,
             predicted: 5,
         },
-        ToTrainer::Probe { run: 3 },
     ] {
         round_trip(&message);
         assert_eq!(message.called(), "a command");
     }
-    let summary = SavedSummary {
-        step: 12,
-        total_steps: 300,
-        plan: plan.clone(),
-    };
     for message in [
         FromTrainer::Ready,
-        FromTrainer::Kept { run: 9, step: 40 },
-        FromTrainer::Saved { summary: None },
-        FromTrainer::Saved {
-            summary: Some(Ok(summary)),
+        FromTrainer::Checkpoint {
+            run: 9,
+            step: 40,
+            rest: None,
+            weights_at: None,
         },
-        FromTrainer::Saved {
-            summary: Some(Err("its state does not parse (eof)".into())),
+        FromTrainer::Checkpoint {
+            run: (1 << 53) - 1,
+            step: 41,
+            rest: Some(RunState::Stopped),
+            weights_at: Some(1_000),
         },
         FromTrainer::Started {
             backend: BackendKind::Cpu,

@@ -38,7 +38,12 @@ fn a_run_is_charted_from_its_messages_and_asks_for_what_the_view_cannot_do() {
         plan: TrainingPlan::seed(),
         history: History::default(),
     };
-    assert_eq!(view.apply(started, None), RunEffect::None);
+    assert_eq!(
+        view.apply(started, None),
+        RunEffect::Started {
+            plan: TrainingPlan::seed()
+        }
+    );
     assert_eq!(view.backend, Some(BackendKind::Cpu));
     assert_eq!(view.device_note.as_deref(), Some("no WebGPU"));
     view.apply(
@@ -106,21 +111,42 @@ fn a_run_is_charted_from_its_messages_and_asks_for_what_the_view_cannot_do() {
         RunEffect::None,
         "no bytes, nothing to offer"
     );
-    // A pause saves: what the browser offers to resume is read again.
+    // A change of state moves the run's record.
     assert_eq!(
         view.apply(
             FromTrainer::State {
-                state: RunState::Paused
+                state: RunState::Running
             },
             None
         ),
-        RunEffect::RefreshSaved
+        RunEffect::Moved
     );
-    // A checkpoint written: the page learns whose, so the tab and the table can continue it.
+    // A rest's checkpoint with its weights behind it: split where the worker said, to keep.
+    let checkpoint_and_weights = vec![1, 2, 3, 9, 9];
+    let rest = |weights_at| FromTrainer::Checkpoint {
+        run: 17,
+        step: 40,
+        rest: Some(RunState::Paused),
+        weights_at,
+    };
     assert_eq!(
-        view.apply(FromTrainer::Kept { run: 17, step: 40 }, None),
-        RunEffect::Kept { run: 17 }
+        view.apply(rest(Some(3)), Some(checkpoint_and_weights.clone())),
+        RunEffect::Keep {
+            run: 17,
+            step: 40,
+            rest: Some(RunState::Paused),
+            checkpoint: vec![1, 2, 3],
+            weights: Some(vec![9, 9]),
+        }
     );
+    // A split past the end (a hostile or broken worker) is no weights, not a panic.
+    assert!(matches!(
+        view.apply(rest(Some(usize::MAX)), Some(checkpoint_and_weights.clone())),
+        RunEffect::Keep { weights: None, checkpoint, .. } if checkpoint.len() == 5
+    ));
+    assert_eq!(view.apply(rest(Some(3)), None), RunEffect::None);
+    // The view shows the rest only once the page has kept it.
+    assert_eq!(view.state, RunState::Running);
     view.apply(
         FromTrainer::Failed {
             message: "lost".into(),

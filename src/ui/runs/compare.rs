@@ -32,7 +32,7 @@ pub(super) fn CompareCharts() -> impl IntoView {
                     .iter()
                     .enumerate()
                     .map(|(i, r)| Series {
-                        label: format!("#{} {name}", r.id % 10_000),
+                        label: format!("{} {name}", crate::run_store::short_name(r.id)),
                         class: RUN_CLASSES[i % RUN_CLASSES.len()],
                         points: points(r),
                         dots,

@@ -1,5 +1,5 @@
-//! The runs table: every run started in this browser, kept across reloads (`web::RunLog`),
-//! to select and compare (their curves overlaid), to load into the draw panel, or to delete.
+//! The runs table: every run started in this browser, kept across reloads in the browser's
+//! database (`ui::state::RunKeeper`), with the space it takes; to select and compare (their curves overlaid), to load into the draw panel, or to delete.
 
 mod compare;
 mod table;
@@ -38,18 +38,47 @@ pub fn RunsPanel() -> impl IntoView {
                         <tr><th>"compare"</th><th>"run"</th><th>"plan"</th><th>"device"</th><th>"steps"</th><th>"best test"</th><th>"last test"</th><th>"actions"</th></tr>
                     </thead>
                     <tbody>
-                        <For each=move || records.get().into_iter().rev() key=|r| (r.id, r.step, r.has_weights, r.last_test.map(f32::to_bits)) let:record>
+                        <For each=move || records.get().into_iter().rev() key=|r| (r.id, r.step, r.has_weights, r.has_checkpoint, r.last_test.map(f32::to_bits)) let:record>
                             <RunRow record=record />
                         </For>
                     </tbody>
                 </table>
             </div>
             <p class="caption">"Tick runs to overlay their curves. A run's weights are kept from its last pause, stop or end."</p>
+            <SpaceUsed />
             {move || replayed.get().map(|id| view! {
-                <h3>{format!("Attention as run #{} learned", id % 10_000)}</h3>
+                <h3>{format!("Attention as run {} learned", crate::run_store::short_name(id))}</h3>
                 <AttentionTimeline timeline=replay_timeline testid="replay-timeline" />
             })}
             <CompareCharts />
         </section>
+    }
+}
+
+fn megabytes(bytes: f64) -> String {
+    if bytes >= 1e9 {
+        format!("{:.1} GB", bytes / 1e9)
+    } else {
+        format!("{:.1} MB", bytes / 1e6)
+    }
+}
+
+/// The space the page's storage takes and may take, and whether the browser keeps it.
+#[component]
+fn SpaceUsed() -> impl IntoView {
+    let space = expect_context::<AppState>().keeper.space;
+    move || {
+        space.get().map(|space| {
+            let kept = if space.persistent {
+                "kept until you clear it"
+            } else {
+                "the browser may clear it when the disk runs short"
+            };
+            view! {
+                <p class="caption" data-testid="runs-space">
+                    {format!("This page keeps {} of the {} the browser allows it ({kept}).", megabytes(space.used), megabytes(space.quota))}
+                </p>
+            }
+        })
     }
 }

@@ -6,8 +6,8 @@ use leptos::prelude::*;
 use leptos::task::spawn_local;
 
 use crate::run_record::RunRecord;
+use crate::run_store::short_name;
 use crate::ui::state::AppState;
-use crate::web::RunLog;
 
 /// The table's choices, shared with its rows through context.
 #[derive(Clone, Copy)]
@@ -31,39 +31,27 @@ impl RunsTable {
     /// A run's weights, into the draw panel.
     fn use_weights(self, id: u64) {
         spawn_local(async move {
-            let weights = match RunLog::open().await {
-                Ok(log) => log.weights(id).await,
-                Err(message) => Err(message),
-            };
-            match weights {
+            match self.app.keeper.weights(id).await {
                 Ok(bytes) => self
                     .app
-                    .use_weights((bytes, format!("run #{}", id % 10_000))),
-                Err(error) => self.app.keeper.problem.set(Some(error.to_string())),
+                    .use_weights((bytes, format!("run {}", short_name(id)))),
+                Err(error) => self.app.keeper.problem.set(Some(error)),
             }
         })
     }
 
-    /// The row goes once the browser's storage has let the run go, so that a reload straight
-    /// after the click cannot bring it back; a storage that refuses keeps the row and says why.
+    /// The row goes once the browser's database has let the run go (its checkpoint and
+    /// weights with it, in one transaction), so that a reload straight after the click cannot
+    /// bring it back; a run another tab trains, or a database that refuses, keeps its row and
+    /// says why. The tab's own run stops training.
     fn delete(self, id: u64) {
         let keeper = self.app.keeper;
-        // The run in progress, if it is this one, stops writing its record now: a save landing
-        // after the delete would put the row back.
-        keeper.deleted(id);
         spawn_local(async move {
-            let deleted = match RunLog::open().await {
-                Ok(log) => log.delete(id).await,
-                Err(error) => Err(error),
-            };
-            match deleted {
-                Ok(()) => {
-                    keeper.records.update(|all| all.retain(|r| r.id != id));
-                    self.selected.update(|chosen| {
-                        chosen.remove(&id);
-                    });
-                }
-                Err(error) => keeper.problem.set(Some(error.to_string())),
+            match keeper.delete(id).await {
+                Ok(_) => self.selected.update(|chosen| {
+                    chosen.remove(&id);
+                }),
+                Err(error) => keeper.problem.set(Some(format!("Not deleted: {error}."))),
             }
         })
     }
@@ -73,8 +61,8 @@ fn percent(accuracy: Option<f32>) -> String {
     accuracy.map_or_else(|| "–".into(), |a| format!("{:.2}%", 100.0 * a))
 }
 
-fn started(id: u64) -> String {
-    let date = js_sys::Date::new(&wasm_bindgen::JsValue::from_f64(id as f64));
+fn started(ms: u64) -> String {
+    let date = js_sys::Date::new(&wasm_bindgen::JsValue::from_f64(ms as f64));
     String::from(date.to_locale_string("en-GB", &wasm_bindgen::JsValue::UNDEFINED))
 }
 
@@ -83,7 +71,7 @@ pub(super) fn RunRow(record: RunRecord) -> impl IntoView {
     let table = expect_context::<RunsTable>();
     let selected = table.selected;
     let id = record.id;
-    let name = format!("#{}", id % 10_000);
+    let name = short_name(id);
     view! {
         <tr data-testid="run-row" data-run=id.to_string()>
             <td>
@@ -99,7 +87,7 @@ pub(super) fn RunRow(record: RunRecord) -> impl IntoView {
                     }
                 />
             </td>
-            <td>{name.clone()} <span class="caption">{started(id)}</span></td>
+            <td>{name.clone()} <span class="caption">{started(record.started_ms())}</span></td>
             <td class="caption">{record.summary()}</td>
             <td>{record.backend.map_or("–", |b| b.label())}</td>
             <td>{format!("{} / {}", record.step, record.total_steps)}</td>

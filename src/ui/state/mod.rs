@@ -17,5 +17,5 @@ pub use batch_distance::{DistanceError, test_batch_distance};
 pub use host::{EngineSignal, HostError, ModelHost, WeightsBytes, browser_has_webgpu};
 pub use lab::LabState;
 pub use revealed::{Below, Revealed};
-pub use run_keeper::{Interest, RunKeeper};
+pub use run_keeper::RunKeeper;
 pub use shown_digit::ShownDigit;

@@ -1,216 +1,286 @@
-//! How the runs table keeps each run: what a message from the trainer means for its record,
-//! and the record kept, in the table at once and in the browser after.
+//! The runs table's records and the tab's current run, as the page shows and keeps them:
+//! [`crate::run_store::Keeper`] over the browser's database, Web Locks and `sessionStorage`,
+//! with the signals the runs table and the training panel read. Storage that fails is said in
+//! the runs panel; the run itself goes on.
 
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 
 use crate::analysis::timeline::Timeline;
-use crate::protocol::{FromTrainer, RunState};
 use crate::run_record::RunRecord;
+use crate::run_store::{Keeper, KeeperError, Rest, RunId, RunStore, StoreError, read_header};
 use crate::run_view::RunView;
-use crate::web::{RunLog, RunLogError};
+use crate::train::{SavedSummary, TrainingPlan};
+use crate::web::{PageRuns, SessionTab, WebLocks, ask_to_persist, draw_run_id, storage_estimate};
 
-/// What a message from the trainer means for the run's record.
-pub enum Interest {
-    None,
-    /// A run began (or resumed) with this plan.
-    Started(crate::train::TrainingPlan),
-    /// Its figures moved: an evaluation, a change of state.
-    Moved,
-    /// It came to rest (paused, stopped, finished): its weights are worth keeping.
-    Rested,
+type TabKeeper = Keeper<PageRuns, WebLocks, SessionTab>;
+
+/// Bytes the page's storage uses, and may use.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Space {
+    pub used: f64,
+    pub quota: f64,
+    /// The browser agreed not to evict it under pressure.
+    pub persistent: bool,
 }
 
-impl Interest {
-    pub fn of(message: &FromTrainer) -> Self {
-        match message {
-            FromTrainer::Started { plan, .. } => Self::Started(plan.clone()),
-            FromTrainer::State {
-                state: RunState::Paused | RunState::Stopped | RunState::Finished,
-            } => Self::Rested,
-            // Idle and Starting say nothing of a run's figures (a reset, a start under way).
-            FromTrainer::State {
-                state: RunState::Idle | RunState::Starting,
-            } => Self::None,
-            FromTrainer::State { .. } | FromTrainer::Test(_) | FromTrainer::Attention { .. } => {
-                Self::Moved
-            }
-            _ => Self::None,
-        }
-    }
-}
-
-/// Keeps the record of the run in progress: in the table at once, in the browser after.
-/// Storage that fails is said in the runs panel; the run itself goes on.
 #[derive(Clone, Copy)]
 pub struct RunKeeper {
     /// The records, oldest first, the run in progress among them.
     pub records: RwSignal<Vec<RunRecord>>,
     /// Why they cannot be kept, when they cannot.
     pub problem: RwSignal<Option<String>>,
-    current: StoredValue<Option<RunRecord>, LocalStorage>,
-    /// The worker has started the current record's run: until then the panel's view is not
-    /// the run's (a reset or a resume cleared it), and nothing is booked.
-    live: StoredValue<bool>,
-    /// The record the weights asked for at the last rest belong to.
-    weights_for: StoredValue<Option<u64>>,
-    /// The id the next run to start is saved under (the worker was told it).
-    next_id: StoredValue<Option<u64>>,
+    pub space: RwSignal<Option<Space>>,
     /// A run the table's Continue asks the training panel to go on with.
     pub continue_asked: RwSignal<Option<u64>>,
+    /// The tab's current run, deleted from the table: the training panel lets it go.
+    pub current_deleted: RwSignal<Option<u64>>,
+    keeper: StoredValue<TabKeeper, LocalStorage>,
+    persistent: StoredValue<Option<bool>>,
+}
+
+/// `make` for a run started now from `plan` at `step`.
+fn new_record(plan: TrainingPlan, step: usize) -> impl Fn(RunId) -> RunRecord {
+    move |id| {
+        let mut record = RunRecord::new(id, plan.clone(), js_sys::Date::now() as u64);
+        record.step = step;
+        record
+    }
 }
 
 impl RunKeeper {
     pub fn new(records: RwSignal<Vec<RunRecord>>, problem: RwSignal<Option<String>>) -> Self {
+        let keeper = Keeper::new(PageRuns::default(), WebLocks, SessionTab, draw_run_id);
         Self {
             records,
             problem,
-            current: StoredValue::new_local(None),
-            live: StoredValue::new(false),
-            weights_for: StoredValue::new(None),
-            next_id: StoredValue::new(None),
+            space: RwSignal::new(None),
             continue_asked: RwSignal::new(None),
+            current_deleted: RwSignal::new(None),
+            keeper: StoredValue::new_local(keeper),
+            persistent: StoredValue::new(None),
         }
+    }
+
+    fn keeper(self) -> TabKeeper {
+        self.keeper.get_value()
     }
 
     /// The records kept in this browser, into the table.
     pub fn load(self) {
         spawn_local(async move {
-            match RunLog::open().await {
-                Ok(log) => self.records.set(log.records().await),
+            match self.keeper().store().records().await {
+                Ok(records) => self.records.set(records),
                 Err(error) => self.problem.set(Some(error.to_string())),
             }
+            self.measure_space().await;
         });
     }
 
     /// The timeline of the run in progress, as its record keeps it.
     pub fn timeline(self) -> Timeline {
-        self.current
-            .with_value(|c| c.as_ref().map(|c| c.timeline.clone()))
+        self.keeper()
+            .record()
+            .map(|record| record.timeline)
             .unwrap_or_default()
     }
 
-    /// The next run to start gets a record of its own.
-    pub fn forget_current(self) {
-        self.current.set_value(None);
-        self.live.set_value(false);
+    /// A new run of `plan`: kept and locked before it is sent to the worker. Its id.
+    pub async fn start(self, plan: TrainingPlan) -> Result<RunId, KeeperError> {
+        self.begin(new_record(plan, 0), None).await
     }
 
-    /// The next run to start is run `id` (its checkpoint's name too); returns it.
-    pub fn prepare(self, id: u64) -> u64 {
-        self.next_id.set_value(Some(id));
-        id
+    /// A run file (its header checked), kept as a new run that starts from it. Its id.
+    pub async fn start_from_file(self, bytes: &[u8]) -> Result<RunId, String> {
+        let (state, _) = read_header(bytes)
+            .map_err(|error| format!("The run file cannot be resumed: {error}."))?;
+        self.begin(new_record(state.plan, state.step), Some(bytes.to_vec()))
+            .await
+            .map_err(|error| format!("The run file was not taken: {error}."))
     }
 
-    /// Run `run` goes on from its checkpoint, in its own record (a new one of that id if the
-    /// record is gone).
-    pub async fn resume(self, run: u64) {
-        let record = match RunLog::open().await {
-            Ok(log) => log.record(run).await,
-            Err(_) => None,
-        };
-        self.live.set_value(false);
-        self.next_id.set_value(Some(run));
-        self.current.set_value(record);
-    }
-
-    /// Whether run `id` has a checkpoint to continue from, in its record.
-    pub fn checkpointed(self, id: u64, kept: bool) {
-        let current = self.current.get_value().filter(|c| c.id == id);
-        let record = current.or_else(|| {
-            self.records
-                .with_untracked(|all| all.iter().find(|r| r.id == id).cloned())
-        });
-        if let Some(mut record) = record.filter(|r| r.has_checkpoint != kept) {
-            record.has_checkpoint = kept;
-            self.keep(record);
-        }
-    }
-
-    /// A record deleted from the table: the run in progress, if it was that one, goes on
-    /// without a record.
-    pub fn deleted(self, id: u64) {
-        if self.current.with_value(|c| c.as_ref().map(|c| c.id)) == Some(id) {
-            self.current.set_value(None);
-            self.live.set_value(false);
-        }
-    }
-
-    /// Books a message already applied to `view`; whether to ask for the weights to keep.
-    pub fn after(self, interest: Interest, view: &RunView) -> bool {
-        let rested = matches!(interest, Interest::Rested);
-        match interest {
-            Interest::None => return false,
-            Interest::Started(plan) => {
-                self.live.set_value(true);
-                let next = self.next_id.try_update_value(Option::take).flatten();
-                if self.current.with_value(Option::is_none) {
-                    let id = next.unwrap_or_else(crate::web::new_run_id);
-                    self.current.set_value(Some(RunRecord::new(id, plan)));
+    async fn begin(
+        self,
+        make: impl Fn(RunId) -> RunRecord,
+        checkpoint: Option<Vec<u8>>,
+    ) -> Result<RunId, KeeperError> {
+        let keeper = self.keeper();
+        let (id, unkept) = keeper.start(make, checkpoint).await?;
+        match unkept {
+            Some(error) => self.said(&error),
+            None => {
+                self.problem.set(None);
+                if let Some(record) = keeper.record() {
+                    self.show(record);
                 }
             }
-            Interest::Moved | Interest::Rested if !self.live.get_value() => return false,
-            Interest::Moved | Interest::Rested => {}
         }
-        let Some(mut record) = self.current.get_value() else {
-            return false;
-        };
-        let id = record.id;
-        record.update(view);
-        self.keep(record);
-        if rested {
-            self.weights_for.set_value(Some(id));
-        }
-        rested
+        Ok(id)
     }
 
-    /// The run's weights, kept beside its record.
-    pub fn keep_weights(self, bytes: Vec<u8>) {
-        let Some(id) = self.weights_for.try_update_value(Option::take).flatten() else {
+    /// Run `id` goes on in this tab: its record and its checkpoint, if it has one.
+    pub async fn continue_run(
+        self,
+        id: RunId,
+    ) -> Result<(RunRecord, Option<Vec<u8>>), KeeperError> {
+        self.keeper().continue_run(id).await
+    }
+
+    /// The run this tab had before a reload, and what can be resumed of it (from its
+    /// checkpoint, or from its step 0), or why it cannot be.
+    pub async fn offered(self) -> Option<Result<SavedSummary, String>> {
+        let keeper = self.keeper();
+        let record = keeper.offered().await?;
+        let checkpoint = match keeper.store().checkpoint(record.id).await {
+            Ok(checkpoint) => checkpoint,
+            Err(error) => return Some(Err(error.to_string())),
+        };
+        Some(match checkpoint {
+            Some(bytes) => read_header(&bytes)
+                .map(|(_, summary)| summary)
+                .map_err(|error| error.to_string()),
+            None => Ok(SavedSummary {
+                step: 0,
+                total_steps: record.total_steps,
+                plan: record.plan,
+            }),
+        })
+    }
+
+    /// The run this tab remembers, whether it trains it now or had it before a reload.
+    pub fn tab_run(self) -> Option<RunId> {
+        use crate::run_store::TabMemory;
+        self.keeper().current_id().or_else(|| SessionTab.run())
+    }
+
+    /// The current run's record follows `view` (an evaluation, a change of state).
+    pub fn moved(self, view: &RunView) {
+        let Some(run) = self.keeper().current_id() else {
             return;
         };
+        let view = view.clone();
         spawn_local(async move {
-            let kept = match RunLog::open().await {
-                Ok(log) => log.save_weights(id, &bytes).await,
-                Err(message) => Err(message),
-            };
-            if let Err(message) = kept {
-                return self.said(message);
-            }
-            // The record as it is now: messages may have moved it while the weights were saved.
-            let current = self.current.get_value().filter(|c| c.id == id);
-            let kept_record = current.or_else(|| {
-                self.records
-                    .with_untracked(|all| all.iter().find(|r| r.id == id).cloned())
-            });
-            if let Some(mut record) = kept_record {
-                record.has_weights = true;
-                self.keep(record);
-            }
+            let kept = self
+                .keeper()
+                .keep(run, |record| record.update(&view), (None, None), None)
+                .await;
+            self.after_keeping(kept, false);
         });
     }
 
-    fn keep(self, record: RunRecord) {
-        if self.current.with_value(|c| c.as_ref().map(|c| c.id)) == Some(record.id) {
-            self.current.set_value(Some(record.clone()));
+    /// Keeps run `run`'s checkpoint (and weights) with its record as `view` leaves it; a
+    /// `rest` counts once kept. Whether anything was written.
+    pub async fn keep(
+        self,
+        run: RunId,
+        view: RunView,
+        checkpoint: Vec<u8>,
+        weights: Option<Vec<u8>>,
+        rest: Option<Rest>,
+    ) -> Result<bool, KeeperError> {
+        let kept = self
+            .keeper()
+            .keep(
+                run,
+                |record| record.update(&view),
+                (Some(checkpoint), weights),
+                rest,
+            )
+            .await;
+        self.after_keeping(kept.clone(), true);
+        if kept == Ok(true) && self.persistent.get_value().is_none() {
+            // Asked once a run is first kept, not before: a visit that only draws asks nothing.
+            self.persistent.set_value(Some(ask_to_persist().await));
         }
+        self.measure_space().await;
+        kept
+    }
+
+    fn after_keeping(self, kept: Result<bool, KeeperError>, with_checkpoint: bool) {
+        match kept {
+            Ok(true) => {
+                if let Some(record) = self.keeper().record() {
+                    self.show(record);
+                }
+                if with_checkpoint {
+                    self.problem.set(None);
+                }
+            }
+            Ok(false) => {}
+            Err(KeeperError::Store(StoreError::Gone(id))) => {
+                self.records.update(|all| all.retain(|r| r.id != id));
+                self.problem.set(Some(format!(
+                    "{}. Its training stopped here.",
+                    StoreError::Gone(id)
+                )));
+                self.current_deleted.set(Some(id));
+            }
+            Err(error) => self.said(&error),
+        }
+    }
+
+    /// Resume after a pause or a stop: whether the run may go on.
+    pub async fn go_on(self) -> Result<bool, KeeperError> {
+        self.keeper().go_on().await
+    }
+
+    /// The tab lets its run go (Reset); the run stays in the table.
+    pub fn let_go(self) {
+        self.keeper().let_go();
+    }
+
+    /// Deletes run `id` with its checkpoint and weights; whether it was the tab's current run.
+    pub async fn delete(self, id: RunId) -> Result<bool, KeeperError> {
+        let ours = self.keeper().delete(id).await?;
+        self.records.update(|all| all.retain(|r| r.id != id));
+        if ours {
+            self.current_deleted.set(Some(id));
+        }
+        self.measure_space().await;
+        Ok(ours)
+    }
+
+    /// The tab's run cannot be resumed: its checkpoint goes (its record and weights stay).
+    pub async fn forget_checkpoint(self, id: RunId) {
+        match self.keeper().forget_checkpoint(id).await {
+            Ok(()) => self.records.update(|all| {
+                if let Some(record) = all.iter_mut().find(|r| r.id == id) {
+                    record.has_checkpoint = false;
+                }
+            }),
+            Err(error) => self.said(&error),
+        }
+    }
+
+    /// Run `id`'s weights, if it has them.
+    pub async fn weights(self, id: RunId) -> Result<Vec<u8>, String> {
+        match self.keeper().store().weights(id).await {
+            Ok(Some(bytes)) => Ok(bytes),
+            Ok(None) => Err("this run's weights are no longer in the browser".to_string()),
+            Err(error) => Err(error.to_string()),
+        }
+    }
+
+    async fn measure_space(self) {
+        if let Some((used, quota)) = storage_estimate().await {
+            self.space.set(Some(Space {
+                used,
+                quota,
+                persistent: self.persistent.get_value() == Some(true),
+            }));
+        }
+    }
+
+    /// `record` in the table: in its place, or added.
+    fn show(self, record: RunRecord) {
         self.records
             .update(|all| match all.iter_mut().find(|r| r.id == record.id) {
-                Some(old) => *old = record.clone(),
-                None => all.push(record.clone()),
+                Some(old) => *old = record,
+                None => all.push(record),
             });
-        spawn_local(async move {
-            let kept = match RunLog::open().await {
-                Ok(log) => log.save(&record).await,
-                Err(message) => Err(message),
-            };
-            if let Err(message) = kept {
-                self.said(message);
-            }
-        });
     }
 
-    fn said(self, error: RunLogError) {
+    fn said(self, error: &dyn std::fmt::Display) {
         self.problem.set(Some(format!(
             "The run is not kept in this browser: {error}. Training goes on."
         )));

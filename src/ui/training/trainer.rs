@@ -8,17 +8,13 @@ use reactive_stores::Store;
 
 use super::plan_choice::PlanChoice;
 use super::shown::Shown;
-use crate::protocol::{
-    BackendKind, DataProgress, FromTrainer, RunState, ToTrainer, WeightsPurpose,
-};
+use crate::protocol::{BackendKind, DataProgress, FromTrainer, RunState, ToTrainer};
+use crate::run_store::{KeeperError, Rest, StoreError};
 use crate::run_view::{RunEffect, RunView, RunViewStoreFields};
 use crate::train::TrainingPlan;
-use crate::ui::state::{AppState, Interest};
+use crate::ui::state::AppState;
 use crate::ui::widgets::offer_download;
-use crate::web::{
-    self, RunHold, TrainerLost, TrainerWorker, forget_tab_run, hold_run, new_run_id, saved_run,
-    set_tab_run, tab_run,
-};
+use crate::web::{TrainerLost, TrainerWorker};
 
 /// How long the drawing must stay unchanged before a running worker is sent it.
 const DRAWING_SETTLES_MS: u32 = 500;
@@ -30,8 +26,6 @@ pub(super) struct Trainer {
     pub run: Store<RunView>,
     pub shown: Shown,
     worker: StoredValue<Option<TrainerWorker>, LocalStorage>,
-    /// The lock on the tab's run, so that no other tab continues it meanwhile.
-    hold: StoredValue<Option<RunHold>, LocalStorage>,
 }
 
 impl Trainer {
@@ -43,12 +37,11 @@ impl Trainer {
             run,
             shown: Shown::of(run),
             worker: StoredValue::new_local(None),
-            hold: StoredValue::new_local(None),
         };
-        trainer.adopt_an_earlier_pages_run();
         trainer.refresh_saved();
         trainer.send_drawing_when_it_settles();
         trainer.continue_what_the_table_asks();
+        trainer.let_go_of_a_deleted_run();
         trainer
     }
 
@@ -88,55 +81,61 @@ impl Trainer {
             return;
         }
         self.clear_for_a_new_run();
-        let run = self.app.keeper.prepare(new_run_id());
-        self.hold(run);
-        self.send(ToTrainer::Start {
-            plan,
-            backend: self.backend(),
-            run,
+        // Starting from the click: a second click cannot start a second run meanwhile.
+        self.run.state().set(RunState::Starting);
+        spawn_local(async move {
+            match self.app.keeper.start(plan.clone()).await {
+                Ok(run) => self.send(ToTrainer::Start {
+                    plan,
+                    backend: self.backend(),
+                    run,
+                }),
+                Err(error) => self.not_started(format!("Not started: {error}.")),
+            }
         });
     }
 
-    /// Continues the tab's run from its checkpoint.
+    fn not_started(self, why: String) {
+        self.run.update(|view| {
+            view.state = RunState::Idle;
+            view.failure = Some(why);
+        });
+    }
+
+    /// Continues the tab's run from its last checkpoint.
     pub fn resume_saved(self, backend: Option<BackendKind>) {
-        if let Some(run) = tab_run() {
+        if let Some(run) = self.app.keeper.tab_run() {
             self.continue_run(run, backend);
         }
     }
 
-    /// Takes the lock on run `run` (a new one: no other tab can hold it) in the background.
-    fn hold(self, run: u64) {
-        self.hold.set_value(None);
-        spawn_local(async move {
-            if let Ok(hold) = hold_run(run).await {
-                self.hold.set_value(hold);
-            }
-        });
-    }
-
-    /// Continues run `run` from its checkpoint, in its own record; it becomes the tab's run,
+    /// Continues run `run` from its checkpoint (or from its plan, which its seed makes the same
+    /// as its step 0, if it has none yet), in its own record; it becomes the tab's run,
     /// unless another tab is training it.
     fn continue_run(self, run: u64, backend: Option<BackendKind>) {
         spawn_local(async move {
-            let held_here = self.hold.with_value(|h| h.as_ref().map(|h| h.run)) == Some(run);
-            if !held_here {
-                match hold_run(run).await {
-                    Ok(hold) => self.hold.set_value(hold),
-                    Err(elsewhere) => {
-                        let message = format!("Not continued: {elsewhere}.");
-                        return self.run.failure().set(Some(message));
-                    }
+            let (record, checkpoint) = match self.app.keeper.continue_run(run).await {
+                Ok(continued) => continued,
+                Err(error) => {
+                    let message = format!("Not continued: {error}.");
+                    return self.run.failure().set(Some(message));
                 }
-            }
+            };
             // A fresh worker: the old one may have died with its device.
             self.worker.set_value(None);
-            self.run.update(RunView::clear);
-            set_tab_run(run);
-            let keeper = self.app.keeper;
-            keeper.resume(run).await;
-            let timeline = keeper.timeline();
-            self.run.update(|view| view.timeline = timeline);
-            self.send(ToTrainer::ResumeSaved { backend, run });
+            self.run.update(|view| {
+                view.clear();
+                view.timeline = record.timeline.clone();
+                view.state = RunState::Starting;
+            });
+            match checkpoint {
+                Some(bytes) => self.send_with(ToTrainer::Continue { backend, run }, Some(bytes)),
+                None => self.send(ToTrainer::Start {
+                    plan: record.plan,
+                    backend,
+                    run,
+                }),
+            }
         });
     }
 
@@ -156,23 +155,27 @@ impl Trainer {
         });
     }
 
-    /// A run saved by an earlier version of the page (one for the whole browser) becomes the
-    /// checkpoint of its record, and the run of the first tab that finds it.
-    fn adopt_an_earlier_pages_run(self) {
-        if tab_run().is_some() {
-            return;
-        }
-        spawn_local(async move {
-            let legacy_record = match web::RunLog::open().await {
-                Ok(log) => log.take_legacy_current().await,
-                Err(_) => None,
-            };
-            let run = legacy_record.unwrap_or_else(new_run_id);
-            if saved_run::adopt_legacy_run(run).await {
-                set_tab_run(run);
-                self.app.keeper.checkpointed(run, true);
-                self.refresh_saved();
+    /// The tab's run, deleted from the runs table (or found deleted by a save): its training
+    /// stops here.
+    fn let_go_of_a_deleted_run(self) {
+        let deleted = self.app.keeper.current_deleted;
+        Effect::new(move |_| {
+            let Some(run) = deleted.get() else { return };
+            deleted.set(None);
+            if self.has_worker() {
+                self.send(ToTrainer::Reset);
             }
+            self.run.update(|view| {
+                view.reset();
+                view.state = RunState::Idle;
+                view.notice(
+                    format!(
+                        "Run {} was deleted; its training stopped.",
+                        crate::run_store::short_name(run)
+                    ),
+                    false,
+                );
+            });
         });
     }
 
@@ -180,22 +183,36 @@ impl Trainer {
     pub fn resume_file(self, bytes: Vec<u8>) {
         self.worker.set_value(None);
         self.clear_for_a_new_run();
-        let run = self.app.keeper.prepare(new_run_id());
-        self.hold(run);
-        self.send_with(
-            ToTrainer::ResumeFile {
-                backend: self.backend(),
-                run,
-            },
-            Some(bytes),
-        );
+        self.run.state().set(RunState::Starting);
+        spawn_local(async move {
+            match self.app.keeper.start_from_file(&bytes).await {
+                Ok(run) => self.send_with(
+                    ToTrainer::Continue {
+                        backend: self.backend(),
+                        run,
+                    },
+                    Some(bytes),
+                ),
+                Err(why) => {
+                    self.run.state().set(RunState::Idle);
+                    self.refused(why);
+                }
+            }
+        });
     }
 
     pub fn pause_or_resume(self) {
-        match self.run.state().get_untracked() {
-            RunState::Running => self.send(ToTrainer::Pause),
-            _ => self.send(ToTrainer::Resume),
+        if self.run.state().get_untracked() == RunState::Running {
+            return self.send(ToTrainer::Pause);
         }
+        spawn_local(async move {
+            match self.app.keeper.go_on().await {
+                Ok(true) => self.send(ToTrainer::Resume),
+                // Its rest is still being kept: the button comes back once it is.
+                Ok(false) => {}
+                Err(error) => self.refused(format!("Not resumed: {error}.")),
+            }
+        });
     }
 
     pub fn reset(self) {
@@ -203,19 +220,17 @@ impl Trainer {
             self.send(ToTrainer::Reset);
         }
         // The run stays in the runs table, to be continued from there; this tab lets it go.
-        forget_tab_run();
-        self.hold.set_value(None);
-        self.app.keeper.forget_current();
+        self.app.keeper.let_go();
         self.run.update(RunView::reset);
     }
 
     /// The tab's run cannot be resumed: its checkpoint goes (its record and weights stay).
     pub fn discard_saved(self) {
-        if let Some(run) = tab_run() {
-            forget_tab_run();
-            self.app.keeper.checkpointed(run, false);
-            spawn_local(saved_run::forget_run(run));
+        if let Some(run) = self.app.keeper.tab_run() {
+            let keeper = self.app.keeper;
+            spawn_local(async move { keeper.forget_checkpoint(run).await });
         }
+        self.app.keeper.let_go();
         self.run.saved().set(None);
     }
 
@@ -234,16 +249,41 @@ impl Trainer {
             view.clear();
             view.data = DataProgress::default();
         });
-        self.app.keeper.forget_current();
     }
 
     fn refresh_saved(self) {
         spawn_local(async move {
-            let saved = match tab_run() {
-                Some(run) => saved_run::saved_summary(run).await,
-                None => None,
-            };
+            let saved = self.app.keeper.offered().await;
             self.run.saved().set(saved);
+        });
+    }
+
+    /// Keeps a checkpoint the worker sent; the run shows its rest once it is kept.
+    fn keep(self, run: u64, rest: Option<RunState>, checkpoint: Vec<u8>, weights: Option<Vec<u8>>) {
+        let resting = match rest {
+            Some(RunState::Paused) => Some(Rest::Paused),
+            Some(RunState::Stopped) => Some(Rest::Stopped),
+            Some(RunState::Finished) => Some(Rest::Finished),
+            _ => None,
+        };
+        let view = self.run.get_untracked();
+        spawn_local(async move {
+            let kept = self
+                .app
+                .keeper
+                .keep(run, view, checkpoint, weights, resting)
+                .await;
+            if let Err(error) = &kept
+                && !matches!(error, KeeperError::Store(StoreError::Gone(_)))
+            {
+                self.refused(format!("This checkpoint was not kept: {error}."));
+            }
+            if let Some(state) = rest
+                && self.app.keeper.tab_run() == Some(run)
+            {
+                self.run.state().set(state);
+                self.refresh_saved();
+            }
         });
     }
 
@@ -257,12 +297,18 @@ impl Trainer {
                 }
             }
             RunEffect::RefreshSaved => self.refresh_saved(),
-            RunEffect::Kept { run } => {
-                set_tab_run(run);
-                self.app.keeper.checkpointed(run, true);
-                self.refresh_saved();
+            RunEffect::Started { plan: _ } => {
+                self.tell_drawing();
+                self.run.with_untracked(|view| self.app.keeper.moved(view));
             }
-            RunEffect::KeepWeights { bytes } => self.app.keeper.keep_weights(bytes),
+            RunEffect::Moved => self.run.with_untracked(|view| self.app.keeper.moved(view)),
+            RunEffect::Keep {
+                run,
+                step: _,
+                rest,
+                checkpoint,
+                weights,
+            } => self.keep(run, rest, checkpoint, weights),
         }
     }
 
@@ -283,19 +329,8 @@ impl Trainer {
     }
 
     fn on_message(self, message: FromTrainer, bytes: Option<Vec<u8>>) {
-        let interest = Interest::of(&message);
-        if matches!(interest, Interest::Started(_)) {
-            self.tell_drawing();
-        }
         let mut effect = RunEffect::None;
         self.run.update(|view| effect = view.apply(message, bytes));
-        let keeper = self.app.keeper;
-        if self.run.with_untracked(|view| keeper.after(interest, view)) {
-            let keep = ToTrainer::ExportWeights {
-                purpose: WeightsPurpose::Keep,
-            };
-            self.tell(&keep, None);
-        }
         self.follow(effect);
     }
 

@@ -19,7 +19,6 @@ use crate::web::BackendKind;
 use crate::web::chunks::{ChunkSource, DATA_BASE};
 use crate::web::device_trial::training_device;
 use crate::web::helper::{HelperError, HelperWorker};
-use crate::web::saved_run;
 
 use super::inbox::Inbox;
 use super::loader::load_data;
@@ -34,8 +33,6 @@ enum SessionError {
     New(PlanError),
     #[error("the saved run: {0}")]
     Saved(SavedRunError),
-    #[error("the run file: {0}")]
-    File(SavedRunError),
 }
 
 pub(super) async fn handle(
@@ -45,13 +42,9 @@ pub(super) async fn handle(
     inbox: &Rc<Inbox>,
 ) {
     match message {
-        ToTrainer::Probe { run } => {
-            let summary = saved_run::saved_summary(run).await;
-            post(&FromTrainer::Saved { summary }, None);
-        }
         ToTrainer::Start { plan, backend, run } => {
             // A run of its own: a start that fails (offline, a bad manifest, a lost device)
-            // touches no saved run.
+            // leaves its record as it is.
             let trial = plan.clone();
             launch(
                 runner,
@@ -66,38 +59,26 @@ pub(super) async fn handle(
             )
             .await;
         }
-        ToTrainer::ResumeSaved { backend, run } => {
-            let saved = match saved_run::load_run(run).await {
-                Ok(saved) => saved,
-                Err(error) => return fail_without_run(error),
+        ToTrainer::Continue { backend, run } => {
+            let Some(bytes) = bytes else {
+                return fail_without_run("no checkpoint came with the message");
             };
-            let step = saved.state.step;
-            let trial = saved.state.plan.clone();
+            let checkpoint = match Checkpoint::decode(&bytes, &Budget::PAGE) {
+                Ok(checkpoint) => checkpoint,
+                Err(error) => {
+                    return fail_without_run(format!("The run cannot be continued: {error}."));
+                }
+            };
+            let step = checkpoint.state.step;
+            let trial = checkpoint.state.plan.clone();
             launch(
                 runner,
                 inbox,
                 (run, &backend),
                 &trial,
-                Some(step),
-                |_, device| Session::resume(saved, device).map_err(SessionError::Saved),
+                Some((step, bytes)),
+                |_, device| Session::resume(checkpoint, device).map_err(SessionError::Saved),
             )
-            .await;
-        }
-        ToTrainer::ResumeFile { backend, run } => {
-            let Some(bytes) = bytes else {
-                return fail_without_run("no run file came with the message");
-            };
-            let checkpoint = match Checkpoint::decode(&bytes, &Budget::PAGE) {
-                Ok(checkpoint) => checkpoint,
-                Err(error) => {
-                    return fail_without_run(format!("The run file cannot be resumed: {error}."));
-                }
-            };
-            let trial = checkpoint.state.plan.clone();
-            // Not saved in this browser yet: its first save here keeps it as run `run`.
-            launch(runner, inbox, (run, &backend), &trial, None, |_, device| {
-                Session::resume(checkpoint, device).map_err(SessionError::File)
-            })
             .await;
         }
         ToTrainer::Pause => {
@@ -106,8 +87,7 @@ pub(super) async fn handle(
             }
             if let Some(run) = runner.run_in(RunState::Running) {
                 run.flush_steps();
-                run.set_state(RunState::Paused);
-                run.save().await;
+                run.rest(RunState::Paused).await;
             }
         }
         ToTrainer::Resume => {
@@ -129,8 +109,7 @@ pub(super) async fn handle(
                 .filter(|r| r.state == RunState::Running || r.state == RunState::Paused)
             {
                 run.flush_steps();
-                run.set_state(RunState::Stopped);
-                run.save().await;
+                run.rest(RunState::Stopped).await;
             }
         }
         ToTrainer::Reset => {
@@ -178,14 +157,14 @@ fn helper_stopped(why: HelperError) {
 }
 
 /// Starts run `id`: the device (timed against the other for `plan` when none is asked for),
-/// the manifest, the session `build` makes on them, then the data. `saved_step` is the step
-/// of the save the session was restored from, if it was.
+/// the manifest, the session `build` makes on them, then the data. `saved` is the checkpoint
+/// the session was restored from, with its step, if it was.
 async fn launch(
     runner: &mut Runner,
     inbox: &Rc<Inbox>,
     (id, backend): (u64, &Option<BackendKind>),
     plan: &TrainingPlan,
-    saved_step: Option<usize>,
+    saved: Option<(usize, Vec<u8>)>,
     build: impl FnOnce(&Manifest, &Device) -> Result<Session, SessionError>,
 ) {
     runner.end();
@@ -244,7 +223,8 @@ async fn launch(
         unsent: Vec::new(),
         latest: None,
         last_report_ms: 0.0,
-        saved_step,
+        saved_step: saved.as_ref().map(|(step, _)| *step),
+        last_checkpoint: saved.map(|(_, bytes)| bytes),
         drawing: None,
         helper,
         workers: 1,

@@ -10,7 +10,7 @@ use crate::train::{PendingStep, Session, StepPoint, StepReport};
 use crate::web::BackendKind;
 use crate::web::global::now_ms;
 use crate::web::helper::HelperWorker;
-use crate::web::saved_run;
+use crate::weights;
 
 use super::to_page::{notice, post};
 
@@ -31,8 +31,10 @@ pub(super) struct Run {
     /// The newest step's report, sent with the next batch of points.
     pub(super) latest: Option<StepReport>,
     pub(super) last_report_ms: f64,
-    /// Step of the last save, to say what a failure falls back to.
+    /// Step of the last checkpoint sent to be kept, to say what a failure falls back to.
     pub(super) saved_step: Option<usize>,
+    /// That checkpoint, which a loss gone non-finite rolls the run back to.
+    pub(super) last_checkpoint: Option<Vec<u8>>,
     /// The drawing on the page's pad, probed with the test digits at each evaluation.
     pub(super) drawing: Option<[u8; IMAGE_PIXELS]>,
     /// The worker that computes the second half of each CPU step, where there is one.
@@ -78,15 +80,54 @@ impl Run {
         self.last_report_ms = now_ms();
     }
 
-    /// Saves the run so a reload (or a switch to the CPU, or the runs table) can resume it.
+    /// Sends the run's checkpoint for the page to keep (in the browser's database, where a
+    /// reload, a switch to the CPU or the runs table continue it).
     pub(super) async fn save(&mut self) {
-        match saved_run::save_run(&self.session, self.id).await {
-            Ok(step) => {
-                self.saved_step = Some(step);
-                post(&FromTrainer::Kept { run: self.id, step }, None);
+        self.keep(None).await;
+    }
+
+    /// The run comes to rest in `state` (paused, stopped, finished): its checkpoint and its
+    /// weights go to the page together, and the page shows `state` once they are kept.
+    pub(super) async fn rest(&mut self, state: RunState) {
+        self.state = state;
+        self.keep(Some(state)).await;
+    }
+
+    async fn keep(&mut self, rest: Option<RunState>) {
+        let checkpoint = match self.session.checkpoint_async().await {
+            Ok(checkpoint) => checkpoint,
+            Err(error) => {
+                notice(format!("The run could not be saved: {error}"), true);
+                if let Some(state) = rest {
+                    post(&FromTrainer::State { state }, None);
+                }
+                return;
             }
-            Err(error) => notice(format!("The run could not be saved: {error}"), true),
+        };
+        let step = checkpoint.state.step;
+        let mut bytes = checkpoint.encode();
+        self.saved_step = Some(step);
+        self.last_checkpoint = Some(bytes.clone());
+        let mut weights_at = None;
+        if rest.is_some() {
+            let model = self.session.inference_model();
+            match weights::to_safetensors_async(&model, &self.session.plan.config).await {
+                Ok(weights) => {
+                    weights_at = Some(bytes.len());
+                    bytes.extend_from_slice(&weights);
+                }
+                Err(error) => notice(format!("Exporting the weights failed: {error}"), true),
+            }
         }
+        post(
+            &FromTrainer::Checkpoint {
+                run: self.id,
+                step,
+                rest,
+                weights_at,
+            },
+            Some(bytes),
+        );
     }
 
     fn fallback_hint(&self) -> String {

@@ -6,12 +6,14 @@ use burn::tensor::Tensor;
 
 use crate::analysis::inference::{self, images_of};
 use crate::analysis::timeline::{AttentionSnapshot, PROBE_DIGITS};
+use crate::model::Budget;
 use crate::protocol::{FromTrainer, RunState};
-use crate::train::{PendingStep, Session, TestReport, TrainingError, classify_in_batches};
+use crate::train::{
+    Checkpoint, PendingStep, Session, TestReport, TrainingError, classify_in_batches,
+};
 
 use crate::web::global::{now_ms, sleep_ms};
 use crate::web::read::{ReadError, read_floats_async, read_ints_async};
-use crate::web::saved_run;
 
 use super::run::Run;
 use super::runner::Runner;
@@ -82,11 +84,12 @@ impl Runner {
             if let Err(error) = probe_attention(run).await {
                 return run.device_failed(error);
             }
-            run.save().await;
         }
         if run.session.is_finished() {
             run.flush_steps();
-            run.set_state(RunState::Finished);
+            run.rest(RunState::Finished).await;
+        } else if evaluate_now {
+            run.save().await;
         }
     }
 
@@ -130,8 +133,8 @@ impl Runner {
     async fn stopped_by_nan(&mut self, error: TrainingError) {
         let Some(run) = self.run_mut() else { return };
         // Until this run has saved, there is nothing to go back to.
-        let restored = match run.saved_step {
-            Some(_) => match saved_run::load_run(run.id).await {
+        let restored = match &run.last_checkpoint {
+            Some(bytes) => match Checkpoint::decode(bytes, &Budget::PAGE) {
                 Ok(saved) => {
                     let step = saved.state.step;
                     Session::resume(saved, &run.session.device())

@@ -1,0 +1,430 @@
+//! The runs in the browser's database (IndexedDB, `vitlab-runs`): records, checkpoints and
+//! weights in object stores of their own, and the ids of deleted runs, so that every change
+//! is one transaction (`run_store` has the rules). Through `idb`: of the three crates made for
+//! it, `indexed_db_futures` brings a dozen proc-macro crates (syn 1 among them) to build and
+//! `rexie` is a layer over `idb` that hides the transaction we need to hold across a read and
+//! a write; `idb` maps the database's own types one to one over `web-sys`, and its futures
+//! keep a transaction alive across the read that decides a write.
+//!
+//! What the database holds is read as hostile: a record that does not parse, is larger than
+//! any record the page writes, or is filed under another id is left out.
+
+use idb::{
+    Database, DatabaseEvent, Factory, ObjectStoreParams, TransactionMode, TransactionResult,
+};
+use js_sys::Uint8Array;
+use wasm_bindgen::{JsCast, JsValue};
+
+use crate::run_record::{MAX_RUNS, RunRecord};
+use crate::run_store::{Keeping, MAX_RUN_ID, RunId, RunStore, StoreError};
+
+const NAME: &str = "vitlab-runs";
+const VERSION: u32 = 1;
+const RECORDS: &str = "records";
+const CHECKPOINTS: &str = "checkpoints";
+const WEIGHTS: &str = "weights";
+/// Ids of deleted runs, never given again.
+const DELETED: &str = "deleted";
+/// No record the page writes comes near this (its history is thinned to a few hundred points,
+/// its timeline halved until it fits).
+pub const MAX_RECORD_BYTES: usize = 1 << 20;
+/// A global only a test sets: the milliseconds each keeping waits before it writes, to hold
+/// open the window between a worker's save and its landing.
+const TEST_DELAY: &str = "vitlabTestSaveDelayMs";
+
+/// A run kept by an earlier page: its record, checkpoint and weights.
+pub type OldRun = (RunRecord, Option<Vec<u8>>, Option<Vec<u8>>);
+
+/// The runs' database; clones share one connection.
+#[derive(Clone)]
+pub struct RunDb {
+    db: std::rc::Rc<Database>,
+}
+
+fn failed(error: impl std::fmt::Display) -> StoreError {
+    let text = error.to_string();
+    if text.contains("QuotaExceeded") {
+        StoreError::Full
+    } else {
+        StoreError::Failed(text)
+    }
+}
+
+fn key(id: RunId) -> JsValue {
+    JsValue::from_f64(id as f64)
+}
+
+fn bytes_of(value: JsValue) -> Option<Vec<u8>> {
+    value
+        .dyn_into::<Uint8Array>()
+        .ok()
+        .map(|array| array.to_vec())
+}
+
+fn record_of(id: RunId, value: JsValue) -> Option<RunRecord> {
+    let json = value.as_string()?;
+    if json.len() > MAX_RECORD_BYTES {
+        return None;
+    }
+    serde_json::from_str::<RunRecord>(&json)
+        .ok()
+        .filter(|record| record.id == id)
+}
+
+/// The record as JSON no larger than it may be read back: a big model's timeline is thinned
+/// to fit.
+pub fn record_json(record: &RunRecord) -> Result<String, StoreError> {
+    let json = |record: &RunRecord| {
+        serde_json::to_string(record).map_err(|error| StoreError::Failed(error.to_string()))
+    };
+    let mut text = json(record)?;
+    let mut fitted = record.clone();
+    while text.len() > MAX_RECORD_BYTES && !fitted.timeline.snapshots.is_empty() {
+        if fitted.timeline.snapshots.len() == 1 {
+            fitted.timeline.snapshots.clear();
+        } else {
+            fitted.timeline.halve();
+        }
+        text = json(&fitted)?;
+    }
+    if text.len() > MAX_RECORD_BYTES {
+        return Err(StoreError::Failed(format!(
+            "its record takes {} bytes",
+            text.len()
+        )));
+    }
+    Ok(text)
+}
+
+async fn test_delay() {
+    let delay = js_sys::Reflect::get(&js_sys::global(), &TEST_DELAY.into())
+        .ok()
+        .and_then(|value| value.as_f64())
+        .filter(|ms| ms.is_finite() && *ms > 0.0);
+    if let Some(ms) = delay {
+        super::sleep_ms(ms.min(60_000.0) as u32).await;
+    }
+}
+
+impl RunDb {
+    /// The database, made at its first use; `NoStorage` where the browser has none for the
+    /// page (some private windows, a sandboxed frame).
+    pub async fn open() -> Result<Self, StoreError> {
+        let factory = Factory::new().map_err(|_| StoreError::NoStorage)?;
+        let mut request = factory.open(NAME, Some(VERSION)).map_err(failed)?;
+        request.on_upgrade_needed(|event| {
+            let Ok(db) = event.database() else { return };
+            let existing = db.store_names();
+            for name in [RECORDS, CHECKPOINTS, WEIGHTS, DELETED] {
+                if !existing.iter().any(|e| e == name) {
+                    let _ = db.create_object_store(name, ObjectStoreParams::new());
+                }
+            }
+        });
+        let db = request.await.map_err(|error| match error {
+            idb::Error::DomException(_) => StoreError::NoStorage,
+            other => failed(other),
+        })?;
+        Ok(Self {
+            db: std::rc::Rc::new(db),
+        })
+    }
+
+    fn transaction(
+        &self,
+        stores: &[&str],
+        mode: TransactionMode,
+    ) -> Result<idb::Transaction, StoreError> {
+        self.db.transaction(stores, mode).map_err(failed)
+    }
+
+    async fn get(&self, store: &str, id: RunId) -> Result<Option<JsValue>, StoreError> {
+        let transaction = self.transaction(&[store], TransactionMode::ReadOnly)?;
+        let store = transaction.object_store(store).map_err(failed)?;
+        store.get(key(id)).map_err(failed)?.await.map_err(failed)
+    }
+
+    /// Commits `transaction`: a store full on the way says so.
+    async fn commit(
+        transaction: idb::Transaction,
+        probe: &idb::ObjectStore,
+    ) -> Result<(), StoreError> {
+        let committed = transaction.commit().map_err(failed)?.await;
+        match committed {
+            Ok(TransactionResult::Committed) => Ok(()),
+            Ok(TransactionResult::Aborted) | Err(_) => {
+                let why = probe.transaction().error();
+                Err(match why {
+                    Some(error) if error.name() == "QuotaExceededError" => StoreError::Full,
+                    Some(error) => {
+                        StoreError::Failed(format!("{}: {}", error.name(), error.message()))
+                    }
+                    None => committed
+                        .err()
+                        .map_or_else(|| StoreError::Failed("the save was undone".into()), failed),
+                })
+            }
+        }
+    }
+
+    /// Runs kept by earlier pages, moved in once (`run_migration`): each record with its
+    /// checkpoint and weights, in one transaction; a run kept already, or deleted, is left.
+    pub async fn import(&self, runs: Vec<OldRun>) -> Result<usize, StoreError> {
+        let transaction = self.transaction(
+            &[RECORDS, CHECKPOINTS, WEIGHTS, DELETED],
+            TransactionMode::ReadWrite,
+        )?;
+        let store = |name| transaction.object_store(name).map_err(failed);
+        let (records, checkpoints, weights, deleted) = (
+            store(RECORDS)?,
+            store(CHECKPOINTS)?,
+            store(WEIGHTS)?,
+            store(DELETED)?,
+        );
+        let mut moved = 0;
+        for (mut record, checkpoint, weight) in runs {
+            let id = key(record.id);
+            let kept = records
+                .get(id.clone())
+                .map_err(failed)?
+                .await
+                .map_err(failed)?;
+            let gone = deleted
+                .get(id.clone())
+                .map_err(failed)?
+                .await
+                .map_err(failed)?;
+            if kept.is_some() || gone.is_some() {
+                continue;
+            }
+            record.has_checkpoint = checkpoint.is_some();
+            record.has_weights = weight.is_some();
+            let json = JsValue::from_str(&record_json(&record)?);
+            records
+                .put(&json, Some(&id))
+                .map_err(failed)?
+                .await
+                .map_err(failed)?;
+            if let Some(bytes) = checkpoint {
+                checkpoints
+                    .put(&Uint8Array::from(bytes.as_slice()), Some(&id))
+                    .map_err(failed)?
+                    .await
+                    .map_err(failed)?;
+            }
+            if let Some(bytes) = weight {
+                weights
+                    .put(&Uint8Array::from(bytes.as_slice()), Some(&id))
+                    .map_err(failed)?
+                    .await
+                    .map_err(failed)?;
+            }
+            moved += 1;
+        }
+        Self::commit(transaction, &records).await?;
+        Ok(moved)
+    }
+}
+
+impl RunStore for RunDb {
+    async fn create(
+        &self,
+        mut record: RunRecord,
+        checkpoint: Option<Vec<u8>>,
+    ) -> Result<(), StoreError> {
+        let transaction =
+            self.transaction(&[RECORDS, CHECKPOINTS, DELETED], TransactionMode::ReadWrite)?;
+        let records = transaction.object_store(RECORDS).map_err(failed)?;
+        let deleted = transaction.object_store(DELETED).map_err(failed)?;
+        let id = key(record.id);
+        let kept = records
+            .get(id.clone())
+            .map_err(failed)?
+            .await
+            .map_err(failed)?;
+        let gone = deleted
+            .get(id.clone())
+            .map_err(failed)?
+            .await
+            .map_err(failed)?;
+        if kept.is_some() || gone.is_some() {
+            let _ = transaction.abort();
+            return Err(StoreError::Taken(record.id));
+        }
+        record.has_checkpoint = checkpoint.is_some();
+        record.has_weights = false;
+        let json = JsValue::from_str(&record_json(&record)?);
+        records
+            .put(&json, Some(&id))
+            .map_err(failed)?
+            .await
+            .map_err(failed)?;
+        if let Some(bytes) = checkpoint {
+            let checkpoints = transaction.object_store(CHECKPOINTS).map_err(failed)?;
+            checkpoints
+                .put(&Uint8Array::from(bytes.as_slice()), Some(&id))
+                .map_err(failed)?
+                .await
+                .map_err(failed)?;
+        }
+        Self::commit(transaction, &records).await
+    }
+
+    async fn keep(&self, keeping: Keeping) -> Result<(), StoreError> {
+        test_delay().await;
+        let transaction =
+            self.transaction(&[RECORDS, CHECKPOINTS, WEIGHTS], TransactionMode::ReadWrite)?;
+        let records = transaction.object_store(RECORDS).map_err(failed)?;
+        let mut record = keeping.record;
+        let id = key(record.id);
+        // Read and written in one transaction: a delete lands wholly before or after it.
+        let old = records
+            .get(id.clone())
+            .map_err(failed)?
+            .await
+            .map_err(failed)?;
+        let Some(old) = old.and_then(|value| record_of(record.id, value)) else {
+            let _ = transaction.abort();
+            return Err(StoreError::Gone(record.id));
+        };
+        record.has_checkpoint = old.has_checkpoint || keeping.checkpoint.is_some();
+        record.has_weights = old.has_weights || keeping.weights.is_some();
+        let json = JsValue::from_str(&record_json(&record)?);
+        records
+            .put(&json, Some(&id))
+            .map_err(failed)?
+            .await
+            .map_err(failed)?;
+        for (name, bytes) in [
+            (CHECKPOINTS, keeping.checkpoint),
+            (WEIGHTS, keeping.weights),
+        ] {
+            if let Some(bytes) = bytes {
+                let store = transaction.object_store(name).map_err(failed)?;
+                store
+                    .put(&Uint8Array::from(bytes.as_slice()), Some(&id))
+                    .map_err(failed)?
+                    .await
+                    .map_err(failed)?;
+            }
+        }
+        Self::commit(transaction, &records).await
+    }
+
+    async fn delete(&self, id: RunId) -> Result<(), StoreError> {
+        let transaction = self.transaction(
+            &[RECORDS, CHECKPOINTS, WEIGHTS, DELETED],
+            TransactionMode::ReadWrite,
+        )?;
+        let records = transaction.object_store(RECORDS).map_err(failed)?;
+        for name in [RECORDS, CHECKPOINTS, WEIGHTS] {
+            let store = transaction.object_store(name).map_err(failed)?;
+            store
+                .delete(key(id))
+                .map_err(failed)?
+                .await
+                .map_err(failed)?;
+        }
+        let deleted = transaction.object_store(DELETED).map_err(failed)?;
+        deleted
+            .put(&JsValue::TRUE, Some(&key(id)))
+            .map_err(failed)?
+            .await
+            .map_err(failed)?;
+        Self::commit(transaction, &records).await
+    }
+
+    async fn records(&self) -> Result<Vec<RunRecord>, StoreError> {
+        let transaction = self.transaction(&[RECORDS], TransactionMode::ReadOnly)?;
+        let store = transaction.object_store(RECORDS).map_err(failed)?;
+        let limit = u32::try_from(MAX_RUNS).unwrap_or(u32::MAX);
+        let keys = store
+            .get_all_keys(None, Some(limit))
+            .map_err(failed)?
+            .await
+            .map_err(failed)?;
+        let values = store
+            .get_all(None, Some(limit))
+            .map_err(failed)?
+            .await
+            .map_err(failed)?;
+        let mut records: Vec<RunRecord> = keys
+            .into_iter()
+            .zip(values)
+            .filter_map(|(key, value)| {
+                let id = key
+                    .as_f64()
+                    .filter(|id| id.fract() == 0.0 && (0.0..=MAX_RUN_ID as f64).contains(id))?;
+                record_of(id as RunId, value)
+            })
+            .collect();
+        records.sort_by_key(|r| (r.started_ms(), r.id));
+        Ok(records)
+    }
+
+    async fn record(&self, id: RunId) -> Result<Option<RunRecord>, StoreError> {
+        Ok(self
+            .get(RECORDS, id)
+            .await?
+            .and_then(|value| record_of(id, value)))
+    }
+
+    async fn checkpoint(&self, id: RunId) -> Result<Option<Vec<u8>>, StoreError> {
+        Ok(self.get(CHECKPOINTS, id).await?.and_then(bytes_of))
+    }
+
+    async fn weights(&self, id: RunId) -> Result<Option<Vec<u8>>, StoreError> {
+        Ok(self.get(WEIGHTS, id).await?.and_then(bytes_of))
+    }
+
+    async fn forget_checkpoint(&self, id: RunId) -> Result<(), StoreError> {
+        let transaction = self.transaction(&[RECORDS, CHECKPOINTS], TransactionMode::ReadWrite)?;
+        let records = transaction.object_store(RECORDS).map_err(failed)?;
+        let checkpoints = transaction.object_store(CHECKPOINTS).map_err(failed)?;
+        checkpoints
+            .delete(key(id))
+            .map_err(failed)?
+            .await
+            .map_err(failed)?;
+        let old = records
+            .get(key(id))
+            .map_err(failed)?
+            .await
+            .map_err(failed)?;
+        if let Some(mut record) = old.and_then(|value| record_of(id, value)) {
+            record.has_checkpoint = false;
+            let json = JsValue::from_str(&record_json(&record)?);
+            records
+                .put(&json, Some(&key(id)))
+                .map_err(failed)?
+                .await
+                .map_err(failed)?;
+        }
+        Self::commit(transaction, &records).await
+    }
+}
+
+/// Space the page's storage uses and may use, in bytes (`navigator.storage.estimate()`).
+pub async fn storage_estimate() -> Option<(f64, f64)> {
+    let storage = web_sys::window()?.navigator().storage();
+    let estimate = wasm_bindgen_futures::JsFuture::from(storage.estimate().ok()?)
+        .await
+        .ok()?;
+    let estimate: web_sys::StorageEstimate = estimate.unchecked_into();
+    Some((estimate.get_usage()?, estimate.get_quota()?))
+}
+
+/// Asks the browser not to evict the page's storage under pressure; whether it agreed.
+pub async fn ask_to_persist() -> bool {
+    let Some(window) = web_sys::window() else {
+        return false;
+    };
+    let Ok(asked) = window.navigator().storage().persist() else {
+        return false;
+    };
+    wasm_bindgen_futures::JsFuture::from(asked)
+        .await
+        .ok()
+        .and_then(|answer| answer.as_bool())
+        .unwrap_or(false)
+}
