@@ -13,6 +13,10 @@ use super::{CnnConfig, VitConfig};
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ModelCost {
     pub params: u64,
+    /// Layers to build (a ViT's blocks, a CNN's convolutions): each is modules and tensors of
+    /// its own, whose bookkeeping outweighs a narrow layer's parameters, so a config of
+    /// millions of width-1 layers is bounded here, not by its parameters.
+    pub layers: u64,
     /// Patches plus the class token.
     pub tokens: u64,
     /// Multiply-adds of one forward pass of one image (eq. 1–4: the patch projection, every
@@ -37,6 +41,7 @@ pub struct Budget {
     /// Who sets the limits, as the refusal says it ("the page", "`vit`").
     pub owner: &'static str,
     pub max_params: u64,
+    pub max_layers: u64,
     pub max_tokens: u64,
     pub max_forward_macs: u64,
     pub max_attention_bytes: u64,
@@ -56,6 +61,8 @@ impl Budget {
     pub const PAGE: Budget = Budget {
         owner: "the page",
         max_params: 50_000_000,
+        // ViT-Huge has 32; twice that is far past anything the page trains in minutes.
+        max_layers: 64,
         max_tokens: 257,
         max_forward_macs: 200_000_000,
         max_attention_bytes: 16 << 20,
@@ -69,6 +76,7 @@ impl Budget {
     pub const CLI: Budget = Budget {
         owner: "`vit`",
         max_params: 500_000_000,
+        max_layers: 256,
         max_tokens: 1025,
         max_forward_macs: 2_000_000_000,
         max_attention_bytes: 256 << 20,
@@ -176,6 +184,7 @@ impl VitConfig {
         ])?;
         Some(ModelCost {
             params,
+            layers: depth,
             tokens,
             forward_macs,
             training_bytes: training_elements.checked_mul(4)?,
@@ -198,6 +207,7 @@ impl ModelCost {
         };
         let limits = [
             ("parameter count", self.params, budget.max_params),
+            ("layer count", self.layers, budget.max_layers),
             ("token count", self.tokens, budget.max_tokens),
             (
                 "work per image (multiply-adds)",
@@ -273,6 +283,7 @@ impl CnnConfig {
         let dense = sum(&[product(&[flat, hidden]), product(&[hidden, classes])])?;
         Some(ModelCost {
             params: sum(&[Some(params), Some(dense), Some(hidden), Some(classes)])?,
+            layers: wide(self.widths.len())?,
             tokens: 0,
             forward_macs: sum(&[Some(macs), Some(dense)])?,
             training_bytes: sum(&[

@@ -247,9 +247,11 @@ impl<S: RunStore, L: RunLocks, T: TabMemory> Keeper<S, L, T> {
             current.record.has_weights |= with_weights;
         }
         if let Err(StoreError::Gone(_)) = result {
-            if is_current {
-                self.let_go();
+            if !is_current {
+                // Deleted in this tab, which let it go already: nothing more to say.
+                return Ok(false);
             }
+            self.let_go();
         } else if let (true, Some(rest)) = (is_current, rest)
             && let Some(current) = self.current.borrow_mut().as_mut()
         {

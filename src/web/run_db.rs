@@ -111,7 +111,9 @@ impl RunDb {
     /// page (some private windows, a sandboxed frame).
     pub async fn open() -> Result<Self, StoreError> {
         let factory = Factory::new().map_err(|_| StoreError::NoStorage)?;
-        let mut request = factory.open(NAME, Some(VERSION)).map_err(failed)?;
+        let mut request = factory
+            .open(NAME, Some(VERSION))
+            .map_err(|_| StoreError::NoStorage)?;
         request.on_upgrade_needed(|event| {
             let Ok(db) = event.database() else { return };
             let existing = db.store_names();
@@ -121,10 +123,7 @@ impl RunDb {
                 }
             }
         });
-        let db = request.await.map_err(|error| match error {
-            idb::Error::DomException(_) => StoreError::NoStorage,
-            other => failed(other),
-        })?;
+        let db = request.await.map_err(|_| StoreError::NoStorage)?;
         Ok(Self {
             db: std::rc::Rc::new(db),
         })

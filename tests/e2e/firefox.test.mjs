@@ -3,7 +3,7 @@
 // error. Firefox on Linux has no WebGPU (no `navigator.gpu`): everything runs on the CPU.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { ONE, ZERO, until } from "./support.mjs";
+import { ONE, ZERO, oldRun, seedOldStores, until } from "./support.mjs";
 import { FirefoxLab, browserFeatures, servedAppInFirefox } from "./firefox-support.mjs";
 
 const app = servedAppInFirefox();
@@ -116,6 +116,35 @@ test("in Firefox a short run trains in two CPU workers, its loss falls, it pause
   await until(() => lab.count("run-row"), (n) => n === 1, { what: "a row for the run" });
   assert.equal(await lab.count("runs-error"), 0);
   assert.equal(await lab.count("training-error"), 0);
+  assertNoErrors(lab);
+  await lab.close();
+});
+
+test("in Firefox: runs of earlier pages move into the database and continue; a run paused and reloaded at once is offered at its last kept step", async () => {
+  const id = 1_733_000_000_456;
+  const seeding = await app.browser.newPage();
+  await seeding.goto(`${app.server.url}favicon.svg`);
+  await seedOldStores(seeding, [{ id, ...(await oldRun(4)) }], null);
+  await seeding.close();
+  const lab = await FirefoxLab.open(app.browser, `${app.server.url}?backend=cpu&cpu-workers=1&preset=seed&depth=1&dim=32&heads=4&mlp=64&batch=32&epochs=1`);
+  await until(() => lab.count("run-row"), (n) => n === 1, { what: "the earlier page's run" });
+  assert.equal(await lab.page.$eval('[data-testid="run-row"]', (row) => row.dataset.run), String(id));
+  await lab.page.click('[data-testid="continue-run"]');
+  const step = () => lab.number("training-step");
+  await until(step, (s) => s >= 12, { what: "steps past the checkpoint's 10" });
+  // The pause's checkpoint held back: the reload comes before it is written.
+  await lab.page.evaluate(() => { globalThis.vitlabTestSaveDelayMs = 2000; });
+  await lab.click("pause-button");
+  await lab.page.reload();
+  await lab.waitFor("model-ready", 120_000);
+  await lab.waitFor("resume-saved-button", 30_000);
+  assert.match(await lab.text("resume-saved-button"), /step 10 of 20/);
+  await lab.click("resume-saved-button");
+  await until(step, (s) => s > 10, { what: "steps after the resume" });
+  await lab.click("stop-button");
+  await until(() => lab.text("run-state"), (s) => s === "stopped", { what: "stopped" });
+  assert.equal(await lab.count("run-row"), 1);
+  assert.equal(await lab.count("runs-error"), 0);
   assertNoErrors(lab);
   await lab.close();
 });

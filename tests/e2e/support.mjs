@@ -1,7 +1,9 @@
 // Shared by the e2e tests and the benchmark: a static server for dist/, Chromium with
 // WebGPU, and a page object for the lab.
 import { createServer } from "node:http";
-import { readFile, stat } from "node:fs/promises";
+import { execFileSync } from "node:child_process";
+import { mkdtemp, readFile, stat } from "node:fs/promises";
+import { tmpdir } from "node:os";
 import { extname, join, normalize } from "node:path";
 import { after, before } from "node:test";
 import { fileURLToPath } from "node:url";
@@ -350,3 +352,161 @@ export function servedApp(launchBrowser = launch) {
   });
   return app;
 }
+
+/**
+ * The page's run database (IndexedDB `vitlab-runs`), read in `page`: each store's entries by
+ * run id. Checkpoints come as their run's state (step, plan) read from the safetensors header,
+ * weights and other bytes as their length. Nothing is opened where the page made no database
+ * (opening would make an empty one the page could not upgrade).
+ */
+export async function runDatabase(page) {
+  return page.evaluate(async () => {
+    if (!(await indexedDB.databases()).some((d) => d.name === "vitlab-runs")) return null;
+    const db = await new Promise((resolve, reject) => {
+      const request = indexedDB.open("vitlab-runs");
+      request.onsuccess = () => resolve(request.result);
+      request.onerror = () => reject(request.error);
+    });
+    const read = (name) => new Promise((resolve, reject) => {
+      const store = db.transaction(name).objectStore(name);
+      const keys = store.getAllKeys();
+      const values = store.getAll();
+      values.onsuccess = () => resolve(keys.result.map((key, i) => [key, values.result[i]]));
+      values.onerror = () => reject(values.error);
+    });
+    const state = (bytes) => {
+      const length = Number(new DataView(bytes.buffer, bytes.byteOffset).getBigUint64(0, true));
+      const header = JSON.parse(new TextDecoder().decode(bytes.subarray(8, 8 + length)));
+      return JSON.parse(header.__metadata__["vitlab.session"]);
+    };
+    const found = { records: {}, checkpoints: {}, weights: {}, deleted: [], bytes: { records: 0, checkpoints: 0, weights: 0 } };
+    for (const [id, json] of await read("records")) {
+      found.records[id] = JSON.parse(json);
+      found.bytes.records += json.length;
+    }
+    for (const [id, bytes] of await read("checkpoints")) {
+      const { step, plan } = state(bytes);
+      found.checkpoints[id] = { step, seed: plan.seed };
+      found.bytes.checkpoints += bytes.length;
+    }
+    for (const [id, bytes] of await read("weights")) {
+      found.weights[id] = bytes.length;
+      found.bytes.weights += bytes.length;
+    }
+    found.deleted = (await read("deleted")).map(([id]) => id);
+    db.close();
+    return found;
+  });
+}
+
+/** Each run's checkpoint in the page's database, by id: its step and seed. */
+export async function checkpoints(page) {
+  return (await runDatabase(page))?.checkpoints ?? {};
+}
+
+/**
+ * Rewrites run `run`'s checkpoint in the page's database with `plan`'s fields merged into the
+ * plan in its header (as hostile storage might); whether it was there (and at `step`, when
+ * given).
+ */
+export async function editCheckpoint(page, run, plan, step) {
+  return page.evaluate(async ({ run, plan, step }) => {
+    const db = await new Promise((resolve, reject) => {
+      const request = indexedDB.open("vitlab-runs");
+      request.onsuccess = () => resolve(request.result);
+      request.onerror = () => reject(request.error);
+    });
+    const store = () => db.transaction("checkpoints", "readwrite").objectStore("checkpoints");
+    const bytes = await new Promise((resolve) => {
+      const request = store().get(Number(run));
+      request.onsuccess = () => resolve(request.result);
+    });
+    if (!bytes) return false;
+    const length = Number(new DataView(bytes.buffer, bytes.byteOffset).getBigUint64(0, true));
+    const header = JSON.parse(new TextDecoder().decode(bytes.subarray(8, 8 + length)));
+    const state = JSON.parse(header.__metadata__["vitlab.session"]);
+    if (step !== undefined && step !== null && state.step !== step) return false;
+    Object.assign(state.plan, plan);
+    header.__metadata__["vitlab.session"] = JSON.stringify(state);
+    let json = JSON.stringify(header);
+    json += " ".repeat((8 - (json.length % 8)) % 8);
+    const head = new TextEncoder().encode(json);
+    const out = new Uint8Array(8 + head.length + bytes.length - 8 - length);
+    new DataView(out.buffer).setBigUint64(0, BigInt(head.length), true);
+    out.set(head, 8);
+    out.set(bytes.subarray(8 + length), 8 + head.length);
+    await new Promise((resolve, reject) => {
+      const request = store().put(out, Number(run));
+      request.onsuccess = resolve;
+      request.onerror = () => reject(request.error);
+    });
+    db.close();
+    return true;
+  }, { run, plan, step });
+}
+
+/** `vit`, as `cargo test --release` (scripts/test.sh, before these tests) builds it. */
+const VIT = join(process.env.CARGO_TARGET_DIR ?? join(fileURLToPath(new URL("../..", import.meta.url)), "target"), "release", "vit");
+
+/** `bytes` (a safetensors file) with `edit` applied to the run state in its header. */
+function withState(bytes, edit) {
+  const length = Number(bytes.readBigUInt64LE(0));
+  const header = JSON.parse(bytes.subarray(8, 8 + length).toString());
+  const state = JSON.parse(header.__metadata__["vitlab.session"]);
+  edit(state);
+  header.__metadata__["vitlab.session"] = JSON.stringify(state);
+  let json = JSON.stringify(header);
+  json += " ".repeat((8 - (json.length % 8)) % 8);
+  const size = Buffer.alloc(8);
+  size.writeBigUInt64LE(BigInt(Buffer.byteLength(json)));
+  return Buffer.concat([size, Buffer.from(json), bytes.subarray(8 + length)]);
+}
+
+/**
+ * A checkpoint and its weights from `vit train`: 10 steps of a one-block model, its plan
+ * widened to two epochs so that it has steps left to continue.
+ */
+export async function oldRun(seed) {
+  const dir = await mkdtemp(join(tmpdir(), "vitlab-old-"));
+  const out = join(dir, "run.safetensors");
+  execFileSync(VIT, [
+    "train", "--preset", "seed", "--depth", "1", "--dim", "32", "--heads", "4", "--mlp-dim", "64", "--batch-size", "32",
+    "--epochs", "1", "--limit", "320", "--seed", String(seed), "--threads", "1", "--data", fileURLToPath(new URL("../../www/mnist", import.meta.url)), "--out", out,
+  ], { stdio: ["ignore", "ignore", "inherit"] });
+  const checkpoint = withState(await readFile(`${out}.ckpt`), (state) => { state.plan.epochs = 2; });
+  return { checkpoint: [...checkpoint], weights: [...(await readFile(out))] };
+}
+
+/**
+ * Seeds the stores the pages before the database wrote (the runs table's Cache Storage and
+ * the one saved run before it), as they wrote them, in `page` (at a file of the app's origin:
+ * the old keys are relative to it, as they were to the app). Playwright's and puppeteer's
+ * pages alike.
+ */
+export async function seedOldStores(page, runs, legacy) {
+  await page.evaluate(async ({ runs, legacy }) => {
+    const header = (bytes) => {
+      const length = Number(new DataView(bytes.buffer).getBigUint64(0, true));
+      return JSON.parse(JSON.parse(new TextDecoder().decode(bytes.subarray(8, 8 + length))).__metadata__["vitlab.session"]);
+    };
+    const table = await caches.open("vitlab-runs-v1");
+    for (const run of runs) {
+      const checkpoint = new Uint8Array(run.checkpoint);
+      const state = header(checkpoint);
+      const record = {
+        id: run.id, plan: state.plan, backend: "Cpu", step: state.step, total_steps: 20, best_test: null, last_test: null,
+        history: { steps: [], evals: [] }, has_weights: true, has_checkpoint: true,
+      };
+      await table.put(`runs/${run.id}.json`, new Response(JSON.stringify(record)));
+      await table.put(`runs/${run.id}.ckpt`, new Response(checkpoint));
+      await table.put(`runs/${run.id}.safetensors`, new Response(new Uint8Array(run.weights)));
+    }
+    await table.put("runs/index.json", new Response(JSON.stringify(runs.map((run) => run.id))));
+    if (legacy) {
+      const old = await caches.open("vitlab-training-v1");
+      await old.put("saved-run/state.json", new Response(JSON.stringify({ slot: 1 })));
+      await old.put("saved-run/model-b.bin", new Response(new Uint8Array(legacy.checkpoint)));
+    }
+  }, { runs, legacy });
+}
+

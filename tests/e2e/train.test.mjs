@@ -7,7 +7,7 @@ import { execFileSync } from "node:child_process";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { LabPage, ONE, numberIn, servedApp, until, watchLongTasks } from "./support.mjs";
+import { LabPage, ONE, checkpoints, editCheckpoint, numberIn, runDatabase, servedApp, until, watchLongTasks } from "./support.mjs";
 
 const app = servedApp();
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
@@ -40,32 +40,12 @@ async function trainAndStop() {
 
 /**
  * Edits the plan in the checkpoint of the page's tab's run (`sessionStorage`'s `vitlab-run`,
- * kept as `runs/<id>.ckpt`: a safetensors file whose metadata holds the run's state), as
- * hostile storage might; whether it was there (and at `step`, when given).
+ * its checkpoint in the page's database), as hostile storage might; whether it was there (and
+ * at `step`, when given).
  */
 async function editTabRunPlan(page, plan, step) {
-  return page.evaluate(async ({ plan, step }) => {
-    const run = sessionStorage.getItem("vitlab-run");
-    const cache = await caches.open("vitlab-runs-v1");
-    const key = (await cache.keys()).find((request) => request.url.endsWith(`runs/${run}.ckpt`));
-    if (!run || !key) return false;
-    const bytes = new Uint8Array(await (await cache.match(key)).arrayBuffer());
-    const length = Number(new DataView(bytes.buffer).getBigUint64(0, true));
-    const header = JSON.parse(new TextDecoder().decode(bytes.subarray(8, 8 + length)));
-    const state = JSON.parse(header.__metadata__["vitlab.session"]);
-    if (step !== undefined && state.step !== step) return false;
-    Object.assign(state.plan, plan);
-    header.__metadata__["vitlab.session"] = JSON.stringify(state);
-    let json = JSON.stringify(header);
-    json += " ".repeat((8 - (json.length % 8)) % 8);
-    const head = new TextEncoder().encode(json);
-    const out = new Uint8Array(8 + head.length + bytes.length - 8 - length);
-    new DataView(out.buffer).setBigUint64(0, BigInt(head.length), true);
-    out.set(head, 8);
-    out.set(bytes.subarray(8 + length), 8 + head.length);
-    await cache.put(key, new Response(out));
-    return true;
-  }, { plan, step });
+  const run = await page.evaluate(() => sessionStorage.getItem("vitlab-run"));
+  return run !== null && editCheckpoint(page, run, plan, step);
 }
 
 /** After a reload, the page offers to resume the run saved at step `saved`. */
@@ -622,21 +602,16 @@ test("runs are kept, compared, loaded and deleted across reloads; storage that r
   await until(() => lab.byTestId("compare-chart").locator("polyline").count(), (n) => n === 2, { what: "two curves" });
   assert.ok(Number(await lab.byTestId("compare-chart").getAttribute("data-points")) >= 10);
   await useWeights(rows.first()).click();
-  await until(() => lab.byTestId("model-source").textContent(), (s) => /^run #/.test(s), { what: "a run's weights in use" });
+  await until(() => lab.byTestId("model-source").textContent(), (s) => /^run #\d{4}/.test(s), { what: "a run's weights in use" });
   // Kept across a reload; one deleted stays deleted.
   await page.reload();
   await lab.byTestId("model-ready").waitFor({ timeout: 120_000 });
   await until(() => rows.count(), (n) => n === 2, { what: "both rows after a reload" });
-  const kept = await page.evaluate(async () => {
-    const cache = await caches.open("vitlab-runs-v1");
-    const sizes = {};
-    for (const request of await cache.keys()) {
-      const kind = request.url.endsWith(".safetensors") ? "weights" : request.url.endsWith(".ckpt") ? "checkpoint" : request.url.endsWith("index.json") ? "index" : "record";
-      sizes[kind] = (sizes[kind] ?? 0) + (await (await cache.match(request)).arrayBuffer()).byteLength;
-    }
-    return sizes;
-  });
+  const kept = (await runDatabase(page)).bytes;
   console.log(`runs storage for two runs: ${JSON.stringify(kept)} bytes`);
+  assert.ok(kept.checkpoints > 0 && kept.weights > 0, JSON.stringify(kept));
+  await lab.byTestId("runs-space").waitFor();
+  assert.match(await lab.byTestId("runs-space").textContent(), /This page keeps [\d.]+ [MG]B of the [\d.]+ [MG]B the browser allows it/);
   await rows.first().getByRole("button", { name: /^Delete/ }).click();
   await until(() => rows.count(), (n) => n === 1, { what: "one row after a delete" });
   // The row goes only once the storage has let the run go: a reload at once keeps it gone.
@@ -649,9 +624,10 @@ test("runs are kept, compared, loaded and deleted across reloads; storage that r
   // A browser that refuses the runs' storage: the panel says so, and training goes on.
   const refused = await openAt(link, (page) =>
     page.addInitScript(() => {
-      const open = CacheStorage.prototype.open;
-      CacheStorage.prototype.open = function (name) {
-        return name === "vitlab-runs-v1" ? Promise.reject(new DOMException("full", "QuotaExceededError")) : open.call(this, name);
+      const open = IDBFactory.prototype.open;
+      IDBFactory.prototype.open = function (name, version) {
+        if (name === "vitlab-runs") throw new DOMException("refused", "SecurityError");
+        return open.call(this, name, version);
       };
     }));
   await refused.lab.byTestId("runs-error").waitFor({ timeout: 30_000 });
@@ -732,24 +708,6 @@ test("a CNN trained here on 200 images joins the ViT-against-CNN chart as a poin
   assert.deepEqual(errors, []);
   await page.close();
 });
-
-/** Each run's checkpoint in the browser, by id: its step and seed (read in `page`). */
-async function checkpoints(page) {
-  return page.evaluate(async () => {
-    const cache = await caches.open("vitlab-runs-v1");
-    const found = {};
-    for (const request of await cache.keys()) {
-      const id = request.url.match(/runs\/(\d+)\.ckpt$/)?.[1];
-      if (!id) continue;
-      const bytes = new Uint8Array(await (await cache.match(request)).arrayBuffer());
-      const length = Number(new DataView(bytes.buffer).getBigUint64(0, true));
-      const header = JSON.parse(new TextDecoder().decode(bytes.subarray(8, 8 + length)));
-      const state = JSON.parse(header.__metadata__["vitlab.session"]);
-      found[id] = { step: state.step, seed: state.plan.seed };
-    }
-    return found;
-  });
-}
 
 test("two tabs train and save at once: each keeps its own run, a reload resumes its own, and the table continues either", async () => {
   const context = await app.browser.newContext();

@@ -484,3 +484,45 @@ fn a_cnn_trains_and_a_vit_learns_from_it() {
         std::fs::remove_file(path.with_extension("safetensors.ckpt")).unwrap();
     }
 }
+
+/// `vit eval --data` checks each chunk against its manifest entry before it reads it: a chunk
+/// with one to three bits flipped anywhere in its compressed bytes is refused by name every
+/// time, never scored as if whole.
+#[test]
+fn eval_refuses_a_chunk_with_flipped_bits() {
+    let data = vitlab::native::default_data_dir();
+    let manifest = vitlab::native::read_manifest(&data).unwrap();
+    let dir = std::env::temp_dir().join(format!("vitlab-flipped-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::copy(data.join("manifest.json"), dir.join("manifest.json")).unwrap();
+    for entry in &manifest.test {
+        std::fs::copy(data.join(&entry.file), dir.join(&entry.file)).unwrap();
+    }
+    let victim = &manifest.test[0].file;
+    let whole = std::fs::read(data.join(victim)).unwrap();
+    let mut rng = vitlab::rng::SplitMix64::new(41);
+    let weights = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/pretrained/vit-seed.safetensors"
+    );
+    for _ in 0..8 {
+        let mut damaged = whole.clone();
+        for _ in 0..=rng.below(3) {
+            let bit = rng.below(damaged.len() * 8);
+            damaged[bit / 8] ^= 1 << (bit % 8);
+        }
+        std::fs::write(dir.join(victim), &damaged).unwrap();
+        let stderr = refused(&[
+            "eval",
+            "--weights",
+            weights,
+            "--data",
+            dir.to_str().unwrap(),
+        ]);
+        assert!(
+            stderr.contains(victim.as_str()) && stderr.contains("checksum mismatch"),
+            "{stderr}"
+        );
+    }
+    std::fs::remove_dir_all(dir).unwrap();
+}

@@ -223,6 +223,22 @@ fn write_idx(dir: &Path, split: Split, set: &MnistSet, gzip: bool) {
     }
 }
 
+/// IDX files that hold no images are refused, and nothing is written.
+#[test]
+fn prepare_data_refuses_idx_files_without_images() {
+    let root = std::env::temp_dir().join(format!("vitlab-idx-empty-{}", std::process::id()));
+    let (idx, out) = (root.join("idx"), root.join("chunks"));
+    std::fs::create_dir_all(&idx).unwrap();
+    write_idx(&idx, Split::Train, &tiny_set(0), false);
+    write_idx(&idx, Split::Test, &tiny_set(5), false);
+    let output = prepare_data(&idx, &out, &[]);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("0 training and 5 test images"), "{stderr}");
+    assert!(!out.join("manifest.json").exists());
+    std::fs::remove_dir_all(root).unwrap();
+}
+
 /// The same tool on small made-up IDX files, so it is tested where `../shared` is absent.
 #[test]
 fn prepare_data_turns_idx_files_into_chunks_the_loader_reads_back() {

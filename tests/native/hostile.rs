@@ -57,6 +57,26 @@ fn a_small_file_with_an_enormous_config_is_refused_before_anything_is_built() {
         matches!(error, WeightsError::Cost(CostError::Overflow)),
         "{error}"
     );
+    // 3.8 million layers of width 1: 49 M parameters (under the 50 M cap) and little work per
+    // image, but each layer is modules and tensors of its own: it ran `vit` out of memory.
+    let narrow = r#"{"image_size":28,"channels":1,"patch_size":28,"dim":1,"depth":3800000,"heads":1,"mlp_dim":1,"dropout":0.0,"num_classes":10}"#;
+    let config: VitConfig = serde_json::from_str(narrow).unwrap();
+    assert!(config.cost().unwrap().params < Budget::PAGE.max_params);
+    for budget in [Budget::PAGE, Budget::CLI] {
+        let error = ModelConfig::from(config.clone())
+            .check_budget(&budget, None)
+            .unwrap_err();
+        assert!(error.to_string().contains("layer count"), "{error}");
+    }
+    let error = weights::decode(&with_config(narrow)).unwrap_err();
+    assert!(error.to_string().contains("layer count"), "{error}");
+    // A CNN of as many one-channel convolutions.
+    let mut cnn = vitlab::model::CnnConfig::seed();
+    cnn.widths = vec![1; 3_800_000];
+    let error = ModelConfig::from(cnn)
+        .check_budget(&Budget::CLI, None)
+        .unwrap_err();
+    assert!(error.to_string().contains("layer count"), "{error}");
 }
 
 #[test]

@@ -47,6 +47,9 @@ pub enum CliError {
     #[error("--chunk-items must be at least 1")]
     NoChunkItems,
 
+    #[error("the IDX files hold {train} training and {test} test images: a data set needs both")]
+    NoImages { train: usize, test: usize },
+
     #[error(
         "--batch-size must be 1 to {images} (the images of the first training chunk), --steps and --inferences at least 1"
     )]

@@ -13,6 +13,13 @@ pub fn prepare_data(idx: PathBuf, out: PathBuf, chunk_items: usize) -> Result<()
     }
     let train = vitlab::data::idx::read_split(&idx, Split::Train)?;
     let test = vitlab::data::idx::read_split(&idx, Split::Test)?;
+    // An empty data set would be written without a word, and refused only by whatever reads it.
+    if train.is_empty() || test.is_empty() {
+        return Err(CliError::NoImages {
+            train: train.len(),
+            test: test.len(),
+        });
+    }
     let manifest = native::write_chunks(&out, &train, &test, chunk_items)?;
     let bytes: usize = manifest
         .train

@@ -1,0 +1,172 @@
+// End-to-end: a run is never lost and never comes back from the dead. Each case forces its
+// window open instead of hoping to land in it: the page's global `vitlabTestSaveDelayMs`
+// (which only a test sets) holds every checkpoint back that long before it is written, and
+// each case runs 10 times in a loop.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { LabPage, numberIn, oldRun, runDatabase, seedOldStores, servedApp, until } from "./support.mjs";
+
+const app = servedApp();
+/** A one-block model in one CPU worker: steps in tens of milliseconds. */
+const LINK = "?backend=cpu&cpu-workers=1&preset=seed&depth=1&dim=32&heads=4&mlp=64&batch=32&epochs=1";
+const LOOPS = 10;
+
+/** A tab of `context` on the lab, each checkpoint held back `delay` ms. */
+async function openTab(context, { delay = 0, query = LINK, prepare = async () => {} } = {}) {
+  const page = await context.newPage();
+  await page.addInitScript((ms) => { globalThis.vitlabTestSaveDelayMs = ms; }, delay);
+  await prepare(page);
+  const lab = new LabPage(page);
+  await lab.open(`${app.server.url}${query}`);
+  return {
+    page,
+    lab,
+    step: () => numberIn(lab, "training-step"),
+    state: () => lab.byTestId("run-state").textContent(),
+    run: () => page.evaluate(() => sessionStorage.getItem("vitlab-run")),
+    row: (id) => page.locator(`[data-testid="run-row"][data-run="${id}"]`),
+  };
+}
+
+async function reload(tab) {
+  await tab.page.reload();
+  await tab.lab.byTestId("model-ready").waitFor({ timeout: 120_000 });
+}
+
+async function trainTo(tab, steps) {
+  await until(tab.state, (s) => s === "training", { what: "training" });
+  return until(tab.step, (s) => s >= steps, { what: `step ${steps}` });
+}
+
+test("case 1: Pause or Stop, then a reload at once, before the checkpoint is written: the run is offered at its last kept step", async () => {
+  const context = await app.browser.newContext();
+  const tab = await openTab(context, { delay: 1500 });
+  await tab.lab.byTestId("train-button").click();
+  const id = await until(tab.run, (run) => run !== null, { what: "the tab's run from its start" });
+  let kept = 0;
+  for (let loop = 0; loop < LOOPS; loop++) {
+    const at = await trainTo(tab, kept + 3);
+    // Odd loops wait for the rest to be kept; even ones reload inside the window.
+    const waits = loop % 2 === 1;
+    await tab.lab.byTestId(loop % 4 < 2 ? "pause-button" : "stop-button").click();
+    if (waits) {
+      await until(tab.state, (s) => s === "paused" || s === "stopped", { what: "the rest kept" });
+      kept = await tab.step();
+    }
+    await reload(tab);
+    assert.equal(await tab.run(), id, `loop ${loop}: the tab's run survives the reload`);
+    const resume = tab.lab.byTestId("resume-saved-button");
+    await resume.waitFor({ timeout: 30_000 });
+    const offered = Number((await resume.textContent()).match(/step (\d+) /)[1]);
+    assert.equal(offered, kept, `loop ${loop}: offered at the last kept step (paused at ${at}, waited: ${waits})`);
+    await resume.click();
+  }
+  const database = await runDatabase(tab.page);
+  assert.deepEqual(Object.keys(database.records), [id], "one run, one record");
+  await context.close();
+});
+
+test("case 2: a run deleted while a save of it is in flight never comes back, in the table, the database or the tab", async () => {
+  const context = await app.browser.newContext();
+  const tab = await openTab(context, { delay: 1000 });
+  const deleted = [];
+  for (let loop = 0; loop < LOOPS; loop++) {
+    await tab.lab.byTestId("train-button").click();
+    await trainTo(tab, 2);
+    const id = await tab.run();
+    // The pause's checkpoint is on its way; the row is deleted before it lands.
+    await tab.lab.byTestId("pause-button").click();
+    await tab.row(id).getByRole("button", { name: /^Delete/ }).click();
+    await until(() => tab.row(id).count(), (n) => n === 0, { what: "the row gone" });
+    assert.equal(await tab.run(), null, `loop ${loop}: the tab let its deleted run go`);
+    deleted.push(id);
+    // The held-back save lands (and is refused), then a reload.
+    await tab.page.waitForTimeout(1500);
+    await reload(tab);
+    await tab.page.waitForTimeout(500);
+    assert.equal(await tab.row(id).count(), 0, `loop ${loop}: no row after a reload`);
+    assert.equal(await tab.lab.byTestId("resume-saved-button").count(), 0, `loop ${loop}: nothing offered to resume`);
+    const database = await runDatabase(tab.page);
+    for (const gone of deleted) {
+      assert.equal(database.records[gone], undefined, `run ${gone} back in the records`);
+      assert.equal(database.checkpoints[gone], undefined, `run ${gone}'s checkpoint back`);
+      assert.equal(database.weights[gone], undefined, `run ${gone}'s weights back`);
+    }
+  }
+  await context.close();
+});
+
+test("case 3: a stopped or finished run is not locked: another tab continues it at once", async () => {
+  const context = await app.browser.newContext();
+  const tabs = [await openTab(context), await openTab(context)];
+  await tabs[0].lab.byTestId("train-button").click();
+  await trainTo(tabs[0], 2);
+  const id = await tabs[0].run();
+  for (let loop = 0; loop < LOOPS; loop++) {
+    const [from, to] = [tabs[loop % 2], tabs[(loop + 1) % 2]];
+    await from.lab.byTestId("stop-button").click();
+    await until(from.state, (s) => s === "stopped", { what: "stopped" });
+    const stopped = await from.step();
+    await reload(to);
+    await to.row(id).getByTestId("continue-run").click();
+    const first = await trainTo(to, stopped + 1);
+    assert.equal(await to.lab.byTestId("training-error").count(), 0, `loop ${loop}: continued without a word of another tab`);
+    assert.ok(first > stopped, `loop ${loop}: from its checkpoint (${stopped}), not from 0 (${first})`);
+  }
+  await context.close();
+});
+
+test("case 4: two tabs that start in the same millisecond train two runs", async () => {
+  const context = await app.browser.newContext();
+  // Both tabs' clocks stand still at one millisecond: ids that were times would be one.
+  const frozen = (page) => page.addInitScript(() => { Date.now = () => 1_764_000_000_000; });
+  const tabs = [await openTab(context, { prepare: frozen }), await openTab(context, { prepare: frozen })];
+  const ids = new Set();
+  for (let loop = 0; loop < LOOPS; loop++) {
+    await Promise.all(tabs.map((tab) => tab.lab.byTestId("train-button").click()));
+    const runs = await Promise.all(tabs.map((tab) => until(tab.run, (run) => run !== null, { what: "a run" })));
+    assert.notEqual(runs[0], runs[1], `loop ${loop}: two runs, two ids`);
+    for (const run of runs) {
+      assert.ok(!ids.has(run), `loop ${loop}: id ${run} given before`);
+      ids.add(run);
+    }
+    await Promise.all(tabs.map((tab) => trainTo(tab, 1)));
+    await Promise.all(tabs.map((tab) => tab.lab.byTestId("reset-button").click()));
+  }
+  const database = await runDatabase(tabs[0].page);
+  assert.equal(Object.keys(database.records).length, 2 * LOOPS, "a record for each run");
+  await context.close();
+});
+
+test("runs kept by earlier pages move into the database once, each with its checkpoint, and continue", async () => {
+  const context = await app.browser.newContext();
+  const [first, second, legacy] = [await oldRun(1), await oldRun(2), await oldRun(3)];
+  const ids = [1_733_000_000_000, 1_733_000_000_123];
+  const seeding = await context.newPage();
+  await seeding.goto(`${app.server.url}favicon.svg`);
+  await seedOldStores(seeding, [{ id: ids[0], ...first }, { id: ids[1], ...second }], legacy);
+  await seeding.close();
+  const tab = await openTab(context);
+  const rows = tab.lab.byTestId("run-row");
+  await until(() => rows.count(), (n) => n === 3, { what: "the two runs and the older page's one" });
+  const database = await runDatabase(tab.page);
+  const seeds = Object.values(database.checkpoints).map((c) => c.seed).sort();
+  assert.deepEqual(seeds, [1, 2, 3], "each run with its own checkpoint");
+  for (const id of ids) {
+    assert.equal(database.checkpoints[id].step, 10);
+    assert.ok(database.weights[id] > 0, `run ${id}'s weights`);
+  }
+  // The old stores go once the move has committed.
+  assert.deepEqual(await tab.page.evaluate(async () => [await caches.has("vitlab-runs-v1"), await caches.has("vitlab-training-v1")]), [false, false]);
+  // Each continues from its checkpoint: the first step after step 10 is 11.
+  await tab.row(ids[1]).getByTestId("continue-run").click();
+  const step = await trainTo(tab, 11);
+  assert.ok(step >= 11, `continued from step 10: ${step}`);
+  assert.equal(await tab.run(), String(ids[1]));
+  await tab.lab.byTestId("stop-button").click();
+  await until(tab.state, (s) => s === "stopped", { what: "stopped" });
+  // A second load moves nothing again.
+  await reload(tab);
+  await until(() => rows.count(), (n) => n === 3, { what: "still three runs" });
+  await context.close();
+});
