@@ -297,13 +297,21 @@ test("Stop saves the run; one that diverges after a save goes back to it, and it
 
 test("a start that fails keeps the saved run; a saved run that cannot run is named and can be discarded", async () => {
   const { page, lab, saved } = await trainAndStop();
+  const stopped = await page.evaluate(() => sessionStorage.getItem("vitlab-run"));
 
-  // A new run whose manifest cannot be had (offline, say) must not cost the saved one.
+  // A new run whose manifest cannot be had (offline, say) must not cost the saved one. The
+  // new run is the tab's from its Start: a reload offers it from its start.
   const manifest = /mnist\/manifest\.json/;
   await page.context().route(manifest, (route) => route.abort());
   await lab.byTestId("train-button").click();
   await lab.byTestId("training-error").waitFor({ timeout: 120_000 });
   await page.context().unroute(manifest);
+  await expectSavedRunAfterReload(page, lab, 0);
+  assert.notEqual(await page.evaluate(() => sessionStorage.getItem("vitlab-run")), stopped);
+  assert.equal((await checkpoints(page))[stopped]?.step, saved, "the stopped run's checkpoint is kept");
+
+  // The stopped run as the tab's again (as a reload of the tab that trained it finds it).
+  await page.evaluate((run) => sessionStorage.setItem("vitlab-run", run), stopped);
   await expectSavedRunAfterReload(page, lab, saved);
 
   // A saved plan that could never run (batch size 0) once panicked on every load.

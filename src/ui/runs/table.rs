@@ -72,6 +72,13 @@ pub(super) fn RunRow(record: RunRecord) -> impl IntoView {
     let selected = table.selected;
     let id = record.id;
     let name = short_name(id);
+    // A run without a checkpoint yet starts again from its plan, which its seed makes the
+    // same as its step 0.
+    let continue_from = if record.has_checkpoint {
+        "from its last checkpoint"
+    } else {
+        "from its start (no checkpoint yet)"
+    };
     view! {
         <tr data-testid="run-row" data-run=id.to_string()>
             <td>
@@ -95,7 +102,7 @@ pub(super) fn RunRow(record: RunRecord) -> impl IntoView {
             <td>{percent(record.last_test)}</td>
             <td class="buttons">
                 <button prop:disabled=!record.has_weights on:click=move |_| table.use_weights(id) aria-label=format!("Use weights of run {name}")>"Use weights"</button>
-                <button prop:disabled=!record.has_checkpoint on:click=move |_| table.app.keeper.continue_asked.set(Some(id)) data-testid="continue-run" aria-label=format!("Continue run {name} from its checkpoint")>"Continue"</button>
+                <button on:click=move |_| table.app.keeper.continue_asked.set(Some(id)) data-testid="continue-run" title=continue_from aria-label=format!("Continue run {name} {continue_from}")>"Continue"</button>
                 <button prop:disabled=record.timeline.snapshots.is_empty() on:click=move |_| table.replayed.set(Some(id)) aria-label=format!("Replay attention of run {name}")>"Replay attention"</button>
                 <button on:click=move |_| table.delete(id) aria-label=format!("Delete run {name}")>"Delete"</button>
             </td>
