@@ -16,6 +16,9 @@ pub enum HeaderError {
 /// The run's state in a checkpoint's header, and what the page offers of it.
 pub fn read_header(bytes: &[u8]) -> Result<(SessionState, SavedSummary), HeaderError> {
     let unreadable = |why: String| HeaderError::Unreadable(why);
+    // The whole file's layout, not only its header: a file cut short is refused here.
+    safetensors::SafeTensors::deserialize(bytes)
+        .map_err(|error| unreadable(crate::weights::brief(&error)))?;
     let (_, header) = safetensors::SafeTensors::read_metadata(bytes)
         .map_err(|error| unreadable(crate::weights::brief(&error)))?;
     let json = header

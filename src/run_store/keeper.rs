@@ -41,6 +41,11 @@ pub struct Current<H> {
     pub record: RunRecord,
     /// Whether the store holds it (a store that refused its start keeps nothing of it).
     pub kept: bool,
+    /// Made by [`Keeper::start`] and not yet begun by the worker: a start that ends before it
+    /// begins leaves nothing behind ([`Keeper::abandon`]).
+    fresh: bool,
+    /// The tab's run before this one was started, which an abandoned start gives back.
+    previous: Option<RunId>,
     hold: Option<H>,
 }
 
@@ -138,6 +143,7 @@ impl<S: RunStore, L: RunLocks, T: TabMemory> Keeper<S, L, T> {
         make: impl Fn(RunId) -> RunRecord,
         checkpoint: Option<Vec<u8>>,
     ) -> Result<(RunId, Option<StoreError>), KeeperError> {
+        let previous = self.tab.run();
         self.let_go();
         for _ in 0..DRAWS {
             let id = (self.draw)();
@@ -159,6 +165,8 @@ impl<S: RunStore, L: RunLocks, T: TabMemory> Keeper<S, L, T> {
                 status: Status::Training,
                 record,
                 kept: unkept.is_none(),
+                fresh: true,
+                previous,
                 hold,
             });
             return Ok((id, unkept));
@@ -198,6 +206,8 @@ impl<S: RunStore, L: RunLocks, T: TabMemory> Keeper<S, L, T> {
             status: Status::Training,
             record: record.clone(),
             kept: true,
+            fresh: false,
+            previous: None,
             hold,
         });
         Ok((record, checkpoint))
@@ -258,6 +268,41 @@ impl<S: RunStore, L: RunLocks, T: TabMemory> Keeper<S, L, T> {
             current.rest(rest);
         }
         result.map(|()| true).map_err(KeeperError::from)
+    }
+
+    /// The worker began run `run` (its device and data are up): from now on it is a run of
+    /// its own, whatever becomes of it.
+    pub fn began(&self, run: RunId) {
+        if let Some(current) = self.current.borrow_mut().as_mut().filter(|c| c.id == run) {
+            current.fresh = false;
+        }
+    }
+
+    /// The start of run `run` ended before it began (no data, no device, a Stop or a Reset
+    /// while it started): its record goes, as nothing was ever kept of it, and the tab's run
+    /// is again the one it had before (unless `forget`, for a Reset). Whether it was such a
+    /// start.
+    pub async fn abandon(&self, run: RunId, forget: bool) -> Result<bool, KeeperError> {
+        let abandoned = {
+            let mut current = self.current.borrow_mut();
+            match current.as_ref() {
+                Some(c) if c.id == run && c.fresh => current.take(),
+                _ => None,
+            }
+        };
+        let Some(abandoned) = abandoned else {
+            return Ok(false);
+        };
+        match abandoned.previous.filter(|_| !forget) {
+            Some(previous) => self.tab.set_run(previous),
+            None => self.tab.forget_run(),
+        }
+        let kept = abandoned.kept;
+        drop(abandoned);
+        if kept {
+            self.store.delete(run).await?;
+        }
+        Ok(true)
     }
 
     /// Resume after a pause or a stop, once that rest is kept (before, the worker would

@@ -172,3 +172,39 @@ test("runs kept by earlier pages move into the database once, each with its chec
   await until(() => rows.count(), (n) => n === 3, { what: "still three runs" });
   await context.close();
 });
+
+test("a save that hits the storage quota says so, and the run's last checkpoint stays whole", async () => {
+  const context = await app.browser.newContext();
+  // Storage the browser agreed to keep is held to another quota than the one cut here.
+  const tab = await openTab(context, { prepare: (page) => page.addInitScript(() => { navigator.storage.persist = async () => false; }) });
+  await tab.lab.byTestId("train-button").click();
+  await trainTo(tab, 3);
+  await tab.lab.byTestId("pause-button").click();
+  await until(tab.state, (s) => s === "paused", { what: "paused" });
+  const kept = await tab.step();
+  const id = await tab.run();
+  assert.equal((await runDatabase(tab.page)).checkpoints[id].step, kept);
+  await tab.lab.byTestId("runs-space").waitFor();
+  // The origin's quota, cut to what it uses now (Chromium's DevTools protocol).
+  const cdp = await context.newCDPSession(tab.page);
+  const origin = new URL(app.server.url).origin;
+  const used = await tab.page.evaluate(async () => (await navigator.storage.estimate()).usage);
+  await cdp.send("Storage.overrideQuotaForOrigin", { origin, quotaSize: used + 1024 });
+  await tab.lab.byTestId("pause-button").click();
+  await trainTo(tab, kept + 3);
+  await tab.lab.byTestId("pause-button").click();
+  await until(tab.state, (s) => s === "paused", { what: "paused again" });
+  const error = await until(() => tab.lab.byTestId("runs-error").textContent().catch(() => ""), (t) => /full/.test(t), { what: "the quota said" });
+  assert.match(error, /storage for this page is full: this save was not kept, the run's last one still is/);
+  const database = await runDatabase(tab.page);
+  assert.equal(database.checkpoints[id].step, kept, "the last checkpoint whole");
+  assert.equal(database.records[id].step, kept, "the record as it was kept with it");
+  await cdp.send("Storage.overrideQuotaForOrigin", { origin });
+  // With room again, the next rest is kept.
+  await tab.lab.byTestId("pause-button").click();
+  const more = await trainTo(tab, kept + 6);
+  await tab.lab.byTestId("stop-button").click();
+  await until(tab.state, (s) => s === "stopped", { what: "stopped" });
+  assert.ok((await runDatabase(tab.page)).checkpoints[id].step >= more);
+  await context.close();
+});

@@ -46,6 +46,8 @@ struct Tab {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Event {
     Start,
+    /// A start that ends before it begins (no data, no device, a Stop while it starts).
+    StartFails,
     /// An evaluation: the worker saves, and the save is in flight.
     Evaluate,
     Pause,
@@ -63,8 +65,9 @@ enum Event {
     Reset,
 }
 
-const EVENTS: [Event; 12] = [
+const EVENTS: [Event; 13] = [
     Event::Start,
+    Event::StartFails,
     Event::Evaluate,
     Event::Pause,
     Event::Stop,
@@ -154,6 +157,32 @@ impl World {
                     resting: false,
                     in_flight: VecDeque::new(),
                 });
+            }
+            Event::StartFails => {
+                if self.tabs[t].worker.as_ref().is_some_and(|w| !w.resting) {
+                    return;
+                }
+                let tab = &mut self.tabs[t];
+                let before = tab.memory.run();
+                let plan = TrainingPlan::seed();
+                let (id, _) = run_now(
+                    tab.keeper
+                        .start(|id| RunRecord::new(id, plan.clone(), 1), None),
+                )
+                .expect("a start draws a free id");
+                assert!(self.started.insert(id), "run id {id} given to two runs");
+                assert_eq!(run_now(tab.keeper.abandon(id, false)), Ok(true));
+                assert_eq!(
+                    tab.memory.run(),
+                    before,
+                    "the tab's run before the start, again"
+                );
+                assert_eq!(
+                    run_now(self.store.record(id)).unwrap(),
+                    None,
+                    "no record left"
+                );
+                tab.worker = None;
             }
             Event::Evaluate | Event::Pause | Event::Stop => {
                 if let Some(worker) = self.tabs[t].worker.as_mut().filter(|w| !w.resting) {

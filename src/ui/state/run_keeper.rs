@@ -224,9 +224,44 @@ impl RunKeeper {
         self.keeper().go_on().await
     }
 
-    /// The tab lets its run go (Reset); the run stays in the table.
+    /// The tab lets its run go (Reset); the run stays in the table, unless it never began.
     pub fn let_go(self) {
-        self.keeper().let_go();
+        let keeper = self.keeper();
+        let Some(run) = keeper.current_id() else {
+            return keeper.let_go();
+        };
+        spawn_local(async move {
+            match keeper.abandon(run, true).await {
+                Ok(true) => self.records.update(|all| all.retain(|r| r.id != run)),
+                Ok(false) => keeper.let_go(),
+                Err(error) => {
+                    keeper.let_go();
+                    self.said(&error);
+                }
+            }
+        });
+    }
+
+    /// The worker began the current run: it is a run of its own from now on.
+    pub fn began(self) {
+        let keeper = self.keeper();
+        if let Some(run) = keeper.current_id() {
+            keeper.began(run);
+        }
+    }
+
+    /// The worker is idle again: a start of the current run that never began leaves no
+    /// record, and the tab's run is the one it had before.
+    pub fn start_ended(self) {
+        let keeper = self.keeper();
+        let Some(run) = keeper.current_id() else {
+            return;
+        };
+        spawn_local(async move {
+            if let Ok(true) = keeper.abandon(run, false).await {
+                self.records.update(|all| all.retain(|r| r.id != run));
+            }
+        });
     }
 
     /// Deletes run `id` with its checkpoint and weights; whether it was the tab's current run.

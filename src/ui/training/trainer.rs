@@ -193,10 +193,7 @@ impl Trainer {
                     },
                     Some(bytes),
                 ),
-                Err(why) => {
-                    self.run.state().set(RunState::Idle);
-                    self.refused(why);
-                }
+                Err(why) => self.not_started(why),
             }
         });
     }
@@ -298,6 +295,7 @@ impl Trainer {
             }
             RunEffect::RefreshSaved => self.refresh_saved(),
             RunEffect::Started { plan: _ } => {
+                self.app.keeper.began();
                 self.tell_drawing();
                 self.run.with_untracked(|view| self.app.keeper.moved(view));
             }
@@ -329,6 +327,13 @@ impl Trainer {
     }
 
     fn on_message(self, message: FromTrainer, bytes: Option<Vec<u8>>) {
+        if message
+            == (FromTrainer::State {
+                state: RunState::Idle,
+            })
+        {
+            self.app.keeper.start_ended();
+        }
         let mut effect = RunEffect::None;
         self.run.update(|view| effect = view.apply(message, bytes));
         self.follow(effect);
