@@ -143,11 +143,18 @@ impl RunDb {
         store.get(key(id)).map_err(failed)?.await.map_err(failed)
     }
 
-    /// Commits `transaction`: a store full on the way says so.
-    async fn commit(
+    /// Ends `transaction` as `done` says: committed after a body that went through (a store
+    /// full on the way says so), aborted after one that did not, so that nothing of it lands:
+    /// a transaction merely dropped would commit whatever it wrote before the failure.
+    async fn finish(
         transaction: idb::Transaction,
-        probe: &idb::ObjectStore,
+        done: Result<(), StoreError>,
     ) -> Result<(), StoreError> {
+        if let Err(error) = done {
+            let _ = transaction.abort();
+            return Err(error);
+        }
+        let probe = transaction.object_store(RECORDS).map_err(failed)?;
         let committed = transaction.commit().map_err(failed)?.await;
         match committed {
             Ok(TransactionResult::Committed) => Ok(()),
@@ -173,56 +180,79 @@ impl RunDb {
             &[RECORDS, CHECKPOINTS, WEIGHTS, DELETED],
             TransactionMode::ReadWrite,
         )?;
-        let store = |name| transaction.object_store(name).map_err(failed);
-        let (records, checkpoints, weights, deleted) = (
-            store(RECORDS)?,
-            store(CHECKPOINTS)?,
-            store(WEIGHTS)?,
-            store(DELETED)?,
-        );
         let mut moved = 0;
-        for (mut record, checkpoint, weight) in runs {
-            let id = key(record.id);
-            let kept = records
-                .get(id.clone())
-                .map_err(failed)?
-                .await
-                .map_err(failed)?;
-            let gone = deleted
-                .get(id.clone())
-                .map_err(failed)?
-                .await
-                .map_err(failed)?;
-            if kept.is_some() || gone.is_some() {
-                continue;
+        let done = async {
+            for (mut record, checkpoint, weights) in runs {
+                let id = key(record.id);
+                if get(&transaction, RECORDS, &id).await?.is_some()
+                    || get(&transaction, DELETED, &id).await?.is_some()
+                {
+                    continue;
+                }
+                record.has_checkpoint = checkpoint.is_some();
+                record.has_weights = weights.is_some();
+                put_record(&transaction, &record).await?;
+                put_bytes(&transaction, CHECKPOINTS, &id, checkpoint).await?;
+                put_bytes(&transaction, WEIGHTS, &id, weights).await?;
+                moved += 1;
             }
-            record.has_checkpoint = checkpoint.is_some();
-            record.has_weights = weight.is_some();
-            let json = JsValue::from_str(&record_json(&record)?);
-            records
-                .put(&json, Some(&id))
-                .map_err(failed)?
-                .await
-                .map_err(failed)?;
-            if let Some(bytes) = checkpoint {
-                checkpoints
-                    .put(&Uint8Array::from(bytes.as_slice()), Some(&id))
-                    .map_err(failed)?
-                    .await
-                    .map_err(failed)?;
-            }
-            if let Some(bytes) = weight {
-                weights
-                    .put(&Uint8Array::from(bytes.as_slice()), Some(&id))
-                    .map_err(failed)?
-                    .await
-                    .map_err(failed)?;
-            }
-            moved += 1;
+            Ok(())
         }
-        Self::commit(transaction, &records).await?;
+        .await;
+        Self::finish(transaction, done).await?;
         Ok(moved)
     }
+}
+
+/// Value `id` of store `name` in `transaction`.
+async fn get(
+    transaction: &idb::Transaction,
+    name: &str,
+    id: &JsValue,
+) -> Result<Option<JsValue>, StoreError> {
+    let store = transaction.object_store(name).map_err(failed)?;
+    store.get(id.clone()).map_err(failed)?.await.map_err(failed)
+}
+
+async fn put_record(transaction: &idb::Transaction, record: &RunRecord) -> Result<(), StoreError> {
+    let json = JsValue::from_str(&record_json(record)?);
+    let store = transaction.object_store(RECORDS).map_err(failed)?;
+    store
+        .put(&json, Some(&key(record.id)))
+        .map_err(failed)?
+        .await
+        .map(drop)
+        .map_err(failed)
+}
+
+/// `bytes` under `id` in store `name`, when there are bytes.
+async fn put_bytes(
+    transaction: &idb::Transaction,
+    name: &str,
+    id: &JsValue,
+    bytes: Option<Vec<u8>>,
+) -> Result<(), StoreError> {
+    let Some(bytes) = bytes else { return Ok(()) };
+    let store = transaction.object_store(name).map_err(failed)?;
+    store
+        .put(&Uint8Array::from(bytes.as_slice()), Some(id))
+        .map_err(failed)?
+        .await
+        .map(drop)
+        .map_err(failed)
+}
+
+async fn delete_from(
+    transaction: &idb::Transaction,
+    name: &str,
+    id: &JsValue,
+) -> Result<(), StoreError> {
+    let store = transaction.object_store(name).map_err(failed)?;
+    store
+        .delete(id.clone())
+        .map_err(failed)?
+        .await
+        .map_err(failed)
 }
 
 impl RunStore for RunDb {
@@ -233,81 +263,42 @@ impl RunStore for RunDb {
     ) -> Result<(), StoreError> {
         let transaction =
             self.transaction(&[RECORDS, CHECKPOINTS, DELETED], TransactionMode::ReadWrite)?;
-        let records = transaction.object_store(RECORDS).map_err(failed)?;
-        let deleted = transaction.object_store(DELETED).map_err(failed)?;
-        let id = key(record.id);
-        let kept = records
-            .get(id.clone())
-            .map_err(failed)?
-            .await
-            .map_err(failed)?;
-        let gone = deleted
-            .get(id.clone())
-            .map_err(failed)?
-            .await
-            .map_err(failed)?;
-        if kept.is_some() || gone.is_some() {
-            let _ = transaction.abort();
-            return Err(StoreError::Taken(record.id));
+        let done = async {
+            let id = key(record.id);
+            if get(&transaction, RECORDS, &id).await?.is_some()
+                || get(&transaction, DELETED, &id).await?.is_some()
+            {
+                return Err(StoreError::Taken(record.id));
+            }
+            record.has_checkpoint = checkpoint.is_some();
+            record.has_weights = false;
+            put_record(&transaction, &record).await?;
+            put_bytes(&transaction, CHECKPOINTS, &id, checkpoint).await
         }
-        record.has_checkpoint = checkpoint.is_some();
-        record.has_weights = false;
-        let json = JsValue::from_str(&record_json(&record)?);
-        records
-            .put(&json, Some(&id))
-            .map_err(failed)?
-            .await
-            .map_err(failed)?;
-        if let Some(bytes) = checkpoint {
-            let checkpoints = transaction.object_store(CHECKPOINTS).map_err(failed)?;
-            checkpoints
-                .put(&Uint8Array::from(bytes.as_slice()), Some(&id))
-                .map_err(failed)?
-                .await
-                .map_err(failed)?;
-        }
-        Self::commit(transaction, &records).await
+        .await;
+        Self::finish(transaction, done).await
     }
 
     async fn keep(&self, keeping: Keeping) -> Result<(), StoreError> {
         test_delay().await;
         let transaction =
             self.transaction(&[RECORDS, CHECKPOINTS, WEIGHTS], TransactionMode::ReadWrite)?;
-        let records = transaction.object_store(RECORDS).map_err(failed)?;
-        let mut record = keeping.record;
-        let id = key(record.id);
-        // Read and written in one transaction: a delete lands wholly before or after it.
-        let old = records
-            .get(id.clone())
-            .map_err(failed)?
-            .await
-            .map_err(failed)?;
-        let Some(old) = old.and_then(|value| record_of(record.id, value)) else {
-            let _ = transaction.abort();
-            return Err(StoreError::Gone(record.id));
-        };
-        record.has_checkpoint = old.has_checkpoint || keeping.checkpoint.is_some();
-        record.has_weights = old.has_weights || keeping.weights.is_some();
-        let json = JsValue::from_str(&record_json(&record)?);
-        records
-            .put(&json, Some(&id))
-            .map_err(failed)?
-            .await
-            .map_err(failed)?;
-        for (name, bytes) in [
-            (CHECKPOINTS, keeping.checkpoint),
-            (WEIGHTS, keeping.weights),
-        ] {
-            if let Some(bytes) = bytes {
-                let store = transaction.object_store(name).map_err(failed)?;
-                store
-                    .put(&Uint8Array::from(bytes.as_slice()), Some(&id))
-                    .map_err(failed)?
-                    .await
-                    .map_err(failed)?;
-            }
+        let done = async {
+            let mut record = keeping.record;
+            let id = key(record.id);
+            // Read and written in one transaction: a delete lands wholly before or after it.
+            let old = get(&transaction, RECORDS, &id).await?;
+            let Some(old) = old.and_then(|value| record_of(record.id, value)) else {
+                return Err(StoreError::Gone(record.id));
+            };
+            record.has_checkpoint = old.has_checkpoint || keeping.checkpoint.is_some();
+            record.has_weights = old.has_weights || keeping.weights.is_some();
+            put_record(&transaction, &record).await?;
+            put_bytes(&transaction, CHECKPOINTS, &id, keeping.checkpoint).await?;
+            put_bytes(&transaction, WEIGHTS, &id, keeping.weights).await
         }
-        Self::commit(transaction, &records).await
+        .await;
+        Self::finish(transaction, done).await
     }
 
     async fn delete(&self, id: RunId) -> Result<(), StoreError> {
@@ -315,22 +306,21 @@ impl RunStore for RunDb {
             &[RECORDS, CHECKPOINTS, WEIGHTS, DELETED],
             TransactionMode::ReadWrite,
         )?;
-        let records = transaction.object_store(RECORDS).map_err(failed)?;
-        for name in [RECORDS, CHECKPOINTS, WEIGHTS] {
-            let store = transaction.object_store(name).map_err(failed)?;
-            store
-                .delete(key(id))
+        let done = async {
+            let id = key(id);
+            for name in [RECORDS, CHECKPOINTS, WEIGHTS] {
+                delete_from(&transaction, name, &id).await?;
+            }
+            let deleted = transaction.object_store(DELETED).map_err(failed)?;
+            deleted
+                .put(&JsValue::TRUE, Some(&id))
                 .map_err(failed)?
                 .await
-                .map_err(failed)?;
+                .map(drop)
+                .map_err(failed)
         }
-        let deleted = transaction.object_store(DELETED).map_err(failed)?;
-        deleted
-            .put(&JsValue::TRUE, Some(&key(id)))
-            .map_err(failed)?
-            .await
-            .map_err(failed)?;
-        Self::commit(transaction, &records).await
+        .await;
+        Self::finish(transaction, done).await
     }
 
     async fn records(&self) -> Result<Vec<RunRecord>, StoreError> {
@@ -378,28 +368,20 @@ impl RunStore for RunDb {
 
     async fn forget_checkpoint(&self, id: RunId) -> Result<(), StoreError> {
         let transaction = self.transaction(&[RECORDS, CHECKPOINTS], TransactionMode::ReadWrite)?;
-        let records = transaction.object_store(RECORDS).map_err(failed)?;
-        let checkpoints = transaction.object_store(CHECKPOINTS).map_err(failed)?;
-        checkpoints
-            .delete(key(id))
-            .map_err(failed)?
-            .await
-            .map_err(failed)?;
-        let old = records
-            .get(key(id))
-            .map_err(failed)?
-            .await
-            .map_err(failed)?;
-        if let Some(mut record) = old.and_then(|value| record_of(id, value)) {
-            record.has_checkpoint = false;
-            let json = JsValue::from_str(&record_json(&record)?);
-            records
-                .put(&json, Some(&key(id)))
-                .map_err(failed)?
-                .await
-                .map_err(failed)?;
+        let done = async {
+            let key = key(id);
+            delete_from(&transaction, CHECKPOINTS, &key).await?;
+            let old = get(&transaction, RECORDS, &key).await?;
+            match old.and_then(|value| record_of(id, value)) {
+                Some(mut record) => {
+                    record.has_checkpoint = false;
+                    put_record(&transaction, &record).await
+                }
+                None => Ok(()),
+            }
         }
-        Self::commit(transaction, &records).await
+        .await;
+        Self::finish(transaction, done).await
     }
 }
 

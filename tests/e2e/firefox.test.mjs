@@ -3,7 +3,7 @@
 // error. Firefox on Linux has no WebGPU (no `navigator.gpu`): everything runs on the CPU.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { ONE, ZERO, oldRun, seedOldStores, until } from "./support.mjs";
+import { ONE, ZERO, oldRun, runDatabase, seedOldStores, until } from "./support.mjs";
 import { FirefoxLab, browserFeatures, servedAppInFirefox } from "./firefox-support.mjs";
 
 const app = servedAppInFirefox();
@@ -124,7 +124,7 @@ test("in Firefox: runs of earlier pages move into the database and continue; a r
   const id = 1_733_000_000_456;
   const seeding = await app.browser.newPage();
   await seeding.goto(`${app.server.url}favicon.svg`);
-  await seedOldStores(seeding, [{ id, ...(await oldRun(4)) }], null);
+  await seedOldStores(seeding, [{ id, ...(await oldRun(4, 100)) }], null);
   await seeding.close();
   const lab = await FirefoxLab.open(app.browser, `${app.server.url}?backend=cpu&cpu-workers=1&preset=seed&depth=1&dim=32&heads=4&mlp=64&batch=32&epochs=1`);
   // This Firefox keeps one profile for the file's tests: the earlier test's run is here too.
@@ -133,15 +133,17 @@ test("in Firefox: runs of earlier pages move into the database and continue; a r
   await lab.page.click(`${row} [data-testid="continue-run"]`);
   const step = () => lab.number("training-step");
   await until(step, (s) => s >= 12, { what: "steps past the checkpoint's 10" });
-  // The pause's checkpoint held back: the reload comes before it is written.
-  await lab.page.evaluate(() => { globalThis.vitlabTestSaveDelayMs = 2000; });
+  // The pause's checkpoint held back: the reload comes before it is written, and the run is
+  // offered at the checkpoint kept before it (step 10, or an evaluation's since).
+  await lab.page.evaluate(() => { globalThis.vitlabTestSaveDelayMs = 3000; });
   await lab.click("pause-button");
+  const kept = (await runDatabase(lab.page)).checkpoints[id].step;
   await lab.page.reload();
   await lab.waitFor("model-ready", 120_000);
   await lab.waitFor("resume-saved-button", 30_000);
-  assert.match(await lab.text("resume-saved-button"), /step 10 of 20/);
+  assert.match(await lab.text("resume-saved-button"), new RegExp(`step ${kept} of 1000`));
   await lab.click("resume-saved-button");
-  await until(step, (s) => s > 10, { what: "steps after the resume" });
+  await until(step, (s) => s > kept, { what: "steps after the resume" });
   await lab.click("stop-button");
   await until(() => lab.text("run-state"), (s) => s === "stopped", { what: "stopped" });
   assert.equal((await lab.page.$$(row)).length, 1, "the run, once");

@@ -175,8 +175,17 @@ test("runs kept by earlier pages move into the database once, each with its chec
 
 test("a save that hits the storage quota says so, and the run's last checkpoint stays whole", async () => {
   const context = await app.browser.newContext();
-  // Storage the browser agreed to keep is held to another quota than the one cut here.
-  const tab = await openTab(context, { prepare: (page) => page.addInitScript(() => { navigator.storage.persist = async () => false; }) });
+  // The browser's refusal of a full disk, at a checkpoint's write once a test says so: the
+  // record written before it in the same transaction must not land either. (Chromium's
+  // DevTools quota override does not reach a database that exists already: measured here.)
+  const full = (page) => page.addInitScript(() => {
+    const put = IDBObjectStore.prototype.put;
+    IDBObjectStore.prototype.put = function (value, key) {
+      if (globalThis.vitlabTestFull && this.name === "checkpoints") throw new DOMException("The quota has been exceeded.", "QuotaExceededError");
+      return put.call(this, value, key);
+    };
+  });
+  const tab = await openTab(context, { prepare: full });
   await tab.lab.byTestId("train-button").click();
   await trainTo(tab, 3);
   await tab.lab.byTestId("pause-button").click();
@@ -184,12 +193,7 @@ test("a save that hits the storage quota says so, and the run's last checkpoint 
   const kept = await tab.step();
   const id = await tab.run();
   assert.equal((await runDatabase(tab.page)).checkpoints[id].step, kept);
-  await tab.lab.byTestId("runs-space").waitFor();
-  // The origin's quota, cut to what it uses now (Chromium's DevTools protocol).
-  const cdp = await context.newCDPSession(tab.page);
-  const origin = new URL(app.server.url).origin;
-  const used = await tab.page.evaluate(async () => (await navigator.storage.estimate()).usage);
-  await cdp.send("Storage.overrideQuotaForOrigin", { origin, quotaSize: used + 1024 });
+  await tab.page.evaluate(() => { globalThis.vitlabTestFull = true; });
   await tab.lab.byTestId("pause-button").click();
   await trainTo(tab, kept + 3);
   await tab.lab.byTestId("pause-button").click();
@@ -198,13 +202,14 @@ test("a save that hits the storage quota says so, and the run's last checkpoint 
   assert.match(error, /storage for this page is full: this save was not kept, the run's last one still is/);
   const database = await runDatabase(tab.page);
   assert.equal(database.checkpoints[id].step, kept, "the last checkpoint whole");
-  assert.equal(database.records[id].step, kept, "the record as it was kept with it");
-  await cdp.send("Storage.overrideQuotaForOrigin", { origin });
+  assert.equal(database.records[id].step, kept, "the record as it was kept with its checkpoint");
   // With room again, the next rest is kept.
+  await tab.page.evaluate(() => { globalThis.vitlabTestFull = false; });
   await tab.lab.byTestId("pause-button").click();
   const more = await trainTo(tab, kept + 6);
   await tab.lab.byTestId("stop-button").click();
   await until(tab.state, (s) => s === "stopped", { what: "stopped" });
   assert.ok((await runDatabase(tab.page)).checkpoints[id].step >= more);
+  assert.equal(await tab.lab.byTestId("runs-error").count(), 0, "the problem goes once a save is kept");
   await context.close();
 });

@@ -464,16 +464,16 @@ function withState(bytes, edit) {
 
 /**
  * A checkpoint and its weights from `vit train`: 10 steps of a one-block model, its plan
- * widened to two epochs so that it has steps left to continue.
+ * widened to `epochs` epochs of 10 steps so that it has steps left to continue.
  */
-export async function oldRun(seed) {
+export async function oldRun(seed, epochs = 2) {
   const dir = await mkdtemp(join(tmpdir(), "vitlab-old-"));
   const out = join(dir, "run.safetensors");
   execFileSync(VIT, [
     "train", "--preset", "seed", "--depth", "1", "--dim", "32", "--heads", "4", "--mlp-dim", "64", "--batch-size", "32",
     "--epochs", "1", "--limit", "320", "--seed", String(seed), "--threads", "1", "--data", fileURLToPath(new URL("../../www/mnist", import.meta.url)), "--out", out,
   ], { stdio: ["ignore", "ignore", "inherit"] });
-  const checkpoint = withState(await readFile(`${out}.ckpt`), (state) => { state.plan.epochs = 2; });
+  const checkpoint = withState(await readFile(`${out}.ckpt`), (state) => { state.plan.epochs = epochs; });
   return { checkpoint: [...checkpoint], weights: [...(await readFile(out))] };
 }
 
@@ -494,7 +494,7 @@ export async function seedOldStores(page, runs, legacy) {
       const checkpoint = new Uint8Array(run.checkpoint);
       const state = header(checkpoint);
       const record = {
-        id: run.id, plan: state.plan, backend: "Cpu", step: state.step, total_steps: 20, best_test: null, last_test: null,
+        id: run.id, plan: state.plan, backend: "Cpu", step: state.step, total_steps: state.plan.epochs * 10, best_test: null, last_test: null,
         history: { steps: [], evals: [] }, has_weights: true, has_checkpoint: true,
       };
       await table.put(`runs/${run.id}.json`, new Response(JSON.stringify(record)));

@@ -188,11 +188,19 @@ impl RunKeeper {
             )
             .await;
         self.after_keeping(kept.clone(), true);
-        if kept == Ok(true) && self.persistent.get_value().is_none() {
-            // Asked once a run is first kept, not before: a visit that only draws asks nothing.
-            self.persistent.set_value(Some(ask_to_persist().await));
+        let ask = kept == Ok(true) && self.persistent.get_value().is_none();
+        if ask {
+            self.persistent.set_value(Some(false));
         }
-        self.measure_space().await;
+        // Beside the keeping, not in its way: a browser may hold the answer for its user.
+        spawn_local(async move {
+            if ask {
+                // Asked once a run is first kept, not before: a visit that only draws asks
+                // nothing.
+                self.persistent.set_value(Some(ask_to_persist().await));
+            }
+            self.measure_space().await;
+        });
         kept
     }
 
