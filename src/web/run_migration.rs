@@ -79,7 +79,7 @@ async fn the_legacy_run(legacy: &ByteCache, runs: &mut Vec<OldRun>, named: Optio
     let Some(bytes) = legacy.get(key).await else {
         return;
     };
-    let Ok((state, _)) = read_header(&bytes) else {
+    let Ok((state, summary)) = read_header(&bytes) else {
         return;
     };
     if let Some(run) = named.and_then(|id| runs.iter_mut().find(|run| run.0.id == id)) {
@@ -92,6 +92,7 @@ async fn the_legacy_run(legacy: &ByteCache, runs: &mut Vec<OldRun>, named: Optio
     let mut record = RunRecord::new(id, state.plan, 0);
     record.started = js_sys::Date::now() as u64;
     record.step = state.step;
+    record.total_steps = summary.total_steps;
     runs.push((record, Some(bytes), None));
 }
 

@@ -94,7 +94,7 @@ pub(super) fn RunRow(record: RunRecord) -> impl IntoView {
                     }
                 />
             </td>
-            <td>{name.clone()} <span class="caption">{started(record.started_ms())}</span></td>
+            <td>{name.clone()}" "<span class="caption">{started(record.started_ms())}</span></td>
             <td class="caption">{record.summary()}</td>
             <td>{record.backend.map_or("–", |b| b.label())}</td>
             <td>{format!("{} / {}", record.step, record.total_steps)}</td>
