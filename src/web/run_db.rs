@@ -54,15 +54,23 @@ fn key(id: RunId) -> JsValue {
     JsValue::from_f64(id as f64)
 }
 
+/// The most a checkpoint of a model the page can build takes: its weights and AdamW's two
+/// moments in f32, and room for its header. Larger bytes in the database are not read into
+/// memory at all (hostile, or not the page's).
+const MAX_STORED_BYTES: u64 = crate::model::Budget::PAGE.max_params * 3 * 4 + (16 << 20);
+
 fn bytes_of(value: JsValue) -> Option<Vec<u8>> {
-    value
-        .dyn_into::<Uint8Array>()
-        .ok()
-        .map(|array| array.to_vec())
+    let array = value.dyn_into::<Uint8Array>().ok()?;
+    (u64::from(array.length()) <= MAX_STORED_BYTES).then(|| array.to_vec())
 }
 
 fn record_of(id: RunId, value: JsValue) -> Option<RunRecord> {
-    let json = value.as_string()?;
+    // Measured before it is copied in (in UTF-16 units, then in bytes).
+    let text = value.dyn_into::<js_sys::JsString>().ok()?;
+    if usize::try_from(text.length()).map_or(true, |units| units > MAX_RECORD_BYTES) {
+        return None;
+    }
+    let json = String::from(text);
     if json.len() > MAX_RECORD_BYTES {
         return None;
     }
