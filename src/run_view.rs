@@ -55,7 +55,8 @@ pub enum RunEffect {
     Started {
         plan: TrainingPlan,
     },
-    /// The run's figures moved (an evaluation, a change of state): its record follows.
+    /// The run changed state: its record follows. (An evaluation's figures reach the record
+    /// with the checkpoint the worker sends right after them.)
     Moved,
     /// Weights for the draw panel, with where they came from.
     UseWeights {
@@ -119,7 +120,6 @@ impl RunView {
             FromTrainer::Test(report) => {
                 self.history.push_eval(report.point);
                 self.test = Some(report);
-                return RunEffect::Moved;
             }
             FromTrainer::CellDigits(cell) => self.cell = Some(cell),
             FromTrainer::Attention {
@@ -127,10 +127,7 @@ impl RunView {
                 patch_size,
                 probes,
                 snapshot,
-            } => {
-                self.timeline.push((grid, patch_size), probes, snapshot);
-                return RunEffect::Moved;
-            }
+            } => self.timeline.push((grid, patch_size), probes, snapshot),
             FromTrainer::Weights { purpose } => {
                 let Some(bytes) = bytes else {
                     return RunEffect::None;

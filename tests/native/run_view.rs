@@ -76,7 +76,11 @@ fn a_run_is_charted_from_its_messages_and_asks_for_what_the_view_cannot_do() {
         confusion: vec![vec![1; 10]; 10],
         mistakes: Vec::new(),
     };
-    view.apply(FromTrainer::Test(test.clone()), None);
+    // An evaluation reaches the record with the checkpoint that follows it, not on its own.
+    assert_eq!(
+        view.apply(FromTrainer::Test(test.clone()), None),
+        RunEffect::None
+    );
     assert_eq!(view.test, Some(test));
     assert_eq!(view.history.evals.len(), 1, "the test curve gets its point");
 
