@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what vitlab needs and is missing; a second run skips what is there.
 #   scripts/setup.sh          toolchain for building and serving the page
-#   scripts/setup.sh --test   plus Chromium and its driver, and Firefox ESR, for the browser tests
+#   scripts/setup.sh --test   plus Chromium and its driver, Firefox ESR, and WebKitGTK's driver
+#                             with Xvfb, for the browser tests
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -55,6 +56,9 @@ if $want_test; then
   apt_install chromium chromium-driver
   # firefox.test.mjs drives Debian's Firefox ESR through puppeteer-core (WebDriver BiDi).
   apt_install firefox-esr
+  # webkit.test.mjs drives WebKitGTK's MiniBrowser through its WebKitWebDriver; MiniBrowser has
+  # no headless mode, so it runs on Xvfb (xvfb-run needs xauth, which apt only recommends).
+  apt_install webkit2gtk-driver xvfb xauth
   # The end-to-end tests use playwright-core, which needs Node.js 20 or newer. (puppeteer-core
   # 25 declares 22.12 or newer; it runs the Firefox test on Debian 13's Node.js 20, with a
   # warning from npm.)

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Installs what is missing, then runs every check: format, native tests (with the PyTorch
 # parity test), the release page build, the browser tests in headless Chromium, and the
-# end-to-end tests of the built page (in Chromium, and in Firefox: firefox.test.mjs), and
-# Lighthouse's scores of the first load.
+# end-to-end tests of the built page (in Chromium, in Firefox: firefox.test.mjs, and in WebKit:
+# webkit.test.mjs), and Lighthouse's scores of the first load.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh --test
@@ -54,9 +54,9 @@ export WASM_BINDGEN_TEST_TIMEOUT="${WASM_BINDGEN_TEST_TIMEOUT:-180}"
 # compiled once for both.
 cargo test --profile web --target wasm32-unknown-unknown --features gpu --test web
 
-step "end-to-end tests (playwright-core driving Debian's Chromium, puppeteer-core its Firefox ESR, on the release build)"
-# `npm test` runs every *.test.mjs, firefox.test.mjs with them; CHROMIUM and FIREFOX override
-# the browsers' paths.
+step "end-to-end tests (playwright-core driving Debian's Chromium, puppeteer-core its Firefox ESR, selenium-webdriver its WebKitGTK, on the release build)"
+# `npm test` runs every *.test.mjs, firefox.test.mjs and webkit.test.mjs with them; CHROMIUM,
+# FIREFOX and MINIBROWSER override the browsers' paths.
 (cd tests/e2e && npm test)
 
 step "all checks passed"

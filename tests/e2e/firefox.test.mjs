@@ -4,7 +4,8 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { ONE, ZERO, oldRun, runDatabase, seedOldStores, until } from "./support.mjs";
-import { FirefoxLab, browserFeatures, servedAppInFirefox } from "./firefox-support.mjs";
+import { assertCpuEngineFeatures, browserFeatures, pauseAndResume } from "./engine-lab.mjs";
+import { FirefoxLab, servedAppInFirefox } from "./firefox-support.mjs";
 
 const app = servedAppInFirefox();
 
@@ -17,17 +18,12 @@ function assertNoErrors(lab) {
   assert.deepEqual(lab.errors, [], "no uncaught errors or console errors");
 }
 
-test("what Firefox offers the page: no WebGPU; workers in workers, Cache Storage, pointer events", async () => {
+test("what Firefox offers the page: no WebGPU; workers in workers, Cache Storage, IndexedDB, Web Locks, service workers, pointer events", async () => {
   const lab = await FirefoxLab.open(app.browser, `${app.server.url}?backend=cpu`);
-  const features = await browserFeatures(lab.page);
+  const features = await browserFeatures(lab);
   console.log(`Firefox ${await app.browser.version()}: ${JSON.stringify(features)}`);
   // The page's module script ran: the model is ready.
-  assert.equal(features.page.webgpu, false, "WebGPU in this Firefox: the page's CPU fallback is what runs here");
-  assert.equal(features.worker.webgpu, false);
-  assert.equal(features.worker.nestedWorker, true, "a worker starts a worker (the training worker's helper)");
-  assert.equal(features.page.cacheStorage, true, "Cache Storage on http://127.0.0.1 (the runs panel)");
-  assert.equal(features.worker.caches, true, "Cache Storage in a worker (the training worker's chunks)");
-  assert.equal(features.page.pointerEvents && features.page.setPointerCapture, true, "pointer events (the pad)");
+  assertCpuEngineFeatures(features, "Firefox");
   assertNoErrors(lab);
   await lab.close();
 });
@@ -93,20 +89,13 @@ test("in Firefox a short run trains in two CPU workers, its loss falls, it pause
 
   // On the CPU, with WebGPU's absence said, in two workers: Firefox runs the helper worker
   // that the training worker starts.
-  const status = await lab.page.$eval(".run-state", (e) => e.textContent);
+  const status = await lab.textOf(".run-state");
   assert.match(status, /on CPU .*— this browser has no WebGPU/, status);
   await until(() => lab.count("cpu-workers"), (n) => n === 1, { what: "the helper worker training too" });
   const roles = lab.workers.map((url) => new URL(url).searchParams.get("role"));
   assert.ok(roles.includes("train") && roles.includes("helper"), `workers started: ${roles}`);
 
-  // Pause: the step count stands still; resume: it moves again.
-  await lab.click("pause-button");
-  await until(() => lab.text("run-state"), (s) => s === "paused", { what: "paused" });
-  const paused = await step();
-  await new Promise((resolve) => setTimeout(resolve, 1500));
-  assert.equal(await step(), paused, "no steps while paused");
-  await lab.click("pause-button");
-  await until(step, (s) => s > paused + 10, { what: "steps after resume" });
+  await pauseAndResume(lab);
 
   // Stop: the run ends and is kept in the runs panel (Cache Storage), with no storage problem.
   await lab.click("stop-button");
@@ -129,16 +118,16 @@ test("in Firefox: runs of earlier pages move into the database and continue; a r
   const lab = await FirefoxLab.open(app.browser, `${app.server.url}?backend=cpu&cpu-workers=1&preset=seed&depth=1&dim=32&heads=4&mlp=64&batch=32&epochs=1`);
   // This Firefox keeps one profile for the file's tests: the earlier test's run is here too.
   const row = `[data-testid="run-row"][data-run="${id}"]`;
-  await lab.page.waitForSelector(row, { timeout: 60_000 });
-  await lab.page.click(`${row} [data-testid="continue-run"]`);
+  await until(() => lab.countOf(row), (n) => n === 1, { what: "the moved run's row", timeout: 60_000 });
+  await lab.clickAt(`${row} [data-testid="continue-run"]`);
   const step = () => lab.number("training-step");
   await until(step, (s) => s >= 12, { what: "steps past the checkpoint's 10" });
   // The pause's checkpoint held back: the reload comes before it is written, and the run is
   // offered at the checkpoint kept before it (step 10, or an evaluation's since).
-  await lab.page.evaluate(() => { globalThis.vitlabTestSaveDelayMs = 3000; });
+  await lab.evaluate(() => { globalThis.vitlabTestSaveDelayMs = 3000; });
   await lab.click("pause-button");
-  const kept = (await runDatabase(lab.page)).checkpoints[id].step;
-  await lab.page.reload();
+  const kept = (await runDatabase(lab)).checkpoints[id].step;
+  await lab.reload();
   await lab.waitFor("model-ready", 120_000);
   await lab.waitFor("resume-saved-button", 30_000);
   assert.match(await lab.text("resume-saved-button"), new RegExp(`step ${kept} of 1000`));
@@ -146,7 +135,7 @@ test("in Firefox: runs of earlier pages move into the database and continue; a r
   await until(step, (s) => s > kept, { what: "steps after the resume" });
   await lab.click("stop-button");
   await until(() => lab.text("run-state"), (s) => s === "stopped", { what: "stopped" });
-  assert.equal((await lab.page.$$(row)).length, 1, "the run, once");
+  assert.equal(await lab.countOf(row), 1, "the run, once");
   assert.equal(await lab.count("runs-error"), 0);
   assertNoErrors(lab);
   await lab.close();

@@ -25,8 +25,10 @@ const COMPRESSED = new Set(["text/html", "text/javascript", "application/wasm", 
  * server stops listening and drops every open connection. With `staticHost`, files go out as
  * GitHub Pages sends them: what static hosts compress gzipped to a browser that accepts it,
  * and kept fresh in the browser's cache for ten minutes (`max-age=600`, with a validator).
+ * With `headScript`, every HTML page runs that script first (a test's recorder, where the
+ * driver has no way to run one before the page's own).
  */
-export async function serve(root, { base = "/", staticHost = false } = {}) {
+export async function serve(root, { base = "/", staticHost = false, headScript = null } = {}) {
   const zipped = new Map();
   const server = createServer(async (request, response) => {
     const pathname = decodeURIComponent(new URL(request.url, "http://x").pathname);
@@ -36,6 +38,9 @@ export async function serve(root, { base = "/", staticHost = false } = {}) {
       if ((await stat(file)).isDirectory()) file = join(file, "index.html");
       let body = await readFile(file);
       const type = TYPES[extname(file)] ?? "application/octet-stream";
+      if (headScript && type === "text/html") {
+        body = Buffer.from(body.toString("utf8").replace("<head>", `<head><script>${headScript}</script>`));
+      }
       const headers = { "content-type": type };
       if (staticHost) {
         const { mtime, size } = await stat(file);
@@ -336,14 +341,14 @@ export async function watchLongTasks(page) {
 export const DIST = process.env.VITLAB_DIST ?? fileURLToPath(new URL("../../dist", import.meta.url));
 
 /**
- * For a test file: the release build served and a browser launched (by `launchBrowser`,
- * Chromium unless given) before its tests, both closed after them. Read `server` and
- * `browser` from it inside the tests.
+ * For a test file: the release build served (with `serve`'s options `serving`) and a browser
+ * launched (by `launchBrowser`, Chromium unless given) before its tests, both closed after
+ * them. Read `server` and `browser` from it inside the tests.
  */
-export function servedApp(launchBrowser = launch) {
+export function servedApp(launchBrowser = launch, serving = {}) {
   const app = {};
   before(async () => {
-    app.server = await serve(DIST);
+    app.server = await serve(DIST, serving);
     app.browser = await launchBrowser();
   });
   after(async () => {

@@ -28,7 +28,7 @@ fn point(canvas: &HtmlCanvasElement, event: &PointerEvent) -> (f64, f64) {
 }
 
 fn setup_pen(canvas: &HtmlCanvasElement) {
-    if let Some(ctx) = paint::context(canvas) {
+    if let Some(ctx) = paint::read_back_context(canvas) {
         ctx.set_line_width(PEN_WIDTH);
         ctx.set_line_cap("round");
         ctx.set_line_join("round");
@@ -38,7 +38,7 @@ fn setup_pen(canvas: &HtmlCanvasElement) {
 }
 
 fn draw_segment(canvas: &HtmlCanvasElement, from: (f64, f64), to: (f64, f64)) {
-    if let Some(ctx) = paint::context(canvas) {
+    if let Some(ctx) = paint::read_back_context(canvas) {
         ctx.begin_path();
         ctx.move_to(from.0, from.1);
         ctx.line_to(to.0, to.1);
@@ -47,7 +47,7 @@ fn draw_segment(canvas: &HtmlCanvasElement, from: (f64, f64), to: (f64, f64)) {
 }
 
 fn redraw(canvas: &HtmlCanvasElement, strokes: &[Stroke]) {
-    let Some(ctx) = paint::context(canvas) else {
+    let Some(ctx) = paint::read_back_context(canvas) else {
         return;
     };
     ctx.set_fill_style_str("black");
@@ -123,7 +123,9 @@ impl Pad {
             Some(image) => {
                 self.strokes.update_value(Vec::clear);
                 self.showing.set_value(true);
-                paint::grey_image(&canvas, &image, IMAGE_SIDE);
+                if let Some(ctx) = paint::read_back_context(&canvas) {
+                    paint::grey_image_on(&ctx, &canvas, &image, IMAGE_SIDE);
+                }
             }
             None => self.strokes.with_value(|s| redraw(&canvas, s)),
         }

@@ -1,7 +1,7 @@
 //! Drawing numbers onto canvases: colour scale, heatmap grids, grey images.
 
 use wasm_bindgen::{Clamped, JsCast};
-use web_sys::{CanvasRenderingContext2d, HtmlCanvasElement, ImageData};
+use web_sys::{CanvasRenderingContext2d, ContextAttributes2d, HtmlCanvasElement, ImageData};
 
 /// A perceptually ordered dark-blue → teal → yellow scale (viridis-like), `t` in [0, 1].
 pub fn colour(t: f32) -> [u8; 3] {
@@ -26,6 +26,19 @@ pub fn colour(t: f32) -> [u8; 3] {
 
 pub fn context(canvas: &HtmlCanvasElement) -> Option<CanvasRenderingContext2d> {
     canvas.get_context("2d").ok()??.dyn_into().ok()
+}
+
+/// The context of a canvas whose pixels the page reads back (the pad, at every drawing):
+/// kept in memory rather than on the GPU (`willReadFrequently`), so a read is a copy, not a GPU
+/// readback. Every use of such a canvas must go through here: the first `getContext` fixes it.
+pub fn read_back_context(canvas: &HtmlCanvasElement) -> Option<CanvasRenderingContext2d> {
+    let options = ContextAttributes2d::new();
+    options.set_will_read_frequently(true);
+    canvas
+        .get_context_with_context_options("2d", &options)
+        .ok()??
+        .dyn_into()
+        .ok()
 }
 
 /// `(min, max)` of the values, with a non-empty range.
@@ -64,7 +77,18 @@ pub fn heatmap(
 
 /// Puts a grey image (`side × side`, 0 = black) on the canvas, scaled to fill it.
 pub fn grey_image(canvas: &HtmlCanvasElement, pixels: &[u8], side: usize) {
-    let Some(ctx) = context(canvas) else { return };
+    if let Some(ctx) = context(canvas) {
+        grey_image_on(&ctx, canvas, pixels, side);
+    }
+}
+
+/// [`grey_image`] through a context the caller holds (a [`read_back_context`]).
+pub fn grey_image_on(
+    ctx: &CanvasRenderingContext2d,
+    canvas: &HtmlCanvasElement,
+    pixels: &[u8],
+    side: usize,
+) {
     let (w, h) = (canvas.width() as f64, canvas.height() as f64);
     let (cw, ch) = (w / side as f64, h / side as f64);
     for (index, &p) in pixels.iter().enumerate().take(side * side) {
@@ -94,9 +118,10 @@ pub fn diverging_image(canvas: &HtmlCanvasElement, values: &[f32], side: usize) 
     }
 }
 
-/// The canvas's pixels as a grey raster, ink taken from the red channel.
+/// The canvas's pixels as a grey raster, ink taken from the red channel (a canvas drawn through
+/// [`read_back_context`]).
 pub fn read_grey(canvas: &HtmlCanvasElement) -> Option<crate::analysis::preprocess::Raster> {
-    let ctx = context(canvas)?;
+    let ctx = read_back_context(canvas)?;
     let (w, h) = (canvas.width(), canvas.height());
     let data: Clamped<Vec<u8>> = ctx
         .get_image_data(0.0, 0.0, w as f64, h as f64)
