@@ -1,6 +1,6 @@
 //! A run as the runs table keeps it: its plan, where it ran, how far it got, its best and
 //! last test accuracy and a thinned history of its curves. Pure: the page stores it as JSON
-//! (`web::run_log`) and draws it (`ui::runs`).
+//! (`web::run_db`, through `web::page_runs`) and draws it (`ui::runs`).
 
 use serde::{Deserialize, Serialize};
 

@@ -1,3 +1,6 @@
+//! MNIST in memory: images and labels, and the batches a model takes (normalised as the seed's
+//! transforms, augmented when training).
+
 use burn::tensor::{Device, Int, Tensor, TensorData};
 
 use super::Augmentation;

@@ -1,3 +1,7 @@
+//! Multi-head self-attention (Eq. 2's MSA): one fused QKV projection, scaled dot products, the
+//! heads' outputs side by side and projected; the attention probabilities come back beside the
+//! output, for the lab's maps and the relevance.
+
 use burn::module::Module;
 use burn::nn::{Dropout, DropoutConfig, Linear, LinearConfig};
 use burn::tensor::activation::softmax;

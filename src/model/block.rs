@@ -1,3 +1,6 @@
+//! One Transformer encoder block (Eq. 2–3): LayerNorm, attention and a residual, LayerNorm, an
+//! MLP with GELU and a residual.
+
 use burn::module::Module;
 use burn::nn::{Dropout, DropoutConfig, Gelu, LayerNorm, LayerNormConfig, Linear, LinearConfig};
 use burn::tensor::{Device, Tensor};

@@ -1,3 +1,6 @@
+//! A ViT's shape (image and patch size, width, depth, heads, MLP width, dropout), with the
+//! seed's defaults, and the model it builds.
+
 use burn::config::Config;
 
 use super::VisionTransformer;

@@ -1,3 +1,6 @@
+//! Eq. 1: an image cut into patches, each flattened and projected, a class token in front,
+//! learned positions added.
+
 use burn::module::{Module, Param};
 use burn::nn::{Dropout, DropoutConfig, Linear, LinearConfig};
 use burn::tensor::{Device, Distribution, Tensor};

@@ -1,3 +1,6 @@
+//! The Vision Transformer as a whole: patch embedding, the encoder blocks, the final LayerNorm
+//! and the classification head read from the class token.
+
 use burn::module::Module;
 use burn::nn::{LayerNorm, LayerNormConfig, Linear, LinearConfig};
 use burn::tensor::{Device, Int, Tensor, TensorData};

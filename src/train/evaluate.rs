@@ -1,3 +1,6 @@
+//! Classifying a set in batches: the one evaluation loop of `vit eval`, `vit train` and the
+//! training worker.
+
 use burn::tensor::{Device, Int, Tensor};
 
 use crate::data::{IMAGE_PIXELS, MnistSet, images_tensor};

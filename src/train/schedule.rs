@@ -1,3 +1,5 @@
+//! The learning rate by step: warm-up, then cosine decay (or constant, as the seed trains).
+
 /// Linear warm-up to `peak`, then cosine decay to `floor` at `total_steps`.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct LrSchedule {

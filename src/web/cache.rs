@@ -1,5 +1,6 @@
 //! Bytes kept in the browser's Cache Storage: data chunks, so a reload does not download them
-//! again, the saved training run, and the runs table's records.
+//! again (runs live in IndexedDB, `run_db`; the caches runs were kept in before are read only
+//! to move them there, `run_migration`).
 
 use js_sys::Uint8Array;
 use wasm_bindgen::JsCast;

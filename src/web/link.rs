@@ -2,8 +2,8 @@
 //! spawned from [`WORKER_SCRIPT`] in its role, packets held until the worker says it listens
 //! (a message posted before that would be lost), packets read into the worker's typed
 //! messages, its `error` event turned into one [`LinkError`], and the worker ended when the
-//! link is dropped. Each client (`gpu/client.rs`, `helper/client.rs`, `trainer/client.rs`) is
-//! a link and what it does with what it hears.
+//! link is dropped. Each client (`drawing/client.rs`, `explain/client.rs`, `helper/client.rs`,
+//! `trainer/client.rs`) is a link and what it does with what it hears.
 
 use std::cell::RefCell;
 use std::marker::PhantomData;
