@@ -19,7 +19,7 @@ fn main() {
     console_error_panic_hook::set_once();
     if web_sys::window().is_none() {
         vitlab::web::report_rejections_as_errors();
-        vitlab::web::run_drawing_worker(vitlab::web::BackendKind::Cpu);
+        vitlab::web::run_drawing_worker(vitlab::protocol::BackendKind::Cpu);
         return;
     }
     // index.html's first screen gives way to the app's own, laid out the same, once the

@@ -85,7 +85,7 @@ impl RunView {
     /// Books one message from the trainer (with the bytes that came beside it).
     pub fn apply(&mut self, message: FromTrainer, bytes: Option<Vec<u8>>) -> RunEffect {
         match message {
-            FromTrainer::Ready => {}
+            FromTrainer::Listening => {}
             FromTrainer::Started {
                 backend,
                 note,

@@ -3,6 +3,7 @@
 //! them (`insight`: attention rollout, mean attention distance), and what the page shows of it
 //! (`reading`). Pure: no browser types.
 
+pub mod csv;
 pub mod data_scaling;
 pub mod explanation;
 pub mod inference;

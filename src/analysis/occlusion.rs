@@ -147,7 +147,7 @@ mod measure {
     use crate::data::{IMAGE_PIXELS, images_tensor};
     use crate::model::{Classifier, VisionTransformer};
     use crate::train::predictions;
-    use crate::weights::{ReadError, WeightsFile, read_all_async};
+    use crate::weights::{ReadbackError, WeightsFile, read_all_async};
 
     /// Images classified per forward pass.
     const BATCH: usize = 250;
@@ -156,10 +156,10 @@ mod measure {
     ///
     /// # Shapes
     /// - logits: `[batch, classes]`
-    async fn read_predictions(logits: Tensor<2>) -> Result<Vec<usize>, ReadError> {
+    async fn read_predictions(logits: Tensor<2>) -> Result<Vec<usize>, ReadbackError> {
         let [values] =
             <[Vec<f32>; 1]>::try_from(read_all_async(vec![predictions(logits).float()]).await?)
-                .map_err(|_| ReadError("no predictions came back".into()))?;
+                .map_err(|_| ReadbackError("no predictions came back".into()))?;
         Ok(values.into_iter().map(|p| p as usize).collect())
     }
 
@@ -168,7 +168,7 @@ mod measure {
         model: &Classifier,
         images: &[[u8; IMAGE_PIXELS]],
         device: &Device,
-    ) -> Result<Vec<usize>, ReadError> {
+    ) -> Result<Vec<usize>, ReadbackError> {
         let mut all = Vec::with_capacity(images.len());
         for batch in images.chunks(BATCH) {
             let logits = model.forward(images_tensor(batch, device)); // [B, C]
@@ -184,7 +184,7 @@ mod measure {
         images: &[[u8; IMAGE_PIXELS]],
         kept: &[Vec<usize>],
         device: &Device,
-    ) -> Result<Vec<usize>, ReadError> {
+    ) -> Result<Vec<usize>, ReadbackError> {
         let mut all = Vec::with_capacity(images.len());
         for (batch, kept) in images.chunks(BATCH).zip(kept.chunks(BATCH)) {
             let logits = model.forward_kept(images_tensor(batch, device), kept); // [B, C]
@@ -211,16 +211,16 @@ mod measure {
         labels: &[u8],
         device: &Device,
         seed: u64,
-    ) -> Result<OcclusionCurves, ReadError> {
+    ) -> Result<OcclusionCurves, ReadbackError> {
         let config = vit
             .config
             .vit()
             .cloned()
-            .ok_or_else(|| ReadError("the first model is not a ViT".into()))?;
+            .ok_or_else(|| ReadbackError("the first model is not a ViT".into()))?;
         let grid = config.grid_size();
         let patches = grid * grid;
         let explainer = explaining_model(vit, device)
-            .ok_or_else(|| ReadError("the first model is not a ViT".into()))?;
+            .ok_or_else(|| ReadbackError("the first model is not a ViT".into()))?;
         let explaining = device.clone().autodiff();
         let mut relevant = Vec::with_capacity(images.len());
         for image in images {
@@ -233,7 +233,7 @@ mod measure {
             .collect();
         let (vit_model, cnn_model) = (vit.into_model(device), cnn.into_model(device));
         let Classifier::Vit(dropping) = &vit_model else {
-            return Err(ReadError("the first model is not a ViT".into()));
+            return Err(ReadbackError("the first model is not a ViT".into()));
         };
         let mut curves = OcclusionCurves {
             grid,

@@ -10,7 +10,7 @@ use burn::tensor::{Device, Tensor};
 use super::explanation::{Explanation, probabilities};
 use super::insight::{LayerAttention, gradient_relevance};
 use crate::model::{VisionTransformer, VitConfig};
-use crate::weights::{ReadError, WeightsFile, read_all_async};
+use crate::weights::{ReadbackError, WeightsFile, read_all_async};
 
 /// Gradient relevance for one image and one class.
 #[derive(Debug, Clone, PartialEq)]
@@ -38,7 +38,7 @@ pub async fn relevance_async(
     config: &VitConfig,
     image: Tensor<4>,
     class: Option<usize>,
-) -> Result<Relevance, ReadError> {
+) -> Result<Relevance, ReadbackError> {
     Ok(probe_async(model, config, image, class, false).await?.0)
 }
 
@@ -50,7 +50,7 @@ async fn probe_async(
     image: Tensor<4>,
     class: Option<usize>,
     lens: bool,
-) -> Result<(Relevance, Vec<Vec<f32>>), ReadError> {
+) -> Result<(Relevance, Vec<Vec<f32>>), ReadbackError> {
     let device = image.device();
     let (heads, tokens) = (config.heads, config.num_tokens());
     let shape = [1, heads, tokens, tokens];
@@ -134,7 +134,7 @@ pub async fn explain_async(
     config: &VitConfig,
     image: Tensor<4>,
     class: Option<usize>,
-) -> Result<Explanation, ReadError> {
+) -> Result<Explanation, ReadbackError> {
     let (relevance, lens) = probe_async(model, config, image, class, true).await?;
     Ok(Explanation {
         class: relevance.class,

@@ -13,7 +13,8 @@ unsafe extern "C" {
 
 #[cfg(target_arch = "wasm32")]
 fn main() {
-    use vitlab::web::{self, BackendKind, WorkerRole};
+    use vitlab::protocol::BackendKind;
+    use vitlab::web::{self, WorkerRole};
     // Once, here: otherwise wasm-ld re-runs them on every call into the worker (see main.rs).
     // SAFETY: wasm-ld's constructor list, called once before any other code of ours runs.
     unsafe { __wasm_call_ctors() };

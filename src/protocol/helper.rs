@@ -11,7 +11,7 @@ use crate::train::{HalfDone, HalfDoneHeader, HalfJob, HalfJobError, HalfJobHeade
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub enum ToHelper {
     /// Build `config`'s model on the CPU (its values come with each job). Answered by
-    /// [`FromHelper::Ready`] or [`FromHelper::Failed`].
+    /// [`FromHelper::Built`] or [`FromHelper::Failed`].
     Setup { config: ModelConfig },
     /// Compute the half whose parameters and images travel beside this. Answered by
     /// [`FromHelper::Done`] or [`FromHelper::Failed`].
@@ -24,7 +24,7 @@ pub enum FromHelper {
     /// The worker listens: messages sent before this would have been lost.
     Listening,
     /// The model is built: jobs may come.
-    Ready,
+    Built,
     /// The half's gradients travel beside this.
     Done(HalfDoneHeader),
     /// The setup or the job could not be done; the helper takes no more.

@@ -154,7 +154,7 @@ impl DataProgress {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub enum FromTrainer {
     /// The worker listens: messages sent before this would have been lost.
-    Ready,
+    Listening,
     /// The device is up and the model built; `history` is not empty when a run resumed.
     Started {
         backend: BackendKind,
@@ -223,7 +223,7 @@ pub enum FromTrainer {
 
 impl super::Greeting for FromTrainer {
     fn is_greeting(&self) -> bool {
-        matches!(self, Self::Ready)
+        matches!(self, Self::Listening)
     }
 }
 

@@ -246,7 +246,7 @@ impl Session {
     }
 
     /// The run as a checkpoint, with one asynchronous readback of everything.
-    pub async fn checkpoint_async(&self) -> Result<Checkpoint, weights::ReadError> {
+    pub async fn checkpoint_async(&self) -> Result<Checkpoint, weights::ReadbackError> {
         let OnDevice {
             names,
             tensors,

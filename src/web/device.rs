@@ -1,7 +1,7 @@
 //! The device a page or worker computes on: WebGPU unless the CPU is asked for, the CPU
 //! where WebGPU does not start (with why).
 
-pub use crate::protocol::BackendKind;
+use crate::protocol::BackendKind;
 use burn::tensor::Device;
 use wasm_bindgen::JsCast;
 

@@ -11,7 +11,8 @@ use crate::train::{Trainer, TrainingPlan};
 use super::global::{now_ms, sleep_ms};
 use super::helper::HelperWorker;
 use super::read::{ReadError, read_floats_async};
-use super::{BackendKind, StartedDevice, start_device};
+use super::{StartedDevice, start_device};
+use crate::protocol::BackendKind;
 
 /// Steps timed on each device, after one that warms it up (and compiles the GPU's kernels).
 const TIMED_STEPS: usize = 2;

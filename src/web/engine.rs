@@ -9,8 +9,8 @@ use crate::analysis::reading::Reading;
 use crate::data::IMAGE_PIXELS;
 use crate::model::ModelConfig;
 
-use super::BackendKind;
 use super::drawing::{DrawingError, DrawingWorker, TestDigit};
+use crate::protocol::BackendKind;
 
 /// A model ready to classify drawings, in its worker.
 pub struct Engine {

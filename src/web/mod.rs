@@ -37,7 +37,7 @@ pub use asker::AskError;
 pub use cache::{ByteCache, StorageError, delete_cache};
 pub use chunks::{CHUNK_CACHE, ChunkSource, DATA_BASE, LoadedChunk, ManifestError, Network};
 pub use device::{
-    BackendKind, NO_ADAPTER, NO_WEBGPU, StartedDevice, adapter_available, has_webgpu, start_device,
+    NO_ADAPTER, NO_WEBGPU, StartedDevice, adapter_available, has_webgpu, start_device,
 };
 pub use drawing::{DrawingError, DrawingWorker, run_drawing_worker};
 pub use engine::Engine;

@@ -33,7 +33,7 @@ pub use names::{expected_tensors, torch_name};
 pub(crate) use readback::read_all;
 #[cfg(not(target_arch = "wasm32"))]
 pub use readback::to_safetensors;
-pub use readback::{ReadError, to_safetensors_async};
+pub use readback::{ReadbackError, to_safetensors_async};
 #[cfg(feature = "train")]
 pub(crate) use readback::{model_tensors, named, read_all_async};
 

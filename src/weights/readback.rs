@@ -16,7 +16,7 @@ fn to_values(data: TensorData) -> Vec<f32> {
 /// A device that could not hand its tensors back (a lost WebGPU device, say).
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[error("reading the tensors from the device failed: {0}")]
-pub struct ReadError(pub String);
+pub struct ReadbackError(pub String);
 
 /// Serialises a model natively. In the browser use [`to_safetensors_async`].
 #[cfg(not(target_arch = "wasm32"))]
@@ -29,7 +29,7 @@ pub fn to_safetensors(model: &Classifier, config: &ModelConfig) -> Vec<u8> {
 pub async fn to_safetensors_async(
     model: &Classifier,
     config: &ModelConfig,
-) -> Result<Vec<u8>, ReadError> {
+) -> Result<Vec<u8>, ReadbackError> {
     let (names, flat) = model_tensors(model);
     Ok(encode(config, &named(names, read_all_async(flat).await?)))
 }
@@ -68,7 +68,9 @@ pub(crate) fn read_all(tensors: Vec<Tensor<1>>) -> Vec<Vec<f32>> {
 
 /// The values of flat tensors of one device with one readback: joined on the device, read
 /// once and split, so a save costs one round trip to a GPU rather than one per tensor.
-pub(crate) async fn read_all_async(tensors: Vec<Tensor<1>>) -> Result<Vec<Vec<f32>>, ReadError> {
+pub(crate) async fn read_all_async(
+    tensors: Vec<Tensor<1>>,
+) -> Result<Vec<Vec<f32>>, ReadbackError> {
     let lengths: Vec<usize> = tensors.iter().map(|tensor| tensor.dims()[0]).collect();
     if tensors.is_empty() {
         return Ok(Vec::new());
@@ -76,7 +78,7 @@ pub(crate) async fn read_all_async(tensors: Vec<Tensor<1>>) -> Result<Vec<Vec<f3
     let data = Tensor::cat(tensors, 0)
         .into_data_async()
         .await
-        .map_err(|error| ReadError(format!("{error:?}")))?;
+        .map_err(|error| ReadbackError(format!("{error:?}")))?;
     Ok(split(to_values(data), &lengths))
 }
 

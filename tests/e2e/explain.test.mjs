@@ -87,11 +87,22 @@ test("patches hidden: a click hides one from both models, and the curves of accu
   const input = lab.byTestId("occlusion-input");
   await input.scrollIntoViewIfNeeded();
   const box = await input.boundingBox();
+  // Every state the line goes through from here: a click's new set is "reading…" until its
+  // own answer comes, never the set before's answer beside the new count.
+  await readings.evaluate((line) => {
+    window.__readings = [];
+    new MutationObserver(() => window.__readings.push([line.dataset.state, line.textContent]))
+      .observe(line, { attributes: true, childList: true, subtree: true, characterData: true });
+  });
   for (const row of [2, 3, 4]) {
     await input.click({ position: { x: (3.5 / 7) * box.width, y: ((row + 0.5) / 7) * box.height } });
   }
   const three = (await until(() => readings.textContent(), (t) => t.match(shown)?.[1] === "3", { what: "readings with 3 hidden", timeout: 60_000 })).match(shown);
   console.log(`three patches of the 1 hidden: ${three[0]}`);
+  const seen = await lab.page.evaluate(() => window.__readings);
+  for (const hidden of [1, 2, 3]) {
+    assert.ok(seen.some(([state, text]) => state === "reading" && text === `${hidden} hidden · reading…`), `${hidden} hidden read afresh: ${JSON.stringify(seen)}`);
+  }
   await lab.byTestId("occlusion-clear").click();
   await until(() => readings.textContent(), (t) => t.startsWith("0 hidden · ViT reads 1"), { what: "every patch shown again", timeout: 60_000 });
 

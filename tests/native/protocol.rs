@@ -58,7 +58,7 @@ fn every_message_to_and_from_the_training_worker_reads_back_as_written() {
         assert_eq!(message.called(), "a command");
     }
     for message in [
-        FromTrainer::Ready,
+        FromTrainer::Listening,
         FromTrainer::Checkpoint {
             run: 9,
             step: 40,
@@ -109,7 +109,7 @@ fn every_message_to_and_from_the_training_worker_reads_back_as_written() {
         round_trip(&message);
         assert_eq!(
             message.is_greeting(),
-            message == FromTrainer::Ready,
+            message == FromTrainer::Listening,
             "{message:?}"
         );
     }
@@ -336,7 +336,7 @@ fn the_helper_greets_then_answers_and_its_messages_read_back_as_written() {
     });
     for message in [
         FromHelper::Listening,
-        FromHelper::Ready,
+        FromHelper::Built,
         done,
         FromHelper::Failed {
             message: "a job came before the model was set up".into(),

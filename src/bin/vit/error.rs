@@ -40,7 +40,7 @@ pub enum CliError {
     Budget(#[from] CostError),
     /// The device did not hand the occlusion curves' values back.
     #[error("occlusion: {0}")]
-    Occlusion(vitlab::weights::ReadError),
+    Occlusion(vitlab::weights::ReadbackError),
     #[error("{source} (at --eval-batch-size {batch})")]
     EvalBatch { source: CostError, batch: usize },
 

@@ -15,6 +15,7 @@ use futures::FutureExt;
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 
+use crate::protocol::BackendKind;
 use crate::share::Experiment;
 use crate::shipped::DEFAULT_WEIGHTS;
 use crate::ui::inductive_bias::InductiveBias;
@@ -23,7 +24,7 @@ use crate::ui::runs::RunsPanel;
 use crate::ui::state::{AppState, Below};
 use crate::ui::training::TrainingPanel;
 use crate::ui::widgets::ErrorBanner;
-use crate::web::{self, BackendKind};
+use crate::web;
 use backend_lines::BackendLines;
 use model_choice::ModelChoice;
 use offline_note::{Offline, OfflineNote};

@@ -5,6 +5,7 @@ use std::sync::Arc;
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 
+use crate::analysis::csv;
 use crate::analysis::inference::WeightInsight;
 use crate::analysis::reading::Reading;
 use crate::ui::widgets::{
@@ -220,7 +221,10 @@ pub fn DistanceChart(
     };
     let file = format!("vitlab-{testid}.csv");
     let save_csv = move |_| {
-        let csv = distance_csv(&drawing.get_untracked(), &batch.get_untracked());
+        let csv = csv::distances(
+            drawing.get_untracked().as_deref(),
+            batch.get_untracked().as_deref(),
+        );
         failed.set(offer_download(csv.as_bytes(), &file).is_err());
     };
     view! {
@@ -241,17 +245,4 @@ pub fn DistanceChart(
             </figcaption>
         </figure>
     }
-}
-
-/// The numbers behind the distance chart: `series,layer,head,distance_px`, counted from 1.
-fn distance_csv(drawing: &Option<Vec<Vec<f32>>>, batch: &Option<Vec<Vec<f32>>>) -> String {
-    let mut csv = String::from("series,layer,head,distance_px\n");
-    for (series, layers) in [("this drawing", drawing), ("test digits", batch)] {
-        for (l, heads) in layers.iter().flatten().enumerate() {
-            for (h, distance) in heads.iter().enumerate() {
-                csv.push_str(&format!("{series},{},{},{distance}\n", l + 1, h + 1));
-            }
-        }
-    }
-    csv
 }

@@ -8,10 +8,11 @@ use leptos::prelude::*;
 use leptos::task::spawn_local;
 
 use crate::analysis::MapChoice;
+use crate::analysis::csv;
 use crate::analysis::reading::Reading;
 use crate::data::IMAGE_SIDE;
 use crate::ui::widgets::{
-    HeatCanvas, Palette, Sheet, SheetButtons, Tile, offer_download, offer_png, paint,
+    HeatCanvas, Palette, SaveFailed, Sheet, SheetButtons, Tile, offer_download, offer_png, paint,
 };
 use crate::web;
 
@@ -27,16 +28,6 @@ fn class_map(result: &Reading, choice: MapChoice) -> Vec<f32> {
             .cloned(),
     }
     .unwrap_or_default()
-}
-
-/// The numbers behind a map: `row,column,value` per patch, counted from 1.
-fn map_csv(values: &[f32], grid: usize, label: &str) -> String {
-    let grid = grid.max(1);
-    let mut csv = format!("row,column,{}\n", label.replace(',', ";"));
-    for (i, value) in values.iter().enumerate() {
-        csv.push_str(&format!("{},{},{value}\n", i / grid + 1, i % grid + 1));
-    }
-    csv
 }
 
 /// What a screen reader says of the large map: what it shows and its strongest patches.
@@ -107,6 +98,8 @@ fn LargeMap(
     let image_ref = NodeRef::<Canvas>::new();
     let overlay_ref = NodeRef::<Canvas>::new();
     let legend_ref = NodeRef::<Canvas>::new();
+    // A click that saved nothing says so beside the buttons.
+    let save_failed = RwSignal::new(false);
 
     // What the large view shows: the chosen class-token map, or the hovered patch's view.
     let shown = Memo::new(move |_| {
@@ -201,17 +194,17 @@ fn LargeMap(
             </div>
             <div class="buttons">
                 <button class="small" data-testid="attention-map-png" on:click=move |_| {
-                    if let (Some(under), Some(over)) = (image_ref.get_untracked(), overlay_ref.get_untracked())
-                        && let Some(picture) = paint::stacked(&under, &over)
-                    {
-                        let _ = offer_png(&picture, "vitlab-attention-map.png");
-                    }
+                    let picture = image_ref
+                        .get_untracked()
+                        .zip(overlay_ref.get_untracked())
+                        .and_then(|(under, over)| paint::stacked(&under, &over));
+                    save_failed.set(picture.is_none_or(|p| offer_png(&p, "vitlab-attention-map.png").is_err()));
                 }>"PNG"</button>
                 <button class="small" data-testid="attention-map-csv" prop:disabled=move || shown.with(Option::is_none) on:click=move |_| {
-                    if let Some((values, label)) = shown.get_untracked() {
-                        let _ = offer_download(map_csv(&values, grid, &label).as_bytes(), "vitlab-attention-map.csv");
-                    }
+                    let csv = shown.get_untracked().map(|(values, label)| csv::map(&values, grid, &label));
+                    save_failed.set(csv.is_none_or(|csv| offer_download(csv.as_bytes(), "vitlab-attention-map.csv").is_err()));
                 }>"CSV"</button>
+                <SaveFailed failed=save_failed />
             </div>
             <p class="hint">"Hover a patch to see where it looks. The model sees the 28×28 image underneath."</p>
         </div>

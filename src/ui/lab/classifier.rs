@@ -16,7 +16,7 @@ const LATENCIES_KEPT: usize = 200;
 
 /// Shared by the lab's cards through context.
 #[derive(Clone, Copy)]
-pub(super) struct Classifier {
+pub(super) struct Classifications {
     lab: LabState,
     pub result: RwSignal<Option<Arc<Reading>>>,
     pub latencies: RwSignal<Vec<f64>>,
@@ -28,7 +28,7 @@ pub(super) struct Classifier {
     pending: StoredValue<Option<(Vec<u8>, f64)>>,
 }
 
-impl Classifier {
+impl Classifications {
     pub fn new(lab: LabState) -> Self {
         Self {
             lab,

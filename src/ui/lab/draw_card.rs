@@ -3,7 +3,7 @@
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 
-use super::classifier::Classifier;
+use super::classifier::Classifications;
 use super::draw_pad::{DrawPad, PadImage};
 use super::prediction::Latency;
 use crate::ui::state::{LabState, ShownDigit};
@@ -11,7 +11,7 @@ use crate::ui::state::{LabState, ShownDigit};
 #[component]
 pub(super) fn DrawCard() -> impl IntoView {
     let lab = expect_context::<LabState>();
-    let classifier = expect_context::<Classifier>();
+    let classifier = expect_context::<Classifications>();
     let digit = lab.digit;
     // Drawing (or clearing) puts the pad's own image back.
     let from_pad = Callback::new(move |drawn: PadImage| {

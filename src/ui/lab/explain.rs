@@ -8,45 +8,44 @@ use std::sync::Arc;
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 
-use super::classifier::Classifier;
-use super::explainer::Explainer;
+use super::classifier::Classifications;
+use super::explainer::{ExplainError, Explainer};
 use crate::analysis::explanation::Explanation;
 use crate::analysis::reading::Reading;
 use crate::data::IMAGE_PIXELS;
-use crate::ui::state::LabState;
-use crate::ui::widgets::{HeatCanvas, Palette, Sheet, SheetButtons, Tile, offer_download};
-
-/// How long a classified drawing must stay unchanged before it is explained.
-const SETTLES_MS: u32 = 300;
+use crate::ui::state::{LabState, Newest, WhenSettled};
+use crate::ui::widgets::{
+    HeatCanvas, Palette, SaveFailed, Sheet, SheetButtons, Tile, offer_download,
+};
 
 /// Where the explanation of the newest drawing stands.
 #[derive(Debug, Clone, PartialEq)]
-enum Shown {
+enum ExplanationState {
     Waiting,
     Computing,
     Ready(Arc<Explanation>),
-    Failed(String),
+    Failed(ExplainError),
 }
 
 #[component]
 pub(super) fn Explanations(grid: usize, depth: usize) -> impl IntoView {
     let lab = expect_context::<LabState>();
-    let result = expect_context::<Classifier>().result;
+    let result = expect_context::<Classifications>().result;
     let class = RwSignal::new(None::<u8>);
-    let shown = RwSignal::new(Shown::Waiting);
+    let shown = RwSignal::new(ExplanationState::Waiting);
     let explainer = expect_context::<Explainer>();
-    let latest = StoredValue::new(0u32);
+    let newest = Newest::new();
     // Rollout beside the relevance, taken when the drawing has settled.
     let rollout = RwSignal::new(Vec::<f32>::new());
     // Once the drawing is classified and stays so for a moment, or another class is picked.
-    let timer = StoredValue::new_local(None::<gloo_timers::callback::Timeout>);
+    let when_settled = WhenSettled::new();
     Effect::new(move |_| {
         let classified = result.get().is_some();
         let class = class.get();
         let image = lab.input.get_untracked();
-        timer.set_value(None);
+        when_settled.cancel();
         let Some(image) = image.filter(|_| classified) else {
-            shown.set(Shown::Waiting);
+            shown.set(ExplanationState::Waiting);
             rollout.set(Vec::new());
             return;
         };
@@ -54,10 +53,9 @@ pub(super) fn Explanations(grid: usize, depth: usize) -> impl IntoView {
             return;
         };
         let backend = explainer.backend();
-        let settled = gloo_timers::callback::Timeout::new(SETTLES_MS, move || {
-            let request = latest.get_value().wrapping_add(1);
-            latest.set_value(request);
-            shown.set(Shown::Computing);
+        when_settled.run(move || {
+            let ticket = newest.ticket();
+            shown.set(ExplanationState::Computing);
             rollout.set(
                 result
                     .get_untracked()
@@ -70,24 +68,24 @@ pub(super) fn Explanations(grid: usize, depth: usize) -> impl IntoView {
                         worker.explain(&image, backend, class).await
                     })
                     .await;
-                if latest.get_value() == request {
+                if ticket.is_newest() {
                     shown.set(match answer {
-                        Ok(explanation) => Shown::Ready(Arc::new(explanation)),
-                        Err(why) => Shown::Failed(why),
+                        Ok(explanation) => ExplanationState::Ready(Arc::new(explanation)),
+                        Err(why) => ExplanationState::Failed(why),
                     });
                 }
             });
         });
-        timer.set_value(Some(settled));
     });
+    let save_failed = RwSignal::new(false);
     let ready = move || match shown.get() {
-        Shown::Ready(explanation) => Some(explanation),
+        ExplanationState::Ready(explanation) => Some(explanation),
         _ => None,
     };
     let relevance =
         Signal::derive(move || ready().map(|e| e.relevance.clone()).unwrap_or_default());
     let maps = Callback::new(move |()| {
-        let Shown::Ready(explanation) = shown.get_untracked() else {
+        let ExplanationState::Ready(explanation) = shown.get_untracked() else {
             return None;
         };
         Some(Sheet {
@@ -115,10 +113,10 @@ pub(super) fn Explanations(grid: usize, depth: usize) -> impl IntoView {
     });
     view! {
         <div class="explanations" data-testid="explanations" data-state=move || match shown.get() {
-            Shown::Waiting => "waiting",
-            Shown::Computing => "computing",
-            Shown::Ready(_) => "ready",
-            Shown::Failed(_) => "failed",
+            ExplanationState::Waiting => "waiting",
+            ExplanationState::Computing => "computing",
+            ExplanationState::Ready(_) => "ready",
+            ExplanationState::Failed(_) => "failed",
         }>
             <div class="explain-maps">
                 <figure>
@@ -142,19 +140,19 @@ pub(super) fn Explanations(grid: usize, depth: usize) -> impl IntoView {
                 </select>
             </label>
             <p class="hint">{move || match shown.get() {
-                Shown::Waiting => "Draw a digit to explain it.".to_string(),
-                Shown::Computing => "Explaining…".to_string(),
-                Shown::Ready(_) => "Relevance: each attention weight times the class score's gradient with respect to it, positive part, heads averaged, carried through the layers (Chefer et al., 2021). Unlike rollout it depends on the class.".to_string(),
-                Shown::Failed(why) => format!("The explanation failed: {why}."),
+                ExplanationState::Waiting => "Draw a digit to explain it.".to_string(),
+                ExplanationState::Computing => "Explaining…".to_string(),
+                ExplanationState::Ready(_) => "Relevance: each attention weight times the class score's gradient with respect to it, positive part, heads averaged, carried through the layers (Chefer et al., 2021). Unlike rollout it depends on the class.".to_string(),
+                ExplanationState::Failed(why) => format!("The explanation failed: {why}."),
             }}</p>
             <LogitLens explanation=Signal::derive(ready) depth=depth />
             <div class="buttons">
                 <span>"Both maps: "<SheetButtons sheet=maps name="explanation-maps" ready=Signal::derive(move || ready().is_some()) /></span>
                 <button data-testid="lens-csv" prop:disabled=move || ready().is_none() on:click=move |_| {
-                    if let Some(e) = ready() {
-                        let _ = offer_download(e.lens_csv().as_bytes(), "vitlab-logit-lens.csv");
-                    }
+                    let csv = ready().map(|e| e.lens_csv());
+                    save_failed.set(csv.is_none_or(|csv| offer_download(csv.as_bytes(), "vitlab-logit-lens.csv").is_err()));
                 }>"Logit lens as CSV"</button>
+                <SaveFailed failed=save_failed />
             </div>
         </div>
     }

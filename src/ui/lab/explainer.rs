@@ -10,7 +10,20 @@ use crate::protocol::BackendKind;
 use crate::shipped::SHIPPED_CNN;
 use crate::ui::state::LabState;
 use crate::web::explain::ExplainingWorker;
-use crate::web::{self, AskError};
+use crate::web::{self, AskError, FetchError, LinkError};
+
+/// Why the explaining worker gave no answer.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub(super) enum ExplainError {
+    #[error("no weights in use")]
+    NoWeights,
+    #[error(transparent)]
+    Start(#[from] LinkError),
+    #[error(transparent)]
+    Ask(#[from] AskError),
+    #[error("the CNN to compare with did not load: {0}")]
+    Cnn(#[from] FetchError),
+}
 
 #[derive(Clone, Copy)]
 pub(super) struct Explainer {
@@ -29,13 +42,13 @@ impl Explainer {
         }
     }
 
-    /// `request` put to the worker (given the shipped CNN first where `cnn`), its error as
-    /// the page shows it. A worker whose request failed is started afresh next time.
+    /// `request` put to the worker (given the shipped CNN first where `cnn`). A worker whose
+    /// request failed is started afresh next time.
     pub async fn ask<T, F>(
         self,
         cnn: bool,
         request: impl FnOnce(Rc<ExplainingWorker>) -> F,
-    ) -> Result<T, String>
+    ) -> Result<T, ExplainError>
     where
         F: Future<Output = Result<T, AskError>>,
     {
@@ -45,7 +58,7 @@ impl Explainer {
             self.worker().await
         };
         let answer = match worker {
-            Ok(worker) => request(worker).await.map_err(|error| error.to_string()),
+            Ok(worker) => request(worker).await.map_err(ExplainError::from),
             Err(why) => Err(why),
         };
         if answer.is_err() {
@@ -57,32 +70,28 @@ impl Explainer {
     /// The worker, with the weights in use. It is kept the moment it starts, before it has
     /// the weights: requests that come meanwhile go to it, after the weights, rather than each
     /// starting a worker of its own.
-    async fn worker(self) -> Result<Rc<ExplainingWorker>, String> {
+    async fn worker(self) -> Result<Rc<ExplainingWorker>, ExplainError> {
         if let Some(worker) = self.worker.get_value().filter(|w| w.failure().is_none()) {
             return Ok(worker);
         }
-        let weights = self.lab.weights.get_value().ok_or("no weights in use")?;
-        let worker = ExplainingWorker::spawn().map_err(|error| error.to_string())?;
+        let weights = self
+            .lab
+            .weights
+            .get_value()
+            .ok_or(ExplainError::NoWeights)?;
+        let worker = ExplainingWorker::spawn()?;
         self.worker.set_value(Some(worker.clone()));
         self.has_cnn.set_value(false);
-        worker
-            .keep(&weights)
-            .await
-            .map_err(|error| error.to_string())?;
+        worker.keep(&weights).await?;
         Ok(worker)
     }
 
     /// The worker, with the shipped CNN as well.
-    async fn with_cnn(self) -> Result<Rc<ExplainingWorker>, String> {
+    async fn with_cnn(self) -> Result<Rc<ExplainingWorker>, ExplainError> {
         let worker = self.worker().await?;
         if !self.has_cnn.get_value() {
-            let bytes = web::fetch_bytes(SHIPPED_CNN, |_, _| {})
-                .await
-                .map_err(|error| error.to_string())?;
-            worker
-                .keep_cnn(&bytes)
-                .await
-                .map_err(|error| error.to_string())?;
+            let bytes = web::fetch_bytes(SHIPPED_CNN, |_, _| {}).await?;
+            worker.keep_cnn(&bytes).await?;
             self.has_cnn.set_value(true);
         }
         Ok(worker)

@@ -10,7 +10,7 @@ use leptos::prelude::*;
 
 use super::analysis::AnalysisView;
 use super::attention::AttentionView;
-use super::classifier::Classifier;
+use super::classifier::Classifications;
 use super::cnn_view::CnnView;
 use super::explain::Explanations;
 use super::explainer::Explainer;
@@ -60,7 +60,7 @@ impl MapShape {
 #[component]
 pub(super) fn WhereItLooks(shape: MapShape) -> impl IntoView {
     let lab = expect_context::<LabState>();
-    let result = shape.reading(expect_context::<Classifier>().result);
+    let result = shape.reading(expect_context::<Classifications>().result);
     view! {
         <section class="card heatmaps">
             <h2>"Where it looks"</h2>
@@ -73,7 +73,7 @@ pub(super) fn WhereItLooks(shape: MapShape) -> impl IntoView {
 #[component]
 pub(super) fn Inside(insight: ModelInsight) -> impl IntoView {
     let lab = expect_context::<LabState>();
-    let classified = expect_context::<Classifier>().result;
+    let classified = expect_context::<Classifications>().result;
     match insight {
         ModelInsight::Vit(config, insight) => {
             let grid = config.grid_size();

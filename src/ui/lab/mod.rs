@@ -26,7 +26,7 @@ pub use prediction::Prediction;
 pub use timeline::AttentionTimeline;
 
 use crate::ui::state::LabState;
-use classifier::Classifier;
+use classifier::Classifications;
 use draw_card::DrawCard;
 use inside::{Inside, MapShape, WhereItLooks};
 use prediction::PredictionCard;
@@ -35,7 +35,7 @@ use prediction::PredictionCard;
 #[component]
 pub fn Lab() -> impl IntoView {
     let lab = expect_context::<LabState>();
-    let classifier = Classifier::new(lab);
+    let classifier = Classifications::new(lab);
     provide_context(classifier);
     // A test digit goes to the model as it is, where a drawing goes through preprocessing.
     Effect::new(move |_| {

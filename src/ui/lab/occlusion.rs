@@ -12,11 +12,11 @@ use leptos::html::Canvas;
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 
-use super::explainer::Explainer;
+use super::explainer::{ExplainError, Explainer};
 use crate::analysis::occlusion::{Comparison, OcclusionCurves, occlude};
 use crate::data::{IMAGE_PIXELS, IMAGE_SIDE};
-use crate::ui::state::LabState;
-use crate::ui::widgets::{LineChart, Series, offer_download, paint};
+use crate::ui::state::{LabState, Newest, WhenSettled};
+use crate::ui::widgets::{LineChart, SaveFailed, Series, offer_download, paint};
 
 /// Test digits the curves are measured on: enough for a smooth curve, seconds in a worker.
 const CURVE_IMAGES: u32 = 200;
@@ -32,45 +32,62 @@ fn reading(probabilities: &[f32]) -> String {
         .map_or("–".into(), |(c, p)| format!("{c} ({:.0}%)", 100.0 * p))
 }
 
+/// Both models' readings of the input with patches hidden, as far as they have come: a
+/// reading is shown only beside the hidden set it was asked for.
+#[derive(Debug, Clone, PartialEq)]
+enum Readings {
+    /// Nothing drawn yet.
+    Waiting,
+    /// Asked for with `hidden` patches hidden; the answer has not come.
+    Reading {
+        hidden: usize,
+    },
+    Ready {
+        hidden: usize,
+        comparison: Comparison,
+    },
+    Failed(ExplainError),
+}
+
 #[component]
 pub(super) fn Occlusion(grid: usize) -> impl IntoView {
     let lab = expect_context::<LabState>();
     let explainer = expect_context::<Explainer>();
     let hidden = RwSignal::new(BTreeSet::<usize>::new());
-    // The model's input once it has stayed unchanged a moment: this card repaints and asks
-    // the worker then, never at every point of a stroke, whose latency the drawing feels.
+    // The model's input once it has settled: this card repaints and asks the worker then,
+    // never at every point of a stroke, whose latency the drawing feels.
     let settled = RwSignal::new(None::<Vec<u8>>);
-    let timer = StoredValue::new_local(None::<gloo_timers::callback::Timeout>);
+    let when_settled = WhenSettled::new();
     Effect::new(move |_| {
         let input = lab.input.get();
         // Set only when it changed: each set asks the worker for three forward passes.
-        let later = gloo_timers::callback::Timeout::new(150, move || {
+        when_settled.run(move || {
             if settled.with_untracked(|shown| *shown != input) {
                 settled.set(input);
             }
         });
-        timer.set_value(Some(later));
     });
     let occluded = Memo::new(move |_| {
         let image: [u8; IMAGE_PIXELS] = settled.get()?.try_into().ok()?;
         let hidden: Vec<usize> = hidden.with(|h| h.iter().copied().collect());
         Some(occlude(&image, grid, &hidden))
     });
-    let readings = RwSignal::new(None::<Result<Comparison, String>>);
-    let latest = StoredValue::new(0u32);
+    let readings = RwSignal::new(Readings::Waiting);
+    let newest = Newest::new();
     Effect::new(move |_| {
         let Some(image) = settled
             .get()
             .and_then(|image| <[u8; IMAGE_PIXELS]>::try_from(image).ok())
         else {
-            readings.set(None);
+            readings.set(Readings::Waiting);
             return;
         };
         // Patch indices below grid², which is at most 28² here.
         let patches: Vec<u16> =
             hidden.with(|h| h.iter().filter_map(|&p| u16::try_from(p).ok()).collect());
-        let request = latest.get_value().wrapping_add(1);
-        latest.set_value(request);
+        let count = patches.len();
+        let ticket = newest.ticket();
+        readings.set(Readings::Reading { hidden: count });
         let backend = explainer.backend();
         spawn_local(async move {
             let answer = explainer
@@ -78,8 +95,14 @@ pub(super) fn Occlusion(grid: usize) -> impl IntoView {
                     worker.compare(&image, patches, backend).await
                 })
                 .await;
-            if latest.get_value() == request {
-                readings.set(Some(answer));
+            if ticket.is_newest() {
+                readings.set(match answer {
+                    Ok(comparison) => Readings::Ready {
+                        hidden: count,
+                        comparison,
+                    },
+                    Err(why) => Readings::Failed(why),
+                });
             }
         });
     });
@@ -121,8 +144,9 @@ pub(super) fn Occlusion(grid: usize) -> impl IntoView {
         }
     };
 
-    let curves = RwSignal::new(None::<Result<Arc<OcclusionCurves>, String>>);
+    let curves = RwSignal::new(None::<Result<Arc<OcclusionCurves>, ExplainError>>);
     let measuring = RwSignal::new(false);
+    let save_failed = RwSignal::new(false);
     let measure = move |_| {
         measuring.set(true);
         spawn_local(async move {
@@ -181,31 +205,35 @@ pub(super) fn Occlusion(grid: usize) -> impl IntoView {
         <div class="occlusion" data-testid="occlusion">
             <canvas node_ref=canvas_ref width=CANVAS height=CANVAS data-testid="occlusion-input" role="img"
                 aria-label="the model's input; click a patch to hide it" on:click=on_click></canvas>
-            <p data-testid="occlusion-readings" data-state=move || match readings.get() {
-                None => "waiting",
-                Some(Ok(_)) => "ready",
-                Some(Err(_)) => "failed",
-            }>{move || match readings.get() {
-                None => "Draw a digit, then click its patches to hide them.".to_string(),
-                Some(Ok(c)) => format!(
-                    "{} hidden · ViT reads {} · CNN reads {} · ViT with their tokens dropped reads {}",
-                    hidden.with(BTreeSet::len),
+            <p data-testid="occlusion-readings" data-state=move || readings.with(|r| match r {
+                Readings::Waiting => "waiting",
+                Readings::Reading { .. } => "reading",
+                Readings::Ready { .. } => "ready",
+                Readings::Failed(_) => "failed",
+            })>{move || readings.with(|r| match r {
+                Readings::Waiting => "Draw a digit, then click its patches to hide them.".to_string(),
+                Readings::Reading { hidden } => format!("{hidden} hidden · reading…"),
+                Readings::Ready { hidden, comparison: c } => format!(
+                    "{hidden} hidden · ViT reads {} · CNN reads {} · ViT with their tokens dropped reads {}",
                     reading(&c.vit),
                     reading(&c.cnn),
                     reading(&c.vit_dropped)
                 ),
-                Some(Err(why)) => format!("The comparison failed: {why}."),
-            }}</p>
+                Readings::Failed(why) => format!("The comparison failed: {why}."),
+            })}</p>
             <div class="buttons">
                 <button data-testid="occlusion-clear" on:click=move |_| hidden.set(BTreeSet::new())>"Show every patch"</button>
                 <button data-testid="occlusion-measure" prop:disabled=move || measuring.get() on:click=measure>
                     {format!("Measure on {CURVE_IMAGES} test digits")}
                 </button>
                 <button data-testid="occlusion-csv" prop:disabled=move || !matches!(curves.get(), Some(Ok(_))) on:click=move |_| {
-                    if let Some(Ok(c)) = curves.get_untracked() {
-                        let _ = offer_download(c.csv().as_bytes(), "vitlab-occlusion.csv");
-                    }
+                    let csv = match curves.get_untracked() {
+                        Some(Ok(c)) => Some(c.csv()),
+                        _ => None,
+                    };
+                    save_failed.set(csv.is_none_or(|csv| offer_download(csv.as_bytes(), "vitlab-occlusion.csv").is_err()));
                 }>"Curves as CSV"</button>
+                <SaveFailed failed=save_failed />
             </div>
             {move || match curves.get() {
                 Some(Err(why)) => Some(view! { <p class="error" role="alert">{format!("The measurement failed: {why}.")}</p> }.into_any()),

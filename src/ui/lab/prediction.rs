@@ -5,14 +5,14 @@ use std::sync::Arc;
 
 use leptos::prelude::*;
 
-use super::classifier::Classifier;
+use super::classifier::Classifications;
 use crate::analysis::reading::Reading;
 use crate::data::NUM_CLASSES;
 
 /// The prediction card, busy while an inference runs.
 #[component]
 pub(super) fn PredictionCard() -> impl IntoView {
-    let classifier = expect_context::<Classifier>();
+    let classifier = expect_context::<Classifications>();
     let in_flight = classifier.in_flight;
     view! {
         <section class="card prediction" data-testid="prediction-card" data-busy=move || in_flight.get().to_string()>

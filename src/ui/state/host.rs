@@ -7,7 +7,8 @@ use std::rc::Rc;
 use leptos::prelude::*;
 
 use crate::data::IMAGE_PIXELS;
-use crate::web::{self, BackendKind, DrawingError, DrawingWorker, Engine, LinkError};
+use crate::protocol::BackendKind;
+use crate::web::{self, DrawingError, DrawingWorker, Engine, LinkError};
 
 /// The engine everything reads, swapped when the model or the backend changes.
 pub type EngineSignal = RwSignal<Option<Rc<Engine>>, LocalStorage>;

@@ -1,10 +1,11 @@
 //! What the page's components share through Leptos context, and the services it holds: the
 //! page's [`AppState`] and the lab's [`LabState`], the model and where it runs
 //! ([`ModelHost`]), a test digit shown in the draw panel, the mean attention distance measured
-//! over a batch of test digits, and the [`RunKeeper`] that keeps each run's record. No
-//! component lives here: the components read this, never the other way round.
+//! over a batch of test digits, the [`RunKeeper`] that keeps each run's record, and how a card
+//! asks a worker about the drawing ([`WhenSettled`], [`Newest`]). No component lives here: the components read this, never the other way round.
 
 mod app;
+mod asking;
 mod batch_distance;
 mod host;
 mod lab;
@@ -13,6 +14,7 @@ mod run_keeper;
 mod shown_digit;
 
 pub use app::{AppState, WeightsOffer};
+pub use asking::{Newest, WhenSettled};
 pub use batch_distance::{DistanceError, test_batch_distance};
 pub use host::{EngineSignal, HostError, ModelHost, WeightsBytes, browser_has_webgpu};
 pub use lab::LabState;

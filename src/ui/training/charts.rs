@@ -2,12 +2,12 @@
 
 use leptos::prelude::*;
 
-use super::trainer::Trainer;
+use super::trainer::TrainingControl;
 use crate::ui::widgets::{LineChart, Series};
 
 #[component]
 pub(super) fn TrainingCharts() -> impl IntoView {
-    let history = expect_context::<Trainer>().shown.history;
+    let history = expect_context::<TrainingControl>().shown.history;
     view! {
         <div class="charts">
             <LineChart

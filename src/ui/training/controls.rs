@@ -3,12 +3,12 @@
 
 use leptos::prelude::*;
 
-use super::trainer::Trainer;
+use super::trainer::TrainingControl;
 use crate::protocol::{BackendKind, RunState, ToTrainer};
 
 #[component]
 pub(super) fn Controls() -> impl IntoView {
-    let trainer = expect_context::<Trainer>();
+    let trainer = expect_context::<TrainingControl>();
     let state = trainer.shown.state;
     view! {
         <div class="buttons">
@@ -27,7 +27,7 @@ pub(super) fn Controls() -> impl IntoView {
 /// Offered while no run is under way in a worker, or after one failed.
 #[component]
 fn ResumeSaved() -> impl IntoView {
-    let trainer = expect_context::<Trainer>();
+    let trainer = expect_context::<TrainingControl>();
     let shown = trainer.shown;
     move || {
         let saved = shown.saved.get()?.ok()?;
@@ -45,7 +45,7 @@ fn ResumeSaved() -> impl IntoView {
 /// Why the run saved in this browser cannot be resumed, with a way to be rid of it.
 #[component]
 fn SavedRunProblem() -> impl IntoView {
-    let trainer = expect_context::<Trainer>();
+    let trainer = expect_context::<TrainingControl>();
     move || {
         let problem = trainer.shown.saved.get()?.err()?;
         Some(view! {

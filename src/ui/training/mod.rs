@@ -2,7 +2,7 @@
 //! a Web Worker ([`crate::web::TrainerWorker`]); this panel only sends commands and shows
 //! what comes back.
 //!
-//! The panel's parts share its [`trainer::Trainer`] through context: the worker, and the
+//! The panel's parts share its [`trainer::TrainingControl`] through context: the worker, and the
 //! run's state (`crate::run_view::RunView`) in a Leptos store.
 
 mod charts;
@@ -31,7 +31,7 @@ use report::{Counters, DataBar};
 use share_link::ShareLink;
 use status::RunStatus;
 use test_report::TestView;
-use trainer::Trainer;
+use trainer::TrainingControl;
 use transfers::{RunFileButtons, WeightsButtons};
 
 /// The training panel.
@@ -41,7 +41,7 @@ pub fn TrainingPanel(
     initial_plan: Option<TrainingPlan>,
 ) -> impl IntoView {
     let app = expect_context::<AppState>();
-    let trainer = Trainer::new(app, initial_plan);
+    let trainer = TrainingControl::new(app, initial_plan);
     provide_context(trainer);
     let shown = trainer.shown;
     // Its figures and reports come a task after its plan and controls (the page brings itself

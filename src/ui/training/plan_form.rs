@@ -4,7 +4,7 @@
 use leptos::prelude::*;
 
 use super::plan_choice::PlanChoice;
-use super::trainer::Trainer;
+use super::trainer::TrainingControl;
 use crate::model::Preset;
 use crate::protocol::BackendKind;
 use crate::train::TrainingPlan;
@@ -25,7 +25,7 @@ pub(super) fn PlanForm() -> impl IntoView {
 
 #[component]
 fn PresetField() -> impl IntoView {
-    let trainer = expect_context::<Trainer>();
+    let trainer = expect_context::<TrainingControl>();
     let PlanChoice { form, preset, .. } = trainer.plan;
     view! {
         <label>
@@ -73,7 +73,7 @@ fn PlanNumber(
     read: fn(&TrainingPlan) -> String,
     apply: fn(&mut TrainingPlan, f64),
 ) -> impl IntoView {
-    let trainer = expect_context::<Trainer>();
+    let trainer = expect_context::<TrainingControl>();
     let PlanChoice { form, preset, .. } = trainer.plan;
     let on_change = move |ev: leptos::ev::Event| {
         if let Ok(value) = event_target_value(&ev).trim().parse::<f64>() {
@@ -100,7 +100,7 @@ fn PlanNumber(
 /// The seed leaves the plan's preset as it is: the same recipe, drawn again.
 #[component]
 fn SeedField() -> impl IntoView {
-    let trainer = expect_context::<Trainer>();
+    let trainer = expect_context::<TrainingControl>();
     let form = trainer.plan.form;
     view! {
         <label>
@@ -124,7 +124,7 @@ fn SeedField() -> impl IntoView {
 
 #[component]
 fn AugmentField() -> impl IntoView {
-    let trainer = expect_context::<Trainer>();
+    let trainer = expect_context::<TrainingControl>();
     let form = trainer.plan.form;
     view! {
         <label class="check">
@@ -144,7 +144,7 @@ fn AugmentField() -> impl IntoView {
 
 #[component]
 fn DeviceField() -> impl IntoView {
-    let trainer = expect_context::<Trainer>();
+    let trainer = expect_context::<TrainingControl>();
     let backend = trainer.plan.backend;
     view! {
         <label>
@@ -165,7 +165,7 @@ fn DeviceField() -> impl IntoView {
 /// The plan's size and recipe, in a line.
 #[component]
 fn PlanCaption() -> impl IntoView {
-    let form = expect_context::<Trainer>().plan.form;
+    let form = expect_context::<TrainingControl>().plan.form;
     view! {
         <p class="caption">
             {move || {

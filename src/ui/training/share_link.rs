@@ -2,14 +2,14 @@
 
 use leptos::prelude::*;
 
-use super::trainer::Trainer;
+use super::trainer::TrainingControl;
 use crate::share::Experiment;
 use crate::ui::state::AppState;
 
 #[component]
 pub(super) fn ShareLink() -> impl IntoView {
     let app = expect_context::<AppState>();
-    let plan = expect_context::<Trainer>().plan;
+    let plan = expect_context::<TrainingControl>().plan;
     let href = move || {
         let query = Experiment::query(
             &plan.form.get(),

@@ -2,11 +2,11 @@
 
 use leptos::prelude::*;
 
-use super::trainer::Trainer;
+use super::trainer::TrainingControl;
 
 #[component]
 pub(super) fn RunStatus() -> impl IntoView {
-    let shown = expect_context::<Trainer>().shown;
+    let shown = expect_context::<TrainingControl>().shown;
     view! {
         <p class="run-state">
             <span data-testid="run-state">{move || shown.state.get().label()}</span>

@@ -3,6 +3,7 @@
 
 use leptos::prelude::*;
 
+use crate::analysis::csv;
 use crate::data::NUM_CLASSES;
 use crate::train::{CellDigits, Mistake, TestReport};
 use crate::ui::state::ShownDigit;
@@ -69,17 +70,6 @@ pub(super) fn TestView(
     }
 }
 
-/// `true,predicted,count` per cell, digits as they are.
-fn confusion_csv(confusion: &[Vec<usize>]) -> String {
-    let mut csv = String::from("true,predicted,count\n");
-    for (label, row) in confusion.iter().enumerate() {
-        for (guess, count) in row.iter().enumerate() {
-            csv.push_str(&format!("{label},{guess},{count}\n"));
-        }
-    }
-    csv
-}
-
 #[component]
 fn ConfusionMatrix(
     /// `confusion[label][predicted]`
@@ -122,7 +112,7 @@ fn ConfusionMatrix(
             numbers: true,
         })
     });
-    let csv = Callback::new(move |()| Some(kept.with_value(|c| confusion_csv(c))));
+    let csv = Callback::new(move |()| Some(kept.with_value(|c| csv::confusion(c))));
     view! {
         <div>
             <h3>{format!("Confusion on {examples} test digits (step {step})")} <SheetButtons sheet=sheet csv=csv name="confusion" /></h3>

@@ -12,15 +12,12 @@ use crate::protocol::{BackendKind, DataProgress, FromTrainer, RunState, ToTraine
 use crate::run_store::{KeeperError, Rest, StoreError};
 use crate::run_view::{RunEffect, RunView, RunViewStoreFields};
 use crate::train::TrainingPlan;
-use crate::ui::state::AppState;
+use crate::ui::state::{AppState, WhenSettled};
 use crate::ui::widgets::offer_download;
 use crate::web::{TrainerLost, TrainerWorker};
 
-/// How long the drawing must stay unchanged before a running worker is sent it.
-const DRAWING_SETTLES_MS: u32 = 500;
-
 #[derive(Clone, Copy)]
-pub(super) struct Trainer {
+pub(super) struct TrainingControl {
     app: AppState,
     pub plan: PlanChoice,
     pub run: Store<RunView>,
@@ -28,7 +25,7 @@ pub(super) struct Trainer {
     worker: StoredValue<Option<TrainerWorker>, LocalStorage>,
 }
 
-impl Trainer {
+impl TrainingControl {
     pub fn new(app: AppState, initial_plan: Option<TrainingPlan>) -> Self {
         let run = Store::new(RunView::default());
         let trainer = Self {
@@ -367,14 +364,11 @@ impl Trainer {
     /// The drawing goes to a running worker once it has settled, not at every stroke.
     fn send_drawing_when_it_settles(self) {
         let drawing = self.app.model_input;
-        let timer = StoredValue::new_local(None::<gloo_timers::callback::Timeout>);
+        let when_settled = WhenSettled::new();
         Effect::new(move |_| {
             drawing.track();
             if self.has_worker() {
-                let settled = gloo_timers::callback::Timeout::new(DRAWING_SETTLES_MS, move || {
-                    self.tell_drawing()
-                });
-                timer.set_value(Some(settled));
+                when_settled.run(move || self.tell_drawing());
             }
         });
     }

@@ -3,12 +3,12 @@
 use leptos::prelude::*;
 
 use super::files::on_file_chosen;
-use super::trainer::Trainer;
+use super::trainer::TrainingControl;
 use crate::protocol::{ToTrainer, WeightsPurpose};
 
 #[component]
 pub(super) fn WeightsButtons() -> impl IntoView {
-    let trainer = expect_context::<Trainer>();
+    let trainer = expect_context::<TrainingControl>();
     let export = move |purpose: WeightsPurpose| trainer.send(ToTrainer::ExportWeights { purpose });
     view! {
         <div class="buttons weights">
@@ -36,7 +36,7 @@ pub(super) fn WeightsButtons() -> impl IntoView {
 
 #[component]
 pub(super) fn RunFileButtons() -> impl IntoView {
-    let trainer = expect_context::<Trainer>();
+    let trainer = expect_context::<TrainingControl>();
     view! {
         <div class="buttons run-file">
             <button data-testid="run-download" prop:disabled=move || !trainer.has_model() on:click=move |_| trainer.send(ToTrainer::ExportRun)>

@@ -6,6 +6,8 @@
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 
+use crate::analysis::csv;
+
 use super::{SaveFailed, key_of, offer_download, offer_svg_png};
 
 /// One line of a chart.
@@ -186,23 +188,13 @@ pub fn LineChart(
                 <span class="x-label">{x_label}</span>
                 <button class="small" data-testid=png_id prop:disabled=move || total_points() == 0 on:click=save_png>"PNG"</button>
                 <button class="small" data-testid=csv_id prop:disabled=move || total_points() == 0 on:click=move |_| {
-                    let csv = series.with_untracked(|all| series_csv(all, &x_column));
+                    let csv = series.with_untracked(|all| {
+                        csv::series(all.iter().map(|s| (s.label.as_str(), s.points.as_slice())), &x_column)
+                    });
                     failed.set(offer_download(csv.as_bytes(), &format!("vitlab-{csv_name}.csv")).is_err());
                 }>"CSV"</button>
                 <SaveFailed failed=failed />
             </figcaption>
         </figure>
     }
-}
-
-/// The numbers behind a chart: one row per point, `series,<x label>,value`.
-fn series_csv(series: &[Series], x_label: &str) -> String {
-    let mut csv = format!("series,{},value\n", x_label.replace(',', ";"));
-    for line in series {
-        let label = line.label.replace(',', ";");
-        for (x, y) in &line.points {
-            csv.push_str(&format!("{label},{x},{y}\n"));
-        }
-    }
-    csv
 }

@@ -6,6 +6,8 @@
 
 use leptos::prelude::*;
 
+use crate::analysis::csv;
+
 use super::{Palette, offer_download, offer_png, paint};
 
 /// One map of a [`Sheet`].
@@ -45,19 +47,11 @@ const TITLE_FONT: &str = "bold 14px sans-serif";
 impl Sheet {
     /// `map,row,column,value` per cell, rows and columns counted from 1.
     pub fn csv(&self) -> String {
-        let mut csv = String::from("map,row,column,value\n");
-        for tile in &self.tiles {
-            let label = tile.label.replace(',', ";");
-            let grid = tile.grid.max(1);
-            for (i, value) in tile.values.iter().enumerate() {
-                csv.push_str(&format!(
-                    "{label},{},{},{value}\n",
-                    i / grid + 1,
-                    i % grid + 1
-                ));
-            }
-        }
-        csv
+        csv::maps(
+            self.tiles
+                .iter()
+                .map(|t| (t.label.as_str(), t.values.as_slice(), t.grid)),
+        )
     }
 
     /// A tile's side in pixels: [`TILE`], or room for each cell's number.

@@ -19,11 +19,12 @@ use crate::protocol::{FromDrawing, ToDrawing, bytes_to_images, floats_to_bytes};
 use crate::weights;
 
 use super::client::{Answer, Port};
+use crate::protocol::BackendKind;
 use crate::web::asker::AskError;
 use crate::web::local_model::{LocalModel, ModelError};
 use crate::web::packet::{Packet, packets_to_this_worker};
+use crate::web::start_device;
 use crate::web::test_digits::TestDigits;
-use crate::web::{BackendKind, start_device};
 
 /// Principal components of the patch filters the analysis card shows.
 pub const FILTER_COMPONENTS: usize = 8;

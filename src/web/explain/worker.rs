@@ -18,11 +18,12 @@ use crate::analysis::relevance::{explain_async, explaining_model};
 use crate::data::{IMAGE_PIXELS, IMAGE_SIDE, images_tensor};
 use crate::model::{Classifier, VisionTransformer, VitConfig};
 use crate::protocol::{FromExplainer, ToExplainer, bytes_to_images};
-use crate::weights::{self, ReadError, WeightsError, WeightsFile, read_all_async};
+use crate::weights::{self, ReadbackError, WeightsError, WeightsFile, read_all_async};
 
+use crate::protocol::BackendKind;
 use crate::web::packet::{Packet, packets_to_this_worker};
+use crate::web::start_device;
 use crate::web::test_digits::{TestDigits, TestDigitsError};
-use crate::web::{BackendKind, start_device};
 
 /// Why a request could not be done here; the page hears it as [`FromExplainer::Failed`].
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -41,7 +42,7 @@ enum RequestError {
     #[error("those weights are not a CNN")]
     NotACnn,
     #[error(transparent)]
-    Read(#[from] ReadError),
+    Read(#[from] ReadbackError),
     #[error("an image is {IMAGE_PIXELS} bytes")]
     NotAnImage,
     #[error(transparent)]

@@ -75,7 +75,7 @@ impl Shared {
 
     fn hear(&self, heard: Heard<FromHelper>) {
         match heard {
-            Heard::Message(FromHelper::Ready, _) => self.ready.set(true),
+            Heard::Message(FromHelper::Built, _) => self.ready.set(true),
             Heard::Message(FromHelper::Done(header), bytes) => {
                 let outcome = HalfDone::from_parts(header, &bytes.unwrap_or_default())
                     .map_err(HalfJobError::from);

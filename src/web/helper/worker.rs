@@ -73,7 +73,7 @@ fn handle(
                 model,
                 device,
             });
-            Ok((FromHelper::Ready, None))
+            Ok((FromHelper::Built, None))
         }
         ToHelper::Job(header) => {
             let slot = slot.borrow();

@@ -15,7 +15,7 @@ use crate::protocol::{FromTrainer, RunState, ToTrainer, WeightsPurpose};
 use crate::train::{Checkpoint, PlanError, SavedRunError, Session, TrainingPlan};
 use crate::weights;
 
-use crate::web::BackendKind;
+use crate::protocol::BackendKind;
 use crate::web::chunks::{ChunkSource, DATA_BASE};
 use crate::web::device_trial::training_device;
 use crate::web::helper::{HelperError, HelperWorker};

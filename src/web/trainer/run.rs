@@ -7,7 +7,7 @@ use crate::data::IMAGE_PIXELS;
 use crate::protocol::{FromTrainer, RunState};
 use crate::train::{PendingStep, Session, StepPoint, StepReport};
 
-use crate::web::BackendKind;
+use crate::protocol::BackendKind;
 use crate::web::global::now_ms;
 use crate::web::helper::HelperWorker;
 use crate::weights;

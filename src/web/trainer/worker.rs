@@ -39,7 +39,7 @@ pub fn run_training_worker() {
     };
     scope.set_onmessage(Some(listener.as_ref().unchecked_ref()));
     listener.forget();
-    post(&FromTrainer::Ready, None);
+    post(&FromTrainer::Listening, None);
     spawn_local(main_loop(inbox));
 }
 
