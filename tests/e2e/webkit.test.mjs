@@ -5,7 +5,7 @@
 // This WebKit build has WebGPU off: everything runs on the CPU.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { DIST, ONE, ZERO, serve, until } from "./support.mjs";
+import { DIST, ONE, ZERO, checkpoints, serve, until } from "./support.mjs";
 import { assertCpuEngineFeatures, browserFeatures, pauseAndResume } from "./engine-lab.mjs";
 import { RECORDER, WebKitLab, launchWebKit, servedAppInWebKit } from "./webkit-support.mjs";
 
@@ -139,7 +139,8 @@ test("in WebKit a short run trains in two CPU workers, its loss falls, it pauses
   // Paused again and reloaded: the run is offered where it was kept, and goes on from there.
   await lab.click("pause-button");
   await until(() => lab.text("run-state"), (s) => s === "paused", { what: "paused" });
-  const kept = await until(async () => (await lab.evaluate(keptStep))?.step, (s) => s !== undefined && s !== null, { what: "the pause's checkpoint" });
+  const newestStep = async () => Math.max(...Object.values(await checkpoints(lab)).map((c) => c.step));
+  const kept = await until(newestStep, (s) => s > 0, { what: "the pause's checkpoint" });
   await lab.reload();
   await lab.waitFor("model-ready", 120_000);
   await lab.waitFor("resume-saved-button", 30_000);
@@ -154,27 +155,6 @@ test("in WebKit a short run trains in two CPU workers, its loss falls, it pauses
   await assertNoErrors(lab);
   await lab.close();
 });
-
-/** The newest checkpoint in the page's run database: its run's step (in the page). */
-async function keptStep() {
-  if (!(await indexedDB.databases()).some((d) => d.name === "vitlab-runs")) return null;
-  const db = await new Promise((resolve, reject) => {
-    const request = indexedDB.open("vitlab-runs");
-    request.onsuccess = () => resolve(request.result);
-    request.onerror = () => reject(request.error);
-  });
-  const all = await new Promise((resolve, reject) => {
-    const request = db.transaction("checkpoints").objectStore("checkpoints").getAll();
-    request.onsuccess = () => resolve(request.result);
-    request.onerror = () => reject(request.error);
-  });
-  db.close();
-  const steps = all.map((bytes) => {
-    const length = Number(new DataView(bytes.buffer, bytes.byteOffset).getBigUint64(0, true));
-    return JSON.parse(JSON.parse(new TextDecoder().decode(bytes.subarray(8, 8 + length))).__metadata__["vitlab.session"]).step;
-  });
-  return steps.length ? { step: Math.max(...steps) } : null;
-}
 
 test("in WebKit, after one visit, with the network gone, the page reloads and reads digits", async () => {
   const server = await serve(DIST, { headScript: RECORDER });

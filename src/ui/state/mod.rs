@@ -2,7 +2,8 @@
 //! page's [`AppState`] and the lab's [`LabState`], the model and where it runs
 //! ([`ModelHost`]), a test digit shown in the draw panel, the mean attention distance measured
 //! over a batch of test digits, the [`RunKeeper`] that keeps each run's record, and how a card
-//! asks a worker about the drawing ([`WhenSettled`], [`Newest`]). No component lives here: the components read this, never the other way round.
+//! asks a worker about the drawing ([`WhenSettled`], [`Newest`]). No component lives here: the
+//! components read this, never the other way round.
 
 mod app;
 mod asking;
