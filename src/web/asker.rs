@@ -8,13 +8,12 @@ use std::collections::HashMap;
 use std::rc::Rc;
 
 use futures::channel::oneshot;
-use futures::future::{Either, select};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
 use crate::protocol::{Called, Greeting, Reply};
 
-use super::global::sleep_ms;
+use super::global::within_ms;
 use super::link::{Heard, Link, LinkError, WorkerRole};
 
 /// Why a request to a worker got no answer. Any of them but [`AskError::Dropped`] and
@@ -131,10 +130,10 @@ where
         if let Err(error) = self.link.send(&make(id), Some(bytes)) {
             self.shared.die(error.into());
         }
-        let (answer, bytes) = match select(waiting, Box::pin(sleep_ms(deadline_ms))).await {
-            Either::Left((Ok(answer), _)) => answer?,
-            Either::Left((Err(_), _)) => return Err(AskError::Dropped(self.role)),
-            Either::Right(_) => {
+        let (answer, bytes) = match within_ms(deadline_ms, waiting).await {
+            Some(Ok(answer)) => answer?,
+            Some(Err(_)) => return Err(AskError::Dropped(self.role)),
+            None => {
                 self.shared.pending.borrow_mut().remove(&id);
                 let error = AskError::Late {
                     role: self.role,

@@ -86,15 +86,17 @@ async fn start_webgpu() -> StartedDevice {
             fallback_reason: Some(NO_WEBGPU.into()),
         };
     }
-    match Device::wgpu_options().init_async().await {
-        Ok(device) => StartedDevice {
-            device: {
-                STARTED_WEBGPU.set(Some(device.clone()));
-                device
-            },
-            backend: BackendKind::WebGpu,
-            fallback_reason: None,
-        },
+    match Device::wgpu_options().init_with_setup_async().await {
+        Ok((device, setup)) => {
+            STARTED_WEBGPU.set(Some(device.clone()));
+            // CubeCL's own wgpu device, for the error scopes around a warm-up.
+            super::gpu_errors::keep_started(setup.device);
+            StartedDevice {
+                device,
+                backend: BackendKind::WebGpu,
+                fallback_reason: None,
+            }
+        }
         Err(error) => StartedDevice {
             device: Device::flex(),
             backend: BackendKind::Cpu,

@@ -1,17 +1,15 @@
 //! Which device a run trains on when the page leaves it open: WebGPU where it proves faster
 //! than the CPU over a few steps of the run's own model and batch size, the CPU otherwise.
 
-use futures::future::{Either, select};
-
 use burn::tensor::{Device, Int, Tensor};
 
 use crate::data::{Batch, IMAGE_SIDE};
 use crate::train::{Trainer, TrainingPlan};
 
-use super::global::{now_ms, sleep_ms};
+use super::global::{now_ms, within_ms};
 use super::helper::HelperWorker;
 use super::read::{ReadError, read_floats_async};
-use super::{StartedDevice, start_device};
+use super::{StartedDevice, gpu_checked, start_device};
 use crate::protocol::BackendKind;
 
 /// Steps timed on each device, after one that warms it up (and compiles the GPU's kernels).
@@ -52,13 +50,14 @@ pub async fn training_device(
         // The CPU cannot even take a step: the GPU is all there is.
         Err(_) => return gpu,
     };
-    let trial = Box::pin(step_ms(plan, &gpu.device, None));
-    let outcome = match select(trial, Box::pin(sleep_ms(GPU_TRIAL_DEADLINE_MS))).await {
-        Either::Left((outcome, _)) => Some(outcome),
-        Either::Right(_) => None,
-    };
-    let note = match outcome {
-        Some(Ok(gpu_ms)) if gpu_ms < cpu_ms => {
+    // Checked: a kernel the GPU rejects fails the trial, rather than the run's steps later.
+    let trial = gpu_checked(within_ms(
+        GPU_TRIAL_DEADLINE_MS,
+        step_ms(plan, &gpu.device, None),
+    ));
+    let note = match trial.await {
+        Err(rejected) => format!("WebGPU failed its trial steps ({rejected})"),
+        Ok(Some(Ok(gpu_ms))) if gpu_ms < cpu_ms => {
             return StartedDevice {
                 fallback_reason: Some(format!(
                     "chosen: {gpu_ms:.0} ms a step on WebGPU, {cpu_ms:.0} ms on the CPU"
@@ -66,11 +65,11 @@ pub async fn training_device(
                 ..gpu
             };
         }
-        Some(Ok(gpu_ms)) => {
+        Ok(Some(Ok(gpu_ms))) => {
             format!("the CPU is faster: {cpu_ms:.0} ms a step, WebGPU {gpu_ms:.0} ms")
         }
-        Some(Err(error)) => format!("WebGPU failed its trial steps ({error})"),
-        None => format!(
+        Ok(Some(Err(error))) => format!("WebGPU failed its trial steps ({error})"),
+        Ok(None) => format!(
             "WebGPU took over {} s for its first steps; the CPU takes {cpu_ms:.0} ms a step",
             GPU_TRIAL_DEADLINE_MS / 1000
         ),

@@ -6,7 +6,7 @@ use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::JsFuture;
 use web_sys::ReadableStreamDefaultReader;
 
-use super::global::{describe, sleep_ms};
+use super::global::{describe, within_ms};
 
 /// The most a response may hold: the largest weights file the page's budget allows
 /// ([`crate::model::Budget::PAGE`]), with room for its header. A bigger answer is not
@@ -51,15 +51,12 @@ async fn unless_stalled<T>(url: &str, work: impl Future<Output = T>) -> Result<T
 
 /// `work`, or an error naming `url` once it has waited `ms` milliseconds.
 pub async fn within<T>(ms: u32, url: &str, work: impl Future<Output = T>) -> Result<T, FetchError> {
-    let work = std::pin::pin!(work);
-    let timeout = std::pin::pin!(sleep_ms(ms));
-    match futures::future::select(work, timeout).await {
-        futures::future::Either::Left((value, _)) => Ok(value),
-        futures::future::Either::Right(_) => Err(FetchError::Stalled {
+    within_ms(ms, work)
+        .await
+        .ok_or_else(|| FetchError::Stalled {
             url: url.to_string(),
             seconds: ms / 1000,
-        }),
-    }
+        })
 }
 
 /// Fetches `url` and reports `(bytes so far, total if known)` as the body streams in.

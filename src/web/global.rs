@@ -48,6 +48,16 @@ pub async fn sleep_ms(ms: u32) {
     gloo_timers::future::TimeoutFuture::new(ms).await;
 }
 
+/// `work`'s outcome, or `None` when `ms` milliseconds pass first (`work` is dropped then):
+/// the one way the page and its workers give up waiting.
+pub async fn within_ms<T>(ms: u32, work: impl Future<Output = T>) -> Option<T> {
+    let (work, deadline) = (std::pin::pin!(work), std::pin::pin!(sleep_ms(ms)));
+    match futures::future::select(work, deadline).await {
+        futures::future::Either::Left((outcome, _)) => Some(outcome),
+        futures::future::Either::Right(_) => None,
+    }
+}
+
 /// Milliseconds since the page or worker started.
 pub fn now_ms() -> f64 {
     let performance = match scope() {

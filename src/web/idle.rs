@@ -12,7 +12,7 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::JsFuture;
 use web_sys::{IntersectionObserver, IntersectionObserverEntry};
 
-use super::global::sleep_ms;
+use super::global::{sleep_ms, within_ms};
 
 /// The longest an idle callback waits for the page to go quiet.
 const IDLE_TIMEOUT_MS: u32 = 3_000;
@@ -71,7 +71,7 @@ pub async fn after_next_paint() {
         let _ = window.request_animation_frame(&resolve);
     });
     let frame = JsFuture::from(frame);
-    let _ = futures::future::select(frame, Box::pin(sleep_ms(NO_FRAME_MS))).await;
+    let _ = within_ms(NO_FRAME_MS, frame).await;
     sleep_ms(0).await;
 }
 

@@ -17,6 +17,7 @@ mod engine;
 pub mod explain;
 mod fetch;
 mod global;
+mod gpu_errors;
 #[cfg(feature = "train")]
 pub mod helper;
 mod idle;
@@ -44,7 +45,8 @@ pub use engine::Engine;
 #[cfg(feature = "gpu")]
 pub use explain::run_explaining_worker;
 pub use fetch::{FetchError, MAX_FETCH_BYTES, fetch_bytes, within};
-pub use global::{describe, now_ms, report_rejections_as_errors, sleep_ms};
+pub use global::{describe, now_ms, report_rejections_as_errors, sleep_ms, within_ms};
+pub use gpu_errors::{GpuRejected, gpu_checked};
 #[cfg(feature = "train")]
 pub use helper::run_helper_worker;
 pub use idle::{after_next_paint, when_idle, when_key_pressed, when_visible};

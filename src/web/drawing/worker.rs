@@ -23,8 +23,8 @@ use crate::protocol::BackendKind;
 use crate::web::asker::AskError;
 use crate::web::local_model::{LocalModel, ModelError};
 use crate::web::packet::{Packet, packets_to_this_worker};
-use crate::web::start_device;
 use crate::web::test_digits::TestDigits;
+use crate::web::{gpu_checked, start_device};
 
 /// Principal components of the patch filters the analysis card shows.
 pub const FILTER_COMPONENTS: usize = 8;
@@ -108,11 +108,13 @@ impl DrawingModel {
         let file = weights::decode(bytes).map_err(|error| Trouble::Refused(error.to_string()))?;
         let device = self.device().await?;
         let model = LocalModel::new(&file, device);
-        // The first pass compiles the GPU's kernels: done before the first stroke.
-        model
-            .classify_packed(&[[0; IMAGE_PIXELS]])
+        // The first pass compiles the GPU's kernels: done before the first stroke, checked
+        // (`gpu_checked`): a shader or pipeline the GPU rejects fails the load here, not in a
+        // later task once WebGPU has been called good.
+        let warmed = gpu_checked(model.classify_packed(&[[0; IMAGE_PIXELS]]))
             .await
-            .map_err(|error| self.trouble(error))?;
+            .map_err(|rejected| Trouble::Fault(rejected.to_string()))?;
+        warmed.map_err(|error| self.trouble(error))?;
         let insight = ModelInsight::from_weights(&file, FILTER_COMPONENTS);
         *self.model.borrow_mut() = Some(Rc::new(model));
         Ok((file.config, insight))

@@ -7,13 +7,12 @@ use std::future::Future;
 use std::rc::Rc;
 
 use futures::channel::oneshot;
-use futures::future::{Either, select};
 use wasm_bindgen::JsCast;
 
 use crate::model::ModelConfig;
 use crate::protocol::{FromHelper, ToHelper};
 use crate::train::{HalfDone, HalfHelper, HalfJob, HalfJobError};
-use crate::web::global::{now_ms, sleep_ms};
+use crate::web::global::{now_ms, sleep_ms, within_ms};
 use crate::web::link::{Heard, Link, LinkError, WorkerRole};
 use crate::web::{CPU_WORKERS_PARAM, this_worker_param};
 
@@ -156,15 +155,13 @@ impl HalfHelper for HelperWorker {
         });
         let (shared, began) = (self.shared.clone(), now_ms());
         async move {
-            match select(waiting, Box::pin(sleep_ms(deadline_ms as u32))).await {
-                Either::Left((Ok(outcome), _)) => {
+            match within_ms(deadline_ms as u32, waiting).await {
+                Some(Ok(outcome)) => {
                     shared.last_ms.set(Some(now_ms() - began));
                     outcome
                 }
-                Either::Left((Err(_), _)) => {
-                    Err(HalfJobError::Damaged(HelperError::Gone.to_string()))
-                }
-                Either::Right(_) => Err(HalfJobError::Damaged(
+                Some(Err(_)) => Err(HalfJobError::Damaged(HelperError::Gone.to_string())),
+                None => Err(HalfJobError::Damaged(
                     HelperError::Late {
                         seconds: deadline_ms / 1000.0,
                     }
