@@ -100,6 +100,31 @@ pub struct Comparison {
     pub cnn: Vec<f32>,
 }
 
+impl Comparison {
+    /// What the lab's line says of it, with `hidden` patches hidden: each model's class and
+    /// its probability.
+    pub fn summary(&self, hidden: usize) -> String {
+        format!(
+            "{hidden} hidden · ViT reads {} · CNN reads {} · ViT with their tokens dropped reads {}",
+            top(&self.vit),
+            top(&self.cnn),
+            top(&self.vit_dropped)
+        )
+    }
+}
+
+/// A model's reading: its most probable class and that probability, as "7 (98%)".
+fn top(probabilities: &[f32]) -> String {
+    probabilities
+        .iter()
+        .enumerate()
+        .max_by(|a, b| a.1.total_cmp(b.1))
+        .map_or_else(
+            || "–".into(),
+            |(class, p)| format!("{class} ({:.0}%)", 100.0 * p),
+        )
+}
+
 impl OcclusionCurves {
     /// Each curve with its name, in the CSV's order.
     pub fn series(&self) -> [(&'static str, &[f32]); 6] {
@@ -133,18 +158,19 @@ impl OcclusionCurves {
 }
 
 #[cfg(feature = "train")]
-pub use measure::occlusion_curves_async;
+pub use measure::{compare_async, occlusion_curves_async};
 
 #[cfg(feature = "train")]
 mod measure {
     use burn::tensor::{Device, Tensor};
 
     use super::{
-        FRACTIONS, OcclusionCurves, hidden_count, kept_patches, occlude, random_order,
+        Comparison, FRACTIONS, OcclusionCurves, hidden_count, kept_patches, occlude, random_order,
         relevance_order,
     };
+    use crate::analysis::explanation::probabilities;
     use crate::analysis::relevance::{explaining_model, relevance_async};
-    use crate::data::{IMAGE_PIXELS, images_tensor};
+    use crate::data::{IMAGE_PIXELS, IMAGE_SIDE, images_tensor};
     use crate::model::{Classifier, VisionTransformer};
     use crate::train::predictions;
     use crate::weights::{ReadbackError, WeightsFile, read_all_async};
@@ -200,6 +226,33 @@ mod measure {
             .filter(|(p, l)| **p == usize::from(**l))
             .count();
         correct as f32 / labels.len().max(1) as f32
+    }
+
+    /// Both models' probabilities for `image` with the patches in `hidden` blanked, and the
+    /// ViT's with their tokens dropped instead: three forward passes, one readback.
+    pub async fn compare_async(
+        vit: &VisionTransformer,
+        cnn: &Classifier,
+        image: &[u8; IMAGE_PIXELS],
+        hidden: &[usize],
+        device: &Device,
+    ) -> Result<Comparison, ReadbackError> {
+        let grid = IMAGE_SIDE / vit.patch_embed.patch_size.max(1);
+        let blanked = images_tensor(&[occlude(image, grid, hidden)], device); // [1, 1, 28, 28]
+        let kept = [kept_patches(grid * grid, hidden)];
+        let logits = vec![
+            vit.forward(blanked.clone()).flatten::<1>(0, 1), // [C]
+            vit.forward_kept(images_tensor(&[*image], device), &kept) // [1, C]
+                .flatten::<1>(0, 1), // [C]
+            cnn.forward(blanked).flatten::<1>(0, 1),         // [C]
+        ];
+        let mut read = read_all_async(logits).await?.into_iter();
+        let mut next = || probabilities(&read.next().unwrap_or_default());
+        Ok(Comparison {
+            vit: next(),
+            vit_dropped: next(),
+            cnn: next(),
+        })
     }
 
     /// The curves of the ViT `vit` (its weights) beside the CNN `cnn` on `images` and their

@@ -91,6 +91,19 @@ pub struct Timeline {
 }
 
 impl Timeline {
+    /// The index of the snapshot shown when `picked` is asked for: that one, or the newest
+    /// when none is (`None` follows the newest as evaluations come in) or it is past the end.
+    pub fn shown(&self, picked: Option<usize>) -> usize {
+        let newest = self.snapshots.len().saturating_sub(1);
+        picked.unwrap_or(newest).min(newest)
+    }
+
+    /// The longest distance two patch centres can be apart, in pixels: the distance chart's
+    /// top.
+    pub fn max_distance(&self) -> f32 {
+        (2.0f32).sqrt() * (self.grid.max(2) - 1) as f32 * self.patch_size as f32
+    }
+
     /// Adds a snapshot taken on the test digits `probes` (and the snapshot's own drawing) by a
     /// model of `grid` patches a side, each `patch_size` pixels; a timeline whose test digits
     /// or model changed starts again from it.

@@ -2,7 +2,12 @@
 // computed in a worker of their own on the backend the page draws on, and their CSVs.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { LabPage, ONE, servedApp, until } from "./support.mjs";
+import { execFileSync } from "node:child_process";
+import { mkdtemp, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { LabPage, ONE, VIT, servedApp, until } from "./support.mjs";
 
 const app = servedApp();
 
@@ -71,7 +76,18 @@ test("beyond rollout: gradient relevance for the predicted class and another, an
   assert.ok(worst <= 1e-3 * scale, `CPU and WebGPU relevance agree (${worst} of ${scale})`);
 });
 
-test("patches hidden: a click hides one from both models, and the curves of accuracy against patches hidden come from the worker", async () => {
+/** `vit hide` on the shipped ViT and CNN: both models' readings of `imageHex` (the model's
+ * input, 784 bytes in hex) with the patches `hidden` (comma-separated) hidden. */
+async function hiddenNatively(imageHex, hidden) {
+  const image = join(await mkdtemp(join(tmpdir(), "vitlab-hide-")), "input.bin");
+  await writeFile(image, Buffer.from(imageHex, "hex"));
+  const repo = (path) => fileURLToPath(new URL(`../../${path}`, import.meta.url));
+  const out = execFileSync(VIT, ["hide", "--vit", repo("pretrained/vit-lab.safetensors"), "--cnn", repo("pretrained/cnn-teacher.safetensors"),
+    "--image", image, "--hidden", hidden, "--threads", "1", "--json"], { encoding: "utf8" });
+  return JSON.parse(out.trim().split("\n").at(-1));
+}
+
+test("patches hidden: a click hides one from both models, read as the native code reads them, and the curves of accuracy against patches hidden come from the worker", async () => {
   const lab = new LabPage(await app.browser.newPage());
   await lab.open(`${app.server.url}?backend=cpu`);
   await lab.stroke(ONE);
@@ -101,8 +117,20 @@ test("patches hidden: a click hides one from both models, and the curves of accu
   console.log(`three patches of the 1 hidden: ${three[0]}`);
   const seen = await lab.page.evaluate(() => window.__readings);
   for (const hidden of [1, 2, 3]) {
-    assert.ok(seen.some(([state, text]) => state === "reading" && text === `${hidden} hidden · reading…`), `${hidden} hidden read afresh: ${JSON.stringify(seen)}`);
+    assert.ok(seen.some(([state, text]) => state === "asking" && text === `${hidden} hidden · reading…`), `${hidden} hidden read afresh: ${JSON.stringify(seen)}`);
   }
+  // The worker's readings are the native code's for the same image and hidden set.
+  const asked = await readings.evaluate((line) => ({ ...line.dataset }));
+  assert.equal(asked.hidden.split(",").length, 3);
+  const native = await hiddenNatively(asked.image, asked.hidden);
+  const inPage = JSON.parse(asked.comparison);
+  let largest = 0;
+  for (const model of ["vit", "cnn", "vit_dropped"]) {
+    const worst = Math.max(...inPage[model].map((p, i) => Math.abs(p - native.comparison[model][i])));
+    assert.ok(worst <= 1e-5, `${model}: the page's probabilities ${inPage[model]} against vit hide's ${native.comparison[model]}`);
+    largest = Math.max(largest, worst);
+  }
+  console.log(`patches ${asked.hidden} hidden: the page and vit hide differ by ${largest.toExponential(1)} at most (ViT ${inPage.vit.map((p) => p.toFixed(4))})`);
   await lab.byTestId("occlusion-clear").click();
   await until(() => readings.textContent(), (t) => t.startsWith("0 hidden · ViT reads 1"), { what: "every patch shown again", timeout: 60_000 });
 
@@ -213,7 +241,10 @@ test("every map and chart of the lab saves as a PNG and its numbers as a CSV, wh
   });
   const filtersPng = lab.byTestId("filters-png");
   await filtersPng.click();
-  const status = filtersPng.locator("xpath=..").locator('[role="status"]');
+  // Beside the button clicked, and only there.
+  const status = filtersPng.locator("xpath=following-sibling::*[1]");
+  assert.equal(await status.getAttribute("role"), "status");
   await until(() => status.textContent(), (t) => t.startsWith("not saved"), { what: "a message for the failed save", timeout: 5_000 });
+  assert.equal(await lab.byTestId("filters-csv").locator("xpath=following-sibling::*[1]").textContent(), "", "the CSV beside it was not asked for");
   await lab.page.close();
 });

@@ -94,9 +94,11 @@ export const GPU_COUNTER = `(() => {
 
 /**
  * Faults a test can cause in a worker's GPU: every device the worker gets is kept in
- * `globalThis.__gpuDevices` (so a test can destroy it: a lost device), and with
+ * `globalThis.__gpuDevices` (so a test can destroy it: a lost device); with
  * `globalThis.__rejectShaders` set first every shader handed to the GPU is invalid WGSL (a
- * shader the GPU rejects).
+ * shader the GPU rejects); with `globalThis.__lateErrorsMs` set, an error no scope caught
+ * reaches the device's handler that many milliseconds late (as on a busy machine, where the
+ * browser's error task comes after everything else queued).
  */
 export const GPU_FAULTS = `(() => {
   globalThis.__gpuDevices = [];
@@ -111,6 +113,14 @@ export const GPU_FAULTS = `(() => {
     if (!globalThis.__rejectShaders) return createShaderModule.call(this, descriptor);
     return createShaderModule.call(this, { ...descriptor, code: "@compute fn broken( {" });
   };
+  const handler = Object.getOwnPropertyDescriptor(GPUDevice.prototype, "onuncapturederror");
+  Object.defineProperty(GPUDevice.prototype, "onuncapturederror", {
+    ...handler,
+    set(told) {
+      const late = globalThis.__lateErrorsMs;
+      handler.set.call(this, told && late ? (event) => setTimeout(() => told(event), late) : told);
+    },
+  });
 })();`;
 
 /**
@@ -451,7 +461,7 @@ export async function editCheckpoint(page, run, plan, step) {
 }
 
 /** `vit`, as `cargo test --release` (scripts/test.sh, before these tests) builds it. */
-const VIT = join(process.env.CARGO_TARGET_DIR ?? join(fileURLToPath(new URL("../..", import.meta.url)), "target"), "release", "vit");
+export const VIT = join(process.env.CARGO_TARGET_DIR ?? join(fileURLToPath(new URL("../..", import.meta.url)), "target"), "release", "vit");
 
 /** `bytes` (a safetensors file) with `edit` applied to the run state in its header. */
 function withState(bytes, edit) {

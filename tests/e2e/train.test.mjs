@@ -7,12 +7,10 @@ import { execFileSync } from "node:child_process";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { LabPage, ONE, checkpoints, editCheckpoint, numberIn, runDatabase, servedApp, until, watchLongTasks } from "./support.mjs";
+import { LabPage, ONE, VIT, checkpoints, editCheckpoint, numberIn, runDatabase, servedApp, until, watchLongTasks } from "./support.mjs";
 
 const app = servedApp();
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
-/** `vit`, as `cargo test --release` (scripts/test.sh, before these tests) builds it. */
-const VIT = join(process.env.CARGO_TARGET_DIR ?? join(ROOT, "target"), "release", "vit");
 
 /** A new page, readied by `prepare(page)`, with the lab open at `query`. */
 async function openAt(query, prepare = async () => {}) {

@@ -526,3 +526,72 @@ fn eval_refuses_a_chunk_with_flipped_bits() {
     }
     std::fs::remove_dir_all(dir).unwrap();
 }
+
+#[test]
+fn hide_reads_one_image_with_patches_hidden_and_refuses_what_it_cannot_read() {
+    let root = env!("CARGO_MANIFEST_DIR");
+    let (vit_file, cnn_file) = (
+        format!("{root}/pretrained/vit-lab.safetensors"),
+        format!("{root}/pretrained/cnn-teacher.safetensors"),
+    );
+    let dir = std::env::temp_dir().join(format!("vitlab-hide-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let test = vitlab::native::load_split(
+        &vitlab::native::default_data_dir(),
+        vitlab::data::Split::Test,
+    )
+    .unwrap();
+    let image = dir.join("digit.bin");
+    std::fs::write(&image, test.image(0)).unwrap();
+    let image = image.to_str().unwrap();
+    let out = vit(Command::new(VIT).args([
+        "hide",
+        "--vit",
+        &vit_file,
+        "--cnn",
+        &cnn_file,
+        "--image",
+        image,
+        "--hidden",
+        "17,24,31",
+        "--threads",
+        "1",
+        "--json",
+    ]));
+    let label = test.labels[0];
+    assert!(
+        out.starts_with(&format!("3 hidden · ViT reads {label} (")),
+        "{out}"
+    );
+    let json: serde_json::Value = serde_json::from_str(out.lines().last().unwrap()).unwrap();
+    assert_eq!(json["hidden"], serde_json::json!([17, 24, 31]));
+    for model in ["vit", "cnn", "vit_dropped"] {
+        let sum: f64 = json["comparison"][model]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| p.as_f64().unwrap())
+            .sum();
+        assert!((sum - 1.0).abs() < 1e-4, "{model}: {out}");
+    }
+
+    let hide = |vit: &str, image: &str, hidden: &str| {
+        refused(&[
+            "hide", "--vit", vit, "--cnn", &cnn_file, "--image", image, "--hidden", hidden,
+        ])
+    };
+    let short = dir.join("short.bin");
+    std::fs::write(&short, [0u8; 100]).unwrap();
+    let stderr = hide(&vit_file, short.to_str().unwrap(), "1");
+    assert!(
+        stderr.contains("784 bytes") && stderr.contains("not 100"),
+        "{stderr}"
+    );
+    let stderr = hide(&vit_file, image, "3,49");
+    assert!(stderr.contains("patch 49 is outside"), "{stderr}");
+    let stderr = hide(&cnn_file, image, "3");
+    assert!(stderr.contains("a ViT's weights are needed"), "{stderr}");
+    let stderr = hide(&vit_file, image, "three");
+    assert!(stderr.contains("--hidden"), "{stderr}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -2,10 +2,11 @@
 //! CNN on the first test images.
 
 use vitlab::analysis::occlusion::{
-    FRACTIONS, OcclusionCurves, hidden_count, kept_patches, occlude, occlusion_curves_async,
-    random_order, relevance_order,
+    Comparison, FRACTIONS, OcclusionCurves, compare_async, hidden_count, kept_patches, occlude,
+    occlusion_curves_async, random_order, relevance_order,
 };
 use vitlab::data::{IMAGE_PIXELS, Split};
+use vitlab::model::Classifier;
 use vitlab::{native, weights};
 
 use crate::{device, run_now};
@@ -89,4 +90,73 @@ fn the_curves_start_at_each_model_s_accuracy_and_relevant_patches_matter_more_th
     let csv = curves.csv();
     assert_eq!(csv.lines().count(), FRACTIONS.len() + 1);
     assert!(csv.starts_with("fraction hidden,vit random,"));
+}
+
+#[test]
+fn a_comparison_reads_the_blanked_image_with_both_models_and_drops_tokens_only_for_the_vit() {
+    let root = env!("CARGO_MANIFEST_DIR");
+    let read = |name: &str| {
+        weights::decode(&std::fs::read(format!("{root}/pretrained/{name}")).unwrap()).unwrap()
+    };
+    let device = device();
+    let Classifier::Vit(vit) = read("vit-lab.safetensors").into_model(&device) else {
+        panic!("the shipped ViT is a ViT");
+    };
+    let cnn = read("cnn-teacher.safetensors").into_model(&device);
+    let test = native::load_split(&native::default_data_dir(), Split::Test).unwrap();
+    let image: [u8; IMAGE_PIXELS] = test.image(0).try_into().unwrap();
+    let label = usize::from(test.labels[0]);
+    let top = |p: &[f32]| (0..p.len()).max_by(|&a, &b| p[a].total_cmp(&p[b])).unwrap();
+    let whole: Comparison = run_now(compare_async(&vit, &cnn, &image, &[], &device)).unwrap();
+    for probabilities in [&whole.vit, &whole.cnn, &whole.vit_dropped] {
+        assert_eq!(probabilities.len(), 10);
+        assert!((probabilities.iter().sum::<f32>() - 1.0).abs() < 1e-4);
+        assert_eq!(top(probabilities), label, "{whole:?}");
+    }
+    // Nothing hidden: dropping no token is the ViT as it is.
+    for (a, b) in whole.vit.iter().zip(&whole.vit_dropped) {
+        assert!((a - b).abs() < 1e-5, "{whole:?}");
+    }
+    assert!(
+        whole
+            .summary(0)
+            .starts_with(&format!("0 hidden · ViT reads {label} ("))
+    );
+    // Every patch but the centre hidden: both models read the blanked image, as they read
+    // it given blanked; the ViT with those tokens dropped reads the centre's token alone.
+    let all_but_centre: Vec<usize> = (0..49).filter(|&p| p != 24).collect();
+    let hidden = run_now(compare_async(&vit, &cnn, &image, &all_but_centre, &device)).unwrap();
+    let blanked = occlude(&image, 7, &all_but_centre);
+    let given = run_now(compare_async(&vit, &cnn, &blanked, &[], &device)).unwrap();
+    assert_eq!(hidden.vit, given.vit);
+    assert_eq!(hidden.cnn, given.cnn);
+    assert_ne!(hidden.vit_dropped, hidden.vit);
+    assert!(hidden.summary(48).starts_with("48 hidden · ViT reads "));
+}
+
+#[test]
+fn a_comparison_s_summary_names_each_model_s_top_class_and_its_probability() {
+    let one_hot = |class: usize, p: f32| -> Vec<f32> {
+        (0..10)
+            .map(|c| if c == class { p } else { (1.0 - p) / 9.0 })
+            .collect()
+    };
+    let comparison = Comparison {
+        vit: one_hot(7, 0.98),
+        vit_dropped: one_hot(1, 0.5),
+        cnn: one_hot(3, 0.704),
+    };
+    assert_eq!(
+        comparison.summary(3),
+        "3 hidden · ViT reads 7 (98%) · CNN reads 3 (70%) · ViT with their tokens dropped reads 1 (50%)"
+    );
+    let empty = Comparison {
+        vit: Vec::new(),
+        vit_dropped: Vec::new(),
+        cnn: Vec::new(),
+    };
+    assert_eq!(
+        empty.summary(0),
+        "0 hidden · ViT reads – · CNN reads – · ViT with their tokens dropped reads –"
+    );
 }

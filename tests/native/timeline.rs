@@ -98,3 +98,27 @@ fn a_timeline_stays_short_keeps_its_newest_and_starts_again_for_another_model() 
         "another grid: a timeline of its own"
     );
 }
+
+#[test]
+fn the_snapshot_shown_is_the_one_picked_or_else_the_newest() {
+    let mut timeline = Timeline::default();
+    assert_eq!(
+        timeline.shown(None),
+        0,
+        "an empty timeline shows nothing past its start"
+    );
+    let probe = vec![vec![0u8; IMAGE_PIXELS]];
+    for step in [100, 200, 300] {
+        timeline.push((4, 7), probe.clone(), snapshot(step));
+    }
+    assert_eq!(timeline.shown(None), 2, "following the newest");
+    assert_eq!(timeline.shown(Some(0)), 0);
+    assert_eq!(timeline.shown(Some(1)), 1);
+    assert_eq!(
+        timeline.shown(Some(9)),
+        2,
+        "a pick past the end shows the newest"
+    );
+    // A 4×4 grid of 7-pixel patches: corner to corner is 3 patches across and down.
+    assert!((timeline.max_distance() - 3.0 * 7.0 * 2f32.sqrt()).abs() < 1e-4);
+}

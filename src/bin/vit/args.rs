@@ -80,6 +80,28 @@ pub enum Command {
         #[command(flatten)]
         common: Common,
     },
+    /// Both models' probabilities for one image with some of the ViT's patches hidden, and
+    /// the ViT's with those patches' tokens dropped instead: what the lab's "patches hidden"
+    /// card reads.
+    Hide {
+        /// The ViT's weights.
+        #[arg(long)]
+        vit: PathBuf,
+        /// The CNN's weights.
+        #[arg(long)]
+        cnn: PathBuf,
+        /// The model's input: 784 bytes, 28 rows of 28 pixels, 0 for the background.
+        #[arg(long)]
+        image: PathBuf,
+        /// The patches hidden: row-major indices in the ViT's patch grid, comma-separated.
+        #[arg(long, value_delimiter = ',')]
+        hidden: Vec<usize>,
+        /// End with one line of JSON.
+        #[arg(long)]
+        json: bool,
+        #[command(flatten)]
+        common: Common,
+    },
     /// Train a ViT on MNIST and save its weights.
     Train(Box<TrainArgs>),
     /// Measure training throughput and batch-1 latency (the seed preset on the CPU unless told).
@@ -280,7 +302,8 @@ impl Command {
             Command::PrepareData { .. } | Command::Average { .. } => None,
             Command::Eval { common, .. }
             | Command::Bench { common, .. }
-            | Command::Occlusion { common, .. } => Some(common),
+            | Command::Occlusion { common, .. }
+            | Command::Hide { common, .. } => Some(common),
             Command::Train(args) => Some(&args.common),
         }
     }

@@ -41,6 +41,16 @@ pub enum CliError {
     /// The device did not hand the occlusion curves' values back.
     #[error("occlusion: {0}")]
     Occlusion(vitlab::weights::ReadbackError),
+    #[error("{}: a model's input is {expected} bytes (28 × 28 pixels), not {bytes}", path.display())]
+    ImageSize {
+        path: PathBuf,
+        bytes: u64,
+        expected: usize,
+    },
+    #[error("{}: a ViT's weights are needed here", path.display())]
+    NotAVit { path: PathBuf },
+    #[error("patch {patch} is outside the ViT's {patches} patches (0 to {})", patches - 1)]
+    HiddenPatch { patch: usize, patches: usize },
     #[error("{source} (at --eval-batch-size {batch})")]
     EvalBatch { source: CostError, batch: usize },
 

@@ -1,5 +1,5 @@
-//! `vit`: the native command line. Prepares the chunked data, trains, evaluates, averages
-//! and benchmarks; one file per command.
+//! `vit`: the native command line. Prepares the chunked data, trains, evaluates, averages,
+//! measures occlusion and benchmarks; one file per command.
 
 #[cfg(not(target_arch = "wasm32"))]
 mod args;
@@ -13,6 +13,8 @@ mod error;
 mod eval;
 #[cfg(not(target_arch = "wasm32"))]
 mod files;
+#[cfg(not(target_arch = "wasm32"))]
+mod hide;
 #[cfg(not(target_arch = "wasm32"))]
 mod occlusion;
 #[cfg(not(target_arch = "wasm32"))]
@@ -107,6 +109,14 @@ fn run(command: Command) -> Result<(), CliError> {
             json,
             common,
         } => occlusion::occlusion(vit, cnn, images, seed, json, common),
+        Command::Hide {
+            vit,
+            cnn,
+            image,
+            hidden,
+            json,
+            common,
+        } => hide::hide(&vit, &cnn, &image, &hidden, json, &common),
         Command::Train(args) => train::train(*args),
         Command::Bench {
             steps,

@@ -10,15 +10,14 @@ use wasm_bindgen_futures::spawn_local;
 
 use burn::tensor::Device;
 
-use crate::analysis::explanation::probabilities;
 use crate::analysis::occlusion::{
-    Comparison, OcclusionCurves, kept_patches, occlude, occlusion_curves_async,
+    Comparison, OcclusionCurves, compare_async, occlusion_curves_async,
 };
 use crate::analysis::relevance::{explain_async, explaining_model};
-use crate::data::{IMAGE_PIXELS, IMAGE_SIDE, images_tensor};
+use crate::data::{IMAGE_PIXELS, images_tensor};
 use crate::model::{Classifier, VisionTransformer, VitConfig};
 use crate::protocol::{FromExplainer, ToExplainer, bytes_to_images};
-use crate::weights::{self, ReadbackError, WeightsError, WeightsFile, read_all_async};
+use crate::weights::{self, ReadbackError, WeightsError, WeightsFile};
 
 use crate::protocol::BackendKind;
 use crate::web::packet::{Packet, packets_to_this_worker};
@@ -247,26 +246,10 @@ async fn compare(
         },
     )?;
     let [vit, cnn] = &*models;
-    let Classifier::Vit(dropping) = vit else {
+    let Classifier::Vit(vit) = vit else {
         return Err(RequestError::NotAVit);
     };
-    let grid = IMAGE_SIDE / dropping.patch_embed.patch_size.max(1);
-    let blanked = images_tensor(&[occlude(&image, grid, hidden)], &device); // [1, 1, 28, 28]
-    let kept = [kept_patches(grid * grid, hidden)];
-    let logits = vec![
-        vit.forward(blanked.clone()).flatten::<1>(0, 1),
-        dropping
-            .forward_kept(images_tensor(&[image], &device), &kept)
-            .flatten::<1>(0, 1),
-        cnn.forward(blanked).flatten::<1>(0, 1),
-    ];
-    let mut read = read_all_async(logits).await?.into_iter();
-    let mut next = || probabilities(&read.next().unwrap_or_default());
-    Ok(Comparison {
-        vit: next(),
-        vit_dropped: next(),
-        cnn: next(),
-    })
+    Ok(compare_async(vit, cnn, &image, hidden, &device).await?)
 }
 
 /// The occlusion curves of both models on the first `count` test digits.
