@@ -9,8 +9,7 @@ use crate::analysis::csv;
 use crate::analysis::inference::WeightInsight;
 use crate::analysis::reading::Reading;
 use crate::ui::widgets::{
-    HeatCanvas, KeyEntry, Palette, SaveFailed, Sheet, SheetButtons, Tile, offer_download,
-    offer_svg_png,
+    Export, ExportButton, HeatCanvas, KeyEntry, Palette, Sheet, SheetButtons, Tile,
 };
 use crate::web;
 
@@ -28,99 +27,19 @@ pub fn AnalysisView(
     grid: usize,
     patch_size: usize,
 ) -> impl IntoView {
-    let patches = grid * grid;
-    let similarity = insight.position_similarity.clone();
-    // Its grid of maps is built a task after the card, in the room kept for it.
-    let grid_built = RwSignal::new(false);
-    spawn_local(async move {
-        web::sleep_ms(0).await;
-        grid_built.set(true);
-    });
-    let grid_side = grid * 28 + grid.saturating_sub(1) * 2;
-    let position_grid = move || {
-        (0..patches)
-        .map(|patch| {
-            let row = similarity[patch * patches..(patch + 1) * patches].to_vec();
-            let title = patch_name(patch, grid);
-            view! { <HeatCanvas values=Signal::stored(row) grid=grid size=28 palette=Palette::HeatFixed(-1.0, 1.0) title=title /> }
-        })
-        .collect_view()
-    };
-    let filters = insight
-        .filter_components
-        .iter()
-        .enumerate()
-        .map(|(k, (component, share))| {
-            let caption = component_name(k, *share);
-            view! {
-                <figure>
-                    <HeatCanvas values=Signal::stored(component.clone()) grid=patch_size size=56 palette=Palette::Diverging />
-                    <figcaption>{caption}</figcaption>
-                </figure>
-            }
-        })
-        .collect_view();
-
-    let similarity_sheet = {
-        let insight = insight.clone();
-        Callback::new(move |()| {
-            let similarity = &insight.position_similarity;
-            Some(Sheet {
-                title: "Position embedding similarity (cosine), per patch".into(),
-                tiles: similarity
-                    .chunks_exact(patches.max(1))
-                    .enumerate()
-                    .map(|(patch, row)| Tile {
-                        label: patch_name(patch, grid),
-                        values: row.to_vec(),
-                        grid,
-                        palette: Palette::HeatFixed(-1.0, 1.0),
-                    })
-                    .collect(),
-                columns: grid,
-                numbers: false,
-            })
-        })
-    };
-    let filter_sheet = {
-        let insight = insight.clone();
-        Callback::new(move |()| {
-            Some(Sheet {
-                title: "Principal components of the patch-embedding filters".into(),
-                tiles: insight
-                    .filter_components
-                    .iter()
-                    .enumerate()
-                    .map(|(k, (component, share))| Tile {
-                        label: component_name(k, *share),
-                        values: component.clone(),
-                        grid: patch_size,
-                        palette: Palette::Diverging,
-                    })
-                    .collect(),
-                columns: 7,
-                numbers: false,
-            })
-        })
-    };
     let drawing_distance = Signal::derive(move || result.get().map(|r| r.distances.clone()));
     let max_distance = (2.0f32).sqrt() * (grid - 1).max(1) as f32 * patch_size as f32;
-
     view! {
         <div class="analysis">
             <section>
                 <h3>"Position embedding similarity"</h3>
                 <p class="hint">"Cosine similarity of each patch's learned position embedding with every other's (the paper's Fig. 7, centre): neighbours come out alike, rows and columns show."</p>
-                <SheetButtons sheet=similarity_sheet name="position-similarity" />
-                <div class="grid-of-grids" style=format!("grid-template-columns: repeat({grid}, auto); min-height: {grid_side}px")>
-                    {move || grid_built.get().then(&position_grid)}
-                </div>
+                <PositionSimilarity insight=insight.clone() grid=grid />
             </section>
             <section>
                 <h3>"Patch-embedding filters"</h3>
                 <p class="hint">"Principal components of the rows of E (Fig. 7, left), with their share of the variance."</p>
-                <SheetButtons sheet=filter_sheet name="filters" />
-                <div class="filters">{filters}</div>
+                <Filters insight=insight patch_size=patch_size />
             </section>
             <section>
                 <h3>"Mean attention distance"</h3>
@@ -128,6 +47,99 @@ pub fn AnalysisView(
                 <DistanceChart drawing=drawing_distance batch=batch_distance max=max_distance testid="distance-chart" />
             </section>
         </div>
+    }
+}
+
+/// Each patch's position embedding's similarity with every other's: a grid of grids.
+#[component]
+fn PositionSimilarity(insight: Arc<WeightInsight>, grid: usize) -> impl IntoView {
+    let patches = grid * grid;
+    // The grid of maps is built a task after the card, in the room kept for it.
+    let grid_built = RwSignal::new(false);
+    spawn_local(async move {
+        web::sleep_ms(0).await;
+        grid_built.set(true);
+    });
+    let grid_side = grid * 28 + grid.saturating_sub(1) * 2;
+    let rows = move || {
+        insight
+            .position_similarity
+            .chunks_exact(patches.max(1))
+            .map(<[f32]>::to_vec)
+            .collect::<Vec<_>>()
+    };
+    let position_grid = {
+        let rows = rows.clone();
+        move || {
+            rows()
+                .into_iter()
+                .enumerate()
+                .map(|(patch, row)| view! { <HeatCanvas values=Signal::stored(row) grid=grid size=28 palette=Palette::HeatFixed(-1.0, 1.0) title=patch_name(patch, grid) /> })
+                .collect_view()
+        }
+    };
+    let sheet = Callback::new(move |()| {
+        Some(Sheet {
+            title: "Position embedding similarity (cosine), per patch".into(),
+            tiles: rows()
+                .into_iter()
+                .enumerate()
+                .map(|(patch, values)| Tile {
+                    label: patch_name(patch, grid),
+                    values,
+                    grid,
+                    palette: Palette::HeatFixed(-1.0, 1.0),
+                })
+                .collect(),
+            columns: grid,
+            numbers: false,
+        })
+    });
+    view! {
+        <SheetButtons sheet=sheet name="position-similarity" />
+        <div class="grid-of-grids" style=format!("grid-template-columns: repeat({grid}, auto); min-height: {grid_side}px")>
+            {move || grid_built.get().then(position_grid.clone())}
+        </div>
+    }
+}
+
+/// The principal components of the patch-embedding filters, with their share of the variance.
+#[component]
+fn Filters(insight: Arc<WeightInsight>, patch_size: usize) -> impl IntoView {
+    let filters = insight
+        .filter_components
+        .iter()
+        .enumerate()
+        .map(|(k, (component, share))| {
+            view! {
+                <figure>
+                    <HeatCanvas values=Signal::stored(component.clone()) grid=patch_size size=56 palette=Palette::Diverging />
+                    <figcaption>{component_name(k, *share)}</figcaption>
+                </figure>
+            }
+        })
+        .collect_view();
+    let sheet = Callback::new(move |()| {
+        Some(Sheet {
+            title: "Principal components of the patch-embedding filters".into(),
+            tiles: insight
+                .filter_components
+                .iter()
+                .enumerate()
+                .map(|(k, (component, share))| Tile {
+                    label: component_name(k, *share),
+                    values: component.clone(),
+                    grid: patch_size,
+                    palette: Palette::Diverging,
+                })
+                .collect(),
+            columns: 7,
+            numbers: false,
+        })
+    });
+    view! {
+        <SheetButtons sheet=sheet name="filters" />
+        <div class="filters">{filters}</div>
     }
 }
 
@@ -192,44 +204,40 @@ pub fn DistanceChart(
             .collect_view()
     };
     let svg_ref = NodeRef::<leptos::svg::Svg>::new();
-    let failed = RwSignal::new(false);
-    let (png_id, csv_id) = (format!("{testid}-png"), format!("{testid}-csv"));
-    let name = testid.clone();
-    let save_png = move |_| {
-        let Some(svg) = svg_ref.get_untracked() else {
-            return;
-        };
-        let file = format!("vitlab-{name}.png");
-        let has_drawing = drawing.with_untracked(Option::is_some);
-        let has_batch = batch.with_untracked(Option::is_some);
-        spawn_local(async move {
-            // The series the chart shows now, not both always.
-            let key: Vec<KeyEntry> = [
-                (has_drawing, "this drawing", DRAWING),
-                (has_batch, "a batch of test digits", BATCH),
-            ]
-            .into_iter()
-            .filter(|(shown, _, _)| *shown)
-            .map(|(_, label, colour)| KeyEntry {
-                label: label.into(),
-                colour: colour.into(),
-            })
-            .collect();
-            let note = "mean attention distance per head, by layer";
-            failed.set(!offer_svg_png(&svg, &key, note, &file).await);
-        });
-    };
-    let file = format!("vitlab-{testid}.csv");
-    let save_csv = move |_| {
-        let csv = csv::distances(
+    let make_png = Callback::new(move |()| {
+        let svg: web_sys::Element = svg_ref.get_untracked()?.into();
+        // The series the chart shows now, not both always.
+        let key: Vec<KeyEntry> = [
+            (
+                drawing.with_untracked(Option::is_some),
+                "this drawing",
+                DRAWING,
+            ),
+            (
+                batch.with_untracked(Option::is_some),
+                "a batch of test digits",
+                BATCH,
+            ),
+        ]
+        .into_iter()
+        .filter(|(shown, _, _)| *shown)
+        .map(|(_, label, colour)| KeyEntry {
+            label: label.into(),
+            colour: colour.into(),
+        })
+        .collect();
+        let note = "mean attention distance per head, by layer".into();
+        Some(Export::Chart { svg, key, note })
+    });
+    let make_csv = Callback::new(move |()| {
+        Some(Export::text(csv::distances(
             drawing.get_untracked().as_deref(),
             batch.get_untracked().as_deref(),
-        );
-        failed.set(offer_download(csv.as_bytes(), &file).is_err());
-    };
+        )))
+    });
     view! {
         <figure class="distance-chart">
-            <svg node_ref=svg_ref viewBox=format!("0 0 {W} {H}") class="chart" data-testid=testid role="img" aria-label=move || distance_summary(drawing.get().or_else(|| batch.get()))>
+            <svg node_ref=svg_ref viewBox=format!("0 0 {W} {H}") class="chart" data-testid=testid.clone() role="img" aria-label=move || distance_summary(drawing.get().or_else(|| batch.get()))>
                 <line x1=PAD y1=H - PAD x2=W y2=H - PAD stroke="#888"></line>
                 <line x1=PAD y1=PAD x2=PAD y2=H - PAD stroke="#888"></line>
                 <text x=PAD - 4.0 y=PAD text-anchor="end" font-size="10">{format!("{max:.0}")}</text>
@@ -239,9 +247,8 @@ pub fn DistanceChart(
                 {move || points(drawing.get(), true)}
             </svg>
             <figcaption class="buttons">
-                <button class="small" data-testid=png_id on:click=save_png>"PNG"</button>
-                <button class="small" data-testid=csv_id on:click=save_csv>"CSV"</button>
-                <SaveFailed failed=failed />
+                <ExportButton label="PNG" testid=format!("{testid}-png") file=format!("vitlab-{testid}.png") make=make_png />
+                <ExportButton label="CSV" testid=format!("{testid}-csv") file=format!("vitlab-{testid}.csv") make=make_csv />
             </figcaption>
         </figure>
     }

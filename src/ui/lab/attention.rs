@@ -12,7 +12,7 @@ use crate::analysis::csv;
 use crate::analysis::reading::Reading;
 use crate::data::IMAGE_SIDE;
 use crate::ui::widgets::{
-    HeatCanvas, Palette, SaveFailed, Sheet, SheetButtons, Tile, offer_download, offer_png, paint,
+    Export, ExportButton, HeatCanvas, Palette, Sheet, SheetButtons, Tile, paint,
 };
 use crate::web;
 
@@ -84,6 +84,37 @@ pub fn AttentionView(
     }
 }
 
+/// What the large view shows, and its caption: the class-token map `choice`, or, while a
+/// patch is hovered, what that patch attends to in `choice`'s layer.
+fn shown_map(
+    result: &Reading,
+    choice: MapChoice,
+    hovered: Option<usize>,
+    grid: usize,
+    depth: usize,
+) -> (Vec<f32>, String) {
+    let Some(patch) = hovered else {
+        return (
+            class_map(result, choice),
+            format!("class token: {}", choice.label()),
+        );
+    };
+    let layer = choice.layer(depth);
+    let patches = grid * grid;
+    let values = result
+        .patch_maps
+        .get(layer)
+        .and_then(|maps| maps.get(patch * patches..(patch + 1) * patches))
+        .map(<[f32]>::to_vec)
+        .unwrap_or_default();
+    let (row, col) = (patch / grid + 1, patch % grid + 1);
+    let label = format!(
+        "what patch ({row}, {col}) attends to in layer {}",
+        layer + 1
+    );
+    (values, label)
+}
+
 /// The chosen map over the model's input, with its legend; a hovered patch shows what it
 /// attends to instead.
 #[component]
@@ -98,37 +129,10 @@ fn LargeMap(
     let image_ref = NodeRef::<Canvas>::new();
     let overlay_ref = NodeRef::<Canvas>::new();
     let legend_ref = NodeRef::<Canvas>::new();
-    // A click that saved nothing says so beside the buttons.
-    let save_failed = RwSignal::new(false);
 
-    // What the large view shows: the chosen class-token map, or the hovered patch's view.
     let shown = Memo::new(move |_| {
         let result = result.get()?;
-        let choice = choice.get();
-        Some(match hovered.get() {
-            Some(patch) => {
-                let layer = choice.layer(depth);
-                let patches = grid * grid;
-                let values = result
-                    .patch_maps
-                    .get(layer)
-                    .and_then(|maps| maps.get(patch * patches..(patch + 1) * patches))
-                    .map(<[f32]>::to_vec)
-                    .unwrap_or_default();
-                let (row, col) = (patch / grid + 1, patch % grid + 1);
-                (
-                    values,
-                    format!(
-                        "what patch ({row}, {col}) attends to in layer {}",
-                        layer + 1
-                    ),
-                )
-            }
-            None => (
-                class_map(&result, choice),
-                format!("class token: {}", choice.label()),
-            ),
-        })
+        Some(shown_map(&result, choice.get(), hovered.get(), grid, depth))
     });
     let scale = Memo::new(move |_| shown.get().map(|(values, _)| paint::range(&values)));
 
@@ -193,18 +197,14 @@ fn LargeMap(
                 <span>{move || scale.get().map(|(_, hi)| format!("{hi:.3}")).unwrap_or_default()}</span>
             </div>
             <div class="buttons">
-                <button class="small" data-testid="attention-map-png" on:click=move |_| {
-                    let picture = image_ref
-                        .get_untracked()
-                        .zip(overlay_ref.get_untracked())
-                        .and_then(|(under, over)| paint::stacked(&under, &over));
-                    save_failed.set(picture.is_none_or(|p| offer_png(&p, "vitlab-attention-map.png").is_err()));
-                }>"PNG"</button>
-                <button class="small" data-testid="attention-map-csv" prop:disabled=move || shown.with(Option::is_none) on:click=move |_| {
-                    let csv = shown.get_untracked().map(|(values, label)| csv::map(&values, grid, &label));
-                    save_failed.set(csv.is_none_or(|csv| offer_download(csv.as_bytes(), "vitlab-attention-map.csv").is_err()));
-                }>"CSV"</button>
-                <SaveFailed failed=save_failed />
+                <ExportButton label="PNG" testid="attention-map-png" file="vitlab-attention-map.png" make=move || {
+                    let (under, over) = image_ref.get_untracked().zip(overlay_ref.get_untracked())?;
+                    paint::stacked(&under, &over).map(Export::Canvas)
+                } />
+                <ExportButton label="CSV" testid="attention-map-csv" file="vitlab-attention-map.csv"
+                    ready=Signal::derive(move || shown.with(Option::is_some)) make=move || {
+                    shown.get_untracked().map(|(values, label)| Export::text(csv::map(&values, grid, &label)))
+                } />
             </div>
             <p class="hint">"Hover a patch to see where it looks. The model sees the 28×28 image underneath."</p>
         </div>

@@ -49,7 +49,7 @@ impl Classifications {
     /// to the model; its latency counts from then. While an inference runs only the newest
     /// image waits.
     pub fn classify_from(self, image: Option<Vec<u8>>, asked_at: f64) {
-        self.lab.input.set(image.clone());
+        self.lab.model_input.set(image.clone());
         let Some(image) = image else {
             self.result.set(None);
             return;
@@ -69,7 +69,7 @@ impl Classifications {
                 let image: [u8; IMAGE_PIXELS] =
                     image.try_into().expect("the pad makes 28×28 images");
                 match engine.classify(&image).await {
-                    Ok(classification) if self.lab.input.with_untracked(Option::is_some) => {
+                    Ok(classification) if self.lab.model_input.with_untracked(Option::is_some) => {
                         self.result.set(Some(Arc::new(classification)));
                         self.record_latency(web::now_ms() - asked_at);
                     }

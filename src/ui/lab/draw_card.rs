@@ -12,7 +12,7 @@ use crate::ui::state::{LabState, ShownDigit};
 pub(super) fn DrawCard() -> impl IntoView {
     let lab = expect_context::<LabState>();
     let classifier = expect_context::<Classifications>();
-    let digit = lab.digit;
+    let digit = lab.shown_digit;
     // Drawing (or clearing) puts the pad's own image back.
     let from_pad = Callback::new(move |drawn: PadImage| {
         if digit.with_untracked(Option::is_some) {

@@ -6,25 +6,47 @@
 use std::sync::Arc;
 
 use leptos::prelude::*;
-use leptos::task::spawn_local;
 
 use super::classifier::Classifications;
-use super::explainer::{ExplainError, Explainer};
+use super::question::{Answer, Question};
 use crate::analysis::explanation::Explanation;
-use crate::analysis::reading::Reading;
 use crate::data::IMAGE_PIXELS;
-use crate::ui::state::{LabState, Newest, WhenSettled};
-use crate::ui::widgets::{
-    HeatCanvas, Palette, SaveFailed, Sheet, SheetButtons, Tile, offer_download,
-};
+use crate::ui::state::LabState;
+use crate::ui::widgets::{Export, ExportButton, HeatCanvas, Palette, Sheet, SheetButtons, Tile};
 
-/// Where the explanation of the newest drawing stands.
-#[derive(Debug, Clone, PartialEq)]
-enum ExplanationState {
-    Waiting,
-    Computing,
-    Ready(Arc<Explanation>),
-    Failed(ExplainError),
+/// What the hint under the maps says.
+fn hint(answer: &Answer<Arc<Explanation>>) -> String {
+    match answer {
+        Answer::Waiting => "Draw a digit to explain it.".into(),
+        Answer::Asking => "Explaining…".into(),
+        Answer::Ready(_) => "Relevance: each attention weight times the class score's gradient with respect to it, positive part, heads averaged, carried through the layers (Chefer et al., 2021). Unlike rollout it depends on the class.".into(),
+        Answer::Failed(why) => format!("The explanation failed: {why}."),
+    }
+}
+
+/// Both maps as one figure: rollout beside the relevance.
+fn maps_sheet(rollout: Vec<f32>, explanation: &Explanation, grid: usize) -> Sheet {
+    let tile = |label: String, values: Vec<f32>| Tile {
+        label,
+        values,
+        grid,
+        palette: Palette::Heat,
+    };
+    Sheet {
+        title: format!(
+            "Rollout beside gradient relevance for class {}",
+            explanation.class
+        ),
+        tiles: vec![
+            tile("attention rollout".into(), rollout),
+            tile(
+                format!("relevance for class {}", explanation.class),
+                explanation.relevance.clone(),
+            ),
+        ],
+        columns: 2,
+        numbers: false,
+    }
 }
 
 #[component]
@@ -32,92 +54,42 @@ pub(super) fn Explanations(grid: usize, depth: usize) -> impl IntoView {
     let lab = expect_context::<LabState>();
     let result = expect_context::<Classifications>().result;
     let class = RwSignal::new(None::<u8>);
-    let shown = RwSignal::new(ExplanationState::Waiting);
-    let explainer = expect_context::<Explainer>();
-    let newest = Newest::new();
+    let question = Question::<Arc<Explanation>>::new();
     // Rollout beside the relevance, taken when the drawing has settled.
     let rollout = RwSignal::new(Vec::<f32>::new());
     // Once the drawing is classified and stays so for a moment, or another class is picked.
-    let when_settled = WhenSettled::new();
     Effect::new(move |_| {
         let classified = result.get().is_some();
         let class = class.get();
-        let image = lab.input.get_untracked();
-        when_settled.cancel();
-        let Some(image) = image.filter(|_| classified) else {
-            shown.set(ExplanationState::Waiting);
+        let image = lab.model_input.get_untracked().filter(|_| classified);
+        let Some(image) = image.and_then(|image| <[u8; IMAGE_PIXELS]>::try_from(image).ok()) else {
+            question.forget();
             rollout.set(Vec::new());
             return;
         };
-        let Ok(image) = <[u8; IMAGE_PIXELS]>::try_from(image) else {
-            return;
-        };
-        let backend = explainer.backend();
-        when_settled.run(move || {
-            let ticket = newest.ticket();
-            shown.set(ExplanationState::Computing);
+        question.when_settled(move || {
             rollout.set(
                 result
-                    .get_untracked()
-                    .map(|r: Arc<Reading>| r.rollout.clone())
+                    .with_untracked(|r| r.as_ref().map(|r| r.rollout.clone()))
                     .unwrap_or_default(),
             );
-            spawn_local(async move {
-                let answer = explainer
-                    .ask(false, |worker| async move {
-                        worker.explain(&image, backend, class).await
-                    })
-                    .await;
-                if ticket.is_newest() {
-                    shown.set(match answer {
-                        Ok(explanation) => ExplanationState::Ready(Arc::new(explanation)),
-                        Err(why) => ExplanationState::Failed(why),
-                    });
-                }
+            question.ask(false, move |worker, backend| async move {
+                worker.explain(&image, backend, class).await.map(Arc::new)
             });
         });
     });
-    let save_failed = RwSignal::new(false);
-    let ready = move || match shown.get() {
-        ExplanationState::Ready(explanation) => Some(explanation),
-        _ => None,
-    };
+    let answer = question.answer();
+    let ready = Signal::derive(move || answer.with(|a| a.ready().cloned()));
     let relevance =
-        Signal::derive(move || ready().map(|e| e.relevance.clone()).unwrap_or_default());
+        Signal::derive(move || ready.get().map(|e| e.relevance.clone()).unwrap_or_default());
     let maps = Callback::new(move |()| {
-        let ExplanationState::Ready(explanation) = shown.get_untracked() else {
-            return None;
-        };
-        Some(Sheet {
-            title: format!(
-                "Rollout beside gradient relevance for class {}",
-                explanation.class
-            ),
-            tiles: vec![
-                Tile {
-                    label: "attention rollout".into(),
-                    values: rollout.get_untracked(),
-                    grid,
-                    palette: Palette::Heat,
-                },
-                Tile {
-                    label: format!("relevance for class {}", explanation.class),
-                    values: explanation.relevance.clone(),
-                    grid,
-                    palette: Palette::Heat,
-                },
-            ],
-            columns: 2,
-            numbers: false,
-        })
+        ready
+            .get_untracked()
+            .map(|e| maps_sheet(rollout.get_untracked(), &e, grid))
     });
+    let is_ready = Signal::derive(move || answer.with(|a| a.ready().is_some()));
     view! {
-        <div class="explanations" data-testid="explanations" data-state=move || match shown.get() {
-            ExplanationState::Waiting => "waiting",
-            ExplanationState::Computing => "computing",
-            ExplanationState::Ready(_) => "ready",
-            ExplanationState::Failed(_) => "failed",
-        }>
+        <div class="explanations" data-testid="explanations" data-state=move || answer.with(Answer::state)>
             <div class="explain-maps">
                 <figure>
                     <HeatCanvas values=rollout grid=grid size=140 title="attention rollout" />
@@ -125,36 +97,36 @@ pub(super) fn Explanations(grid: usize, depth: usize) -> impl IntoView {
                 </figure>
                 <figure>
                     <HeatCanvas values=relevance grid=grid size=140 title="gradient relevance" />
-                    <figcaption data-testid="relevance-caption">{move || match ready() {
+                    <figcaption data-testid="relevance-caption">{move || match ready.get() {
                         Some(e) => format!("gradient relevance for {}", e.class),
                         None => "gradient relevance".into(),
                     }}</figcaption>
                 </figure>
             </div>
-            <label class="explain-class">"Relevance for "
-                <select data-testid="relevance-class" on:change=move |ev| {
-                    class.set(event_target_value(&ev).parse::<u8>().ok());
-                }>
-                    <option value="predicted" selected=true>"the predicted class"</option>
-                    {(0..10u8).map(|d| view! { <option value=d.to_string()>{format!("class {d}")}</option> }).collect_view()}
-                </select>
-            </label>
-            <p class="hint">{move || match shown.get() {
-                ExplanationState::Waiting => "Draw a digit to explain it.".to_string(),
-                ExplanationState::Computing => "Explaining…".to_string(),
-                ExplanationState::Ready(_) => "Relevance: each attention weight times the class score's gradient with respect to it, positive part, heads averaged, carried through the layers (Chefer et al., 2021). Unlike rollout it depends on the class.".to_string(),
-                ExplanationState::Failed(why) => format!("The explanation failed: {why}."),
-            }}</p>
-            <LogitLens explanation=Signal::derive(ready) depth=depth />
+            <ClassPicker class=class />
+            <p class="hint">{move || answer.with(hint)}</p>
+            <LogitLens explanation=ready depth=depth />
             <div class="buttons">
-                <span>"Both maps: "<SheetButtons sheet=maps name="explanation-maps" ready=Signal::derive(move || ready().is_some()) /></span>
-                <button data-testid="lens-csv" prop:disabled=move || ready().is_none() on:click=move |_| {
-                    let csv = ready().map(|e| e.lens_csv());
-                    save_failed.set(csv.is_none_or(|csv| offer_download(csv.as_bytes(), "vitlab-logit-lens.csv").is_err()));
-                }>"Logit lens as CSV"</button>
-                <SaveFailed failed=save_failed />
+                <span>"Both maps: "<SheetButtons sheet=maps name="explanation-maps" ready=is_ready /></span>
+                <ExportButton label="Logit lens as CSV" large=true testid="lens-csv" file="vitlab-logit-lens.csv" ready=is_ready
+                    make=move || ready.get_untracked().map(|e| Export::text(e.lens_csv())) />
             </div>
         </div>
+    }
+}
+
+/// The class the relevance is for: the predicted one unless another is picked.
+#[component]
+fn ClassPicker(class: RwSignal<Option<u8>>) -> impl IntoView {
+    view! {
+        <label class="explain-class">"Relevance for "
+            <select data-testid="relevance-class" on:change=move |ev| {
+                class.set(event_target_value(&ev).parse::<u8>().ok());
+            }>
+                <option value="predicted" selected=true>"the predicted class"</option>
+                {(0..10u8).map(|d| view! { <option value=d.to_string()>{format!("class {d}")}</option> }).collect_view()}
+            </select>
+        </label>
     }
 }
 

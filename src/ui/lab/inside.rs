@@ -64,7 +64,7 @@ pub(super) fn WhereItLooks(shape: MapShape) -> impl IntoView {
     view! {
         <section class="card heatmaps">
             <h2>"Where it looks"</h2>
-            <AttentionView result=result input=lab.input grid=shape.grid depth=shape.depth heads=shape.heads choice=lab.map />
+            <AttentionView result=result input=lab.model_input grid=shape.grid depth=shape.depth heads=shape.heads choice=lab.map />
         </section>
     }
 }

@@ -14,6 +14,7 @@ mod explainer;
 mod inside;
 mod occlusion;
 mod prediction;
+mod question;
 mod timeline;
 
 use leptos::prelude::*;
@@ -39,7 +40,7 @@ pub fn Lab() -> impl IntoView {
     provide_context(classifier);
     // A test digit goes to the model as it is, where a drawing goes through preprocessing.
     Effect::new(move |_| {
-        if let Some(shown) = lab.digit.get() {
+        if let Some(shown) = lab.shown_digit.get() {
             classifier.classify(Some(shown.image));
         }
     });
@@ -55,7 +56,7 @@ pub fn Lab() -> impl IntoView {
         insight.track();
         if before.is_some() {
             classifier.result.set(None);
-            classifier.classify(lab.input.get_untracked());
+            classifier.classify(lab.model_input.get_untracked());
         }
     });
     // The heatmap card is rebuilt only for a model of another shape.

@@ -86,9 +86,9 @@ impl AppState {
             batch_distance: self.batch_distance.into(),
             want_batch_distance: Callback::new(move |()| self.want_batch_distance()),
             revealed: self.revealed,
-            digit: self.shown_digit,
+            shown_digit: self.shown_digit,
             map: self.map,
-            input: self.model_input,
+            model_input: self.model_input,
         }
     }
 

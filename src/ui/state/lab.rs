@@ -26,10 +26,10 @@ pub struct LabState {
     /// How much of the page below its first screen is in (the lab's wide cards are part).
     pub revealed: Revealed,
     /// A test digit shown in the draw panel instead of a drawing, set from anywhere.
-    pub digit: RwSignal<Option<ShownDigit>>,
+    pub shown_digit: RwSignal<Option<ShownDigit>>,
     /// The attention map shown large (a link may set it).
     pub map: RwSignal<MapChoice>,
     /// The image the model is given: the drawing, or a test digit (the training run probes
     /// it too).
-    pub input: RwSignal<Option<Vec<u8>>>,
+    pub model_input: RwSignal<Option<Vec<u8>>>,
 }

@@ -4,11 +4,10 @@
 //! the DOM for tests.
 
 use leptos::prelude::*;
-use leptos::task::spawn_local;
 
 use crate::analysis::csv;
 
-use super::{SaveFailed, key_of, offer_download, offer_svg_png};
+use super::{Export, ExportButton, key_of};
 
 /// One line of a chart.
 #[derive(Debug, Clone, PartialEq)]
@@ -55,6 +54,79 @@ fn tick(value: f64) -> String {
     }
 }
 
+/// What a screen reader says of a chart instead of "image": each line's last value and its
+/// range.
+fn summary(all: &[Series], x_name: &str) -> String {
+    let lines: Vec<String> = all
+        .iter()
+        .filter_map(|s| {
+            let &(x, y) = s.points.last()?;
+            let (lo, hi) = bounds(s.points.iter().map(|p| p.1))?;
+            Some(format!(
+                "{}: {} at {x_name} {x:.0}, from {} to {}",
+                s.label,
+                tick(y),
+                tick(lo),
+                tick(hi)
+            ))
+        })
+        .collect();
+    if lines.is_empty() {
+        "no points yet".to_string()
+    } else {
+        lines.join("; ")
+    }
+}
+
+/// The axes, ticks and lines of `all` inside the chart's SVG, scaled to `x` and `y`; a note
+/// where there is nothing to draw yet.
+fn plot(all: &[Series], x: Option<(f64, f64)>, y: Option<(f64, f64)>) -> AnyView {
+    let (Some((x0, x1)), Some((y0, y1))) = (x, y) else {
+        return view! {
+            <text x=WIDTH / 2.0 y=HEIGHT / 2.0 class="empty" text-anchor="middle">"no data yet"</text>
+        }
+        .into_any();
+    };
+    let sx = move |v: f64| LEFT + (v - x0) / (x1 - x0).max(1e-9) * (WIDTH - LEFT - RIGHT);
+    let sy =
+        move |v: f64| TOP + (1.0 - (v.clamp(y0, y1) - y0) / (y1 - y0)) * (HEIGHT - TOP - BOTTOM);
+    let lines = all
+        .iter()
+        .map(|s| {
+            let path = s
+                .points
+                .iter()
+                .filter(|p| p.1.is_finite())
+                .map(|&(px, py)| format!("{:.1},{:.1}", sx(px), sy(py)))
+                .collect::<Vec<_>>()
+                .join(" ");
+            let dots = s.dots.then(|| {
+                s.points
+                    .iter()
+                    .map(|&(px, py)| view! { <circle cx=sx(px) cy=sy(py) r="2.5" class=s.class></circle> })
+                    .collect_view()
+            });
+            view! {
+                <polyline points=path class=format!("series {}", s.class)></polyline>
+                {dots}
+            }
+        })
+        .collect_view();
+    let mid = (y0 + y1) / 2.0;
+    view! {
+        <line x1=LEFT y1=TOP x2=LEFT y2=HEIGHT - BOTTOM class="axis"></line>
+        <line x1=LEFT y1=HEIGHT - BOTTOM x2=WIDTH - RIGHT y2=HEIGHT - BOTTOM class="axis"></line>
+        {[y0, mid, y1]
+            .into_iter()
+            .map(|v| view! { <text x=LEFT - 4.0 y=sy(v) + 3.0 text-anchor="end" class="tick">{tick(v)}</text> })
+            .collect_view()}
+        <text x=LEFT y=HEIGHT - 6.0 class="tick">{format!("{x0:.0}")}</text>
+        <text x=WIDTH - RIGHT y=HEIGHT - 6.0 text-anchor="end" class="tick">{format!("{x1:.0}")}</text>
+        {lines}
+    }
+    .into_any()
+}
+
 /// Lines over a shared x axis (training steps), with the y range fitted unless given.
 #[component]
 pub fn LineChart(
@@ -65,117 +137,43 @@ pub fn LineChart(
     #[prop(into)] x_label: String,
     #[prop(into)] testid: String,
 ) -> impl IntoView {
-    let layout = move || {
-        let all = series.get();
-        let x = bounds(all.iter().flat_map(|s| s.points.iter().map(|p| p.0)));
-        let y = y_range.or_else(|| bounds(all.iter().flat_map(|s| s.points.iter().map(|p| p.1))));
-        (all, x, y)
-    };
     let total_points = move || series.with(|s| s.iter().map(|s| s.points.len()).sum::<usize>());
-    // For a screen reader: each line's last value and its range, not "image".
+    let has_points = Signal::derive(move || total_points() > 0);
     let x_name = x_label.clone();
-    let summary = move || {
-        series.with(|all| {
-            let lines: Vec<String> = all
-                .iter()
-                .filter_map(|s| {
-                    let &(x, y) = s.points.last()?;
-                    let (lo, hi) = bounds(s.points.iter().map(|p| p.1))?;
-                    Some(format!(
-                        "{}: {} at {x_name} {x:.0}, from {} to {}",
-                        s.label,
-                        tick(y),
-                        tick(lo),
-                        tick(hi)
-                    ))
-                })
-                .collect();
-            if lines.is_empty() {
-                "no points yet".to_string()
-            } else {
-                lines.join("; ")
-            }
-        })
-    };
-    let (png_id, csv_id) = (format!("{testid}-png"), format!("{testid}-csv"));
-    let (png_name, csv_name) = (testid.clone(), testid.clone());
-    let x_column = x_label.clone();
-    let x_note = x_label.clone();
     let svg_ref = NodeRef::<leptos::svg::Svg>::new();
-    let failed = RwSignal::new(false);
-    let save_png = move |_| {
-        let Some(svg) = svg_ref.get_untracked() else {
-            return;
-        };
+    let note = x_label.clone();
+    let make_png = Callback::new(move |()| {
+        let svg: web_sys::Element = svg_ref.get_untracked()?.into();
         let labels = series.with_untracked(|all| all.iter().map(|s| s.label.clone()).collect());
-        let (name, note) = (format!("vitlab-{png_name}.png"), x_note.clone());
-        spawn_local(async move {
-            let key = key_of(&svg, "polyline.series", labels);
-            failed.set(!offer_svg_png(&svg, &key, &note, &name).await);
+        let key = key_of(&svg, "polyline.series", labels);
+        let note = note.clone();
+        Some(Export::Chart { svg, key, note })
+    });
+    let x_column = x_label.clone();
+    let make_csv = Callback::new(move |()| {
+        let csv = series.with_untracked(|all| {
+            csv::series(
+                all.iter().map(|s| (s.label.as_str(), s.points.as_slice())),
+                &x_column,
+            )
         });
-    };
+        Some(Export::text(csv))
+    });
     view! {
         <figure class="line-chart">
             <svg
                 node_ref=svg_ref
                 viewBox=format!("0 0 {WIDTH} {HEIGHT}")
-                data-testid=testid
+                data-testid=testid.clone()
                 data-points=move || total_points().to_string()
                 role="img"
-                aria-label=summary
+                aria-label=move || series.with(|all| summary(all, &x_name))
             >
-                {move || {
-                    let (all, x, y) = layout();
-                    let (Some((x0, x1)), Some((y0, y1))) = (x, y) else {
-                        return view! {
-                            <text x=WIDTH / 2.0 y=HEIGHT / 2.0 class="empty" text-anchor="middle">"no data yet"</text>
-                        }
-                        .into_any();
-                    };
-                    let sx = move |v: f64| LEFT + (v - x0) / (x1 - x0).max(1e-9) * (WIDTH - LEFT - RIGHT);
-                    let sy = move |v: f64| {
-                        TOP + (1.0 - (v.clamp(y0, y1) - y0) / (y1 - y0)) * (HEIGHT - TOP - BOTTOM)
-                    };
-                    let lines = all
-                        .iter()
-                        .map(|s| {
-                            let path = s
-                                .points
-                                .iter()
-                                .filter(|p| p.1.is_finite())
-                                .map(|&(px, py)| format!("{:.1},{:.1}", sx(px), sy(py)))
-                                .collect::<Vec<_>>()
-                                .join(" ");
-                            let dots = s
-                                .dots
-                                .then(|| {
-                                    s.points
-                                        .iter()
-                                        .map(|&(px, py)| {
-                                            view! { <circle cx=sx(px) cy=sy(py) r="2.5" class=s.class></circle> }
-                                        })
-                                        .collect_view()
-                                });
-                            view! {
-                                <polyline points=path class=format!("series {}", s.class)></polyline>
-                                {dots}
-                            }
-                        })
-                        .collect_view();
-                    let mid = (y0 + y1) / 2.0;
-                    view! {
-                        <line x1=LEFT y1=TOP x2=LEFT y2=HEIGHT - BOTTOM class="axis"></line>
-                        <line x1=LEFT y1=HEIGHT - BOTTOM x2=WIDTH - RIGHT y2=HEIGHT - BOTTOM class="axis"></line>
-                        {[y0, mid, y1]
-                            .into_iter()
-                            .map(|v| view! { <text x=LEFT - 4.0 y=sy(v) + 3.0 text-anchor="end" class="tick">{tick(v)}</text> })
-                            .collect_view()}
-                        <text x=LEFT y=HEIGHT - 6.0 class="tick">{format!("{x0:.0}")}</text>
-                        <text x=WIDTH - RIGHT y=HEIGHT - 6.0 text-anchor="end" class="tick">{format!("{x1:.0}")}</text>
-                        {lines}
-                    }
-                    .into_any()
-                }}
+                {move || series.with(|all| {
+                    let x = bounds(all.iter().flat_map(|s| s.points.iter().map(|p| p.0)));
+                    let y = y_range.or_else(|| bounds(all.iter().flat_map(|s| s.points.iter().map(|p| p.1))));
+                    plot(all, x, y)
+                })}
             </svg>
             <figcaption>
                 {move || {
@@ -186,14 +184,8 @@ pub fn LineChart(
                         .collect_view()
                 }}
                 <span class="x-label">{x_label}</span>
-                <button class="small" data-testid=png_id prop:disabled=move || total_points() == 0 on:click=save_png>"PNG"</button>
-                <button class="small" data-testid=csv_id prop:disabled=move || total_points() == 0 on:click=move |_| {
-                    let csv = series.with_untracked(|all| {
-                        csv::series(all.iter().map(|s| (s.label.as_str(), s.points.as_slice())), &x_column)
-                    });
-                    failed.set(offer_download(csv.as_bytes(), &format!("vitlab-{csv_name}.csv")).is_err());
-                }>"CSV"</button>
-                <SaveFailed failed=failed />
+                <ExportButton label="PNG" testid=format!("{testid}-png") file=format!("vitlab-{testid}.png") ready=has_points make=make_png />
+                <ExportButton label="CSV" testid=format!("{testid}-csv") file=format!("vitlab-{testid}.csv") ready=has_points make=make_csv />
             </figcaption>
         </figure>
     }

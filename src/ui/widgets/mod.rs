@@ -5,6 +5,7 @@
 mod chart;
 mod download;
 mod error_banner;
+mod export;
 mod first_sight;
 mod heat_canvas;
 pub mod paint;
@@ -14,7 +15,8 @@ mod svg_picture;
 pub use chart::{LineChart, Series};
 pub use download::{offer_download, offer_png};
 pub use error_banner::ErrorBanner;
+pub use export::{Export, ExportButton};
 pub use first_sight::on_first_sight;
 pub use heat_canvas::{HeatCanvas, Palette};
-pub use sheet::{SaveFailed, Sheet, SheetButtons, Tile};
-pub use svg_picture::{KeyEntry, key_of, offer_svg_png};
+pub use sheet::{Sheet, SheetButtons, Tile};
+pub use svg_picture::{KeyEntry, key_of};

@@ -8,7 +8,8 @@ use leptos::prelude::*;
 
 use crate::analysis::csv;
 
-use super::{Palette, offer_download, offer_png, paint};
+use super::export::{Export, ExportButton};
+use super::{Palette, paint};
 
 /// One map of a [`Sheet`].
 #[derive(Debug, Clone, PartialEq)]
@@ -169,31 +170,22 @@ pub fn SheetButtons(
     #[prop(optional, into)]
     ready: Option<Signal<bool>>,
 ) -> impl IntoView {
-    let (png_id, csv_id) = (format!("{name}-png"), format!("{name}-csv"));
-    let (png_file, csv_file) = (format!("vitlab-{name}.png"), format!("vitlab-{name}.csv"));
-    let disabled = move || ready.is_some_and(|ready| !ready.get());
-    // A click that saved nothing says so beside the buttons, rather than doing nothing.
-    let failed = RwSignal::new(false);
+    let ready = Signal::derive(move || ready.is_none_or(|ready| ready.get()));
+    let make_png =
+        Callback::new(move |()| sheet.run(()).and_then(|s| s.picture()).map(Export::Canvas));
+    let make_csv = Callback::new(move |()| {
+        let numbers = match csv {
+            Some(own) => own.run(()),
+            None => sheet.run(()).map(|s| s.csv()),
+        };
+        numbers.map(Export::text)
+    });
     view! {
         <span class="export">
-            <button class="small" data-testid=png_id title="the maps as one picture" prop:disabled=disabled on:click=move |_| {
-                let picture = sheet.run(()).and_then(|s| s.picture());
-                failed.set(picture.is_none_or(|p| offer_png(&p, &png_file).is_err()));
-            }>"PNG"</button>
-            <button class="small" data-testid=csv_id title="the numbers behind the maps" prop:disabled=disabled on:click=move |_| {
-                let numbers = match csv {
-                    Some(own) => own.run(()),
-                    None => sheet.run(()).map(|s| s.csv()),
-                };
-                failed.set(numbers.is_none_or(|n| offer_download(n.as_bytes(), &csv_file).is_err()));
-            }>"CSV"</button>
-            <SaveFailed failed=failed />
+            <ExportButton label="PNG" testid=format!("{name}-png") file=format!("vitlab-{name}.png")
+                title="the maps as one picture" ready=ready make=make_png />
+            <ExportButton label="CSV" testid=format!("{name}-csv") file=format!("vitlab-{name}.csv")
+                title="the numbers behind the maps" ready=ready make=make_csv />
         </span>
     }
-}
-
-/// "Not saved" beside export buttons whose last click saved nothing; read out when it shows.
-#[component]
-pub fn SaveFailed(failed: RwSignal<bool>) -> impl IntoView {
-    view! { <span class="save-failed" role="status">{move || failed.get().then_some("not saved: this browser could not make the file")}</span> }
 }
