@@ -114,15 +114,17 @@ fn HidePatches(grid: usize) -> impl IntoView {
     let answer = question.answer();
     let ready = move |read: fn(&Hidden) -> String| answer.with(|a| a.ready().map(read));
     view! {
-        <canvas node_ref=canvas_ref width=CANVAS height=CANVAS data-testid="occlusion-input" role="img"
-            aria-label="the model's input; click a patch to hide it" on:click=on_click></canvas>
-        <p data-testid="occlusion-readings" data-state=move || answer.with(Answer::state)
-            data-image=move || ready(|r| r.image.iter().map(|b| format!("{b:02x}")).collect())
-            data-hidden=move || ready(|r| r.patches.iter().map(u16::to_string).collect::<Vec<_>>().join(","))
-            data-comparison=move || ready(|r| serde_json::to_string(&r.comparison).unwrap_or_default())
-        >{move || answer.with(|a| readings_line(a, hidden.with(BTreeSet::len)))}</p>
-        <div class="buttons">
-            <button data-testid="occlusion-clear" on:click=move |_| hidden.set(BTreeSet::new())>"Show every patch"</button>
+        <div class="occlusion-hide">
+            <canvas node_ref=canvas_ref width=CANVAS height=CANVAS data-testid="occlusion-input" role="img"
+                aria-label="the model's input; click a patch to hide it" on:click=on_click></canvas>
+            <p data-testid="occlusion-readings" data-state=move || answer.with(Answer::state)
+                data-image=move || ready(|r| r.image.iter().map(|b| format!("{b:02x}")).collect())
+                data-hidden=move || ready(|r| r.patches.iter().map(u16::to_string).collect::<Vec<_>>().join(","))
+                data-comparison=move || ready(|r| serde_json::to_string(&r.comparison).unwrap_or_default())
+            >{move || answer.with(|a| readings_line(a, hidden.with(BTreeSet::len)))}</p>
+            <div class="buttons">
+                <button data-testid="occlusion-clear" on:click=move |_| hidden.set(BTreeSet::new())>"Show every patch"</button>
+            </div>
         </div>
     }
 }
@@ -212,19 +214,21 @@ fn Curves() -> impl IntoView {
             .unwrap_or_default()
     });
     view! {
-        <div class="buttons">
-            <button data-testid="occlusion-measure" prop:disabled=move || answer.with(|a| matches!(a, Answer::Asking)) on:click=measure>
-                {format!("Measure on {CURVE_IMAGES} test digits")}
-            </button>
-            <ExportButton label="Curves as CSV" large=true testid="occlusion-csv" file="vitlab-occlusion.csv"
-                ready=Signal::derive(move || answer.with(|a| a.ready().is_some()))
-                make=move || answer.with_untracked(|a| a.ready().map(|c| Export::text(c.csv()))) />
+        <div class="occlusion-curves">
+            <div class="buttons">
+                <button data-testid="occlusion-measure" prop:disabled=move || answer.with(|a| matches!(a, Answer::Asking)) on:click=measure>
+                    {format!("Measure on {CURVE_IMAGES} test digits")}
+                </button>
+                <ExportButton label="Curves as CSV" large=true testid="occlusion-csv" file="vitlab-occlusion.csv"
+                    ready=Signal::derive(move || answer.with(|a| a.ready().is_some()))
+                    make=move || answer.with_untracked(|a| a.ready().map(|c| Export::text(c.csv()))) />
+            </div>
+            {move || answer.with(|a| match a {
+                Answer::Failed(why) => Some(view! { <p class="error" role="alert">{format!("The measurement failed: {why}.")}</p> }.into_any()),
+                Answer::Asking => Some(view! { <p class="hint">"Measuring in the explaining worker…"</p> }.into_any()),
+                _ => None,
+            })}
+            <LineChart series=series y_range=(0.0, 1.0) x_label="% of patches hidden" testid="occlusion-chart" />
         </div>
-        {move || answer.with(|a| match a {
-            Answer::Failed(why) => Some(view! { <p class="error" role="alert">{format!("The measurement failed: {why}.")}</p> }.into_any()),
-            Answer::Asking => Some(view! { <p class="hint">"Measuring in the explaining worker…"</p> }.into_any()),
-            _ => None,
-        })}
-        <LineChart series=series y_range=(0.0, 1.0) x_label="% of patches hidden" testid="occlusion-chart" />
     }
 }

@@ -70,9 +70,13 @@ pub fn ExportButton(
             failed.set(!saved);
         });
     };
+    // The button and its message are one item of a row of buttons: the message, empty while
+    // nothing failed, takes no room.
     view! {
-        <button class:small=!large data-testid=testid title=title
-            prop:disabled=move || ready.is_some_and(|ready| !ready.get()) on:click=save>{label}</button>
-        <span class="save-failed" role="status">{move || failed.get().then_some("not saved: this browser could not make the file")}</span>
+        <span class="export-button">
+            <button class:small=!large data-testid=testid title=title
+                prop:disabled=move || ready.is_some_and(|ready| !ready.get()) on:click=save>{label}</button>
+            <span class="save-failed" role="status">{move || failed.get().then_some("not saved: this browser could not make the file")}</span>
+        </span>
     }
 }
