@@ -259,9 +259,9 @@ async fn the_lab_mounts_and_a_stroke_gets_a_prediction() {
             batch_distance: Signal::stored(None),
             want_batch_distance: Callback::new(|_| {}),
             revealed: Revealed::all(),
-            digit: shown_digit,
+            shown_digit,
             map: RwSignal::new(MapChoice::Rollout),
-            input: RwSignal::new(None),
+            model_input: RwSignal::new(None),
         });
         view! { <Lab /> }
     });
