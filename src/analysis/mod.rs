@@ -3,6 +3,8 @@
 //! them (`insight`: attention rollout, mean attention distance), and what the page shows of it
 //! (`reading`). Pure: no browser types.
 
+#[cfg(feature = "train")]
+pub mod ablation;
 pub mod csv;
 pub mod data_scaling;
 pub mod explanation;

@@ -5,7 +5,7 @@ use burn::module::Module;
 use burn::nn::{Dropout, DropoutConfig, Gelu, LayerNorm, LayerNormConfig, Linear, LinearConfig};
 use burn::tensor::{Device, Tensor};
 
-use super::{MultiHeadAttention, VitConfig, dropout, fused};
+use super::{LayerAblation, MultiHeadAttention, VitConfig, dropout, fused};
 
 /// Eq. 2–3: a pre-norm Transformer encoder block.
 #[derive(Module, Debug)]
@@ -58,8 +58,31 @@ impl EncoderBlock {
         tokens: Tensor<3>,
         probe: Option<Tensor<4>>,
     ) -> (Tensor<3>, Tensor<4>) {
+        let (tokens, attention, _) = self.forward_ablated(tokens, probe, None);
+        (tokens, attention)
+    }
+
+    /// [`Self::forward_probed`] with some heads switched off (their outputs replaced, see
+    /// [`LayerAblation`]); also the heads' outputs side by side as the projection read them.
+    ///
+    /// # Shapes
+    /// - tokens: `[batch, tokens, dim]`
+    /// - probe: `[batch, heads, tokens, tokens]`
+    /// - output: `[batch, tokens, dim]`
+    /// - attention: `[batch, heads, tokens, tokens]`
+    /// - mixed: `[batch, tokens, dim]`
+    pub fn forward_ablated(
+        &self,
+        tokens: Tensor<3>,
+        probe: Option<Tensor<4>>,
+        ablation: Option<&LayerAblation>,
+    ) -> (Tensor<3>, Tensor<4>, Tensor<3>) {
         let normed = layer_norm(&self.norm1, &tokens); // [B, N, D]
         let (mixed, attention) = self.attn.attend_probed(normed, probe); // [B, N, D], [B, H, N, N]
+        let mixed = match ablation {
+            Some(ablation) => ablation.apply(mixed),
+            None => mixed,
+        }; // [B, N, D]
         let tokens =
             fused::linear_residual(&self.attn.proj, &mixed, &tokens).unwrap_or_else(|| {
                 tokens + dropout(&self.attn.dropout, fused::linear(&self.attn.proj, &mixed))
@@ -73,7 +96,7 @@ impl EncoderBlock {
         let tokens = fused::linear_residual(&self.mlp_out, &hidden, &tokens).unwrap_or_else(|| {
             tokens + dropout(&self.dropout, fused::linear(&self.mlp_out, &hidden))
         }); // [B, N, D]
-        (tokens, attention)
+        (tokens, attention, mixed)
     }
 }
 

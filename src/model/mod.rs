@@ -4,6 +4,7 @@
 //! Field names follow the seed's PyTorch modules (`patch_embed`, `layers`, `norm1`, `attn`,
 //! `qkv`, `proj`, `norm2`, `norm`, `head`) so that [`crate::weights`] maps them by path.
 
+mod ablation;
 mod attention;
 mod block;
 mod classifier;
@@ -17,6 +18,7 @@ mod randomness;
 mod thread_setting;
 mod vit;
 
+pub use ablation::{Ablation, AblationError, HeadMeans, LayerAblation, Replacement};
 pub use attention::{MultiHeadAttention, attention_softmax};
 pub use block::{EncoderBlock, layer_norm};
 pub use classifier::{Architecture, Classifier, ModelConfig};

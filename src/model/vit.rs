@@ -5,7 +5,7 @@ use burn::module::Module;
 use burn::nn::{LayerNorm, LayerNormConfig, Linear, LinearConfig};
 use burn::tensor::{Device, Int, Tensor, TensorData};
 
-use super::{EncoderBlock, PatchEmbedding, VitConfig, fused, layer_norm};
+use super::{Ablation, EncoderBlock, PatchEmbedding, VitConfig, fused, layer_norm};
 
 /// The whole model: patch embedding, L encoder blocks, LayerNorm, linear head.
 #[derive(Module, Debug)]
@@ -23,6 +23,34 @@ pub struct VitOutput {
     pub logits: Tensor<2>,
     /// One `[batch, heads, tokens, tokens]` per layer, first layer first.
     pub attention: Vec<Tensor<4>>,
+}
+
+/// What a forward pass does besides its logits and attention.
+#[derive(Default, Clone, Copy)]
+struct Passes<'a> {
+    /// Read the class token after each block (the logit lens).
+    lens: bool,
+    /// Keep each layer's heads' outputs.
+    heads: bool,
+    ablation: Option<&'a Ablation>,
+}
+
+impl Passes<'_> {
+    fn lens() -> Self {
+        Self {
+            lens: true,
+            ..Self::default()
+        }
+    }
+}
+
+/// What [`VisionTransformer::forward_reading`] read.
+struct Read {
+    output: VitOutput,
+    /// `depth` × `[batch, classes]`, where asked.
+    lens: Vec<Tensor<2>>,
+    /// `depth` × `[batch, tokens, dim]`, where asked.
+    heads: Vec<Tensor<3>>,
 }
 
 impl VisionTransformer {
@@ -66,7 +94,8 @@ impl VisionTransformer {
     /// - logits: `[batch, classes]`
     /// - attention: `depth` × `[batch, heads, tokens, tokens]`
     pub fn forward_probed(&self, images: Tensor<4>, probes: &[Tensor<4>]) -> VitOutput {
-        self.forward_reading(images, probes, false).0
+        self.forward_reading(images, probes, Passes::default())
+            .output
     }
 
     /// The logit lens: what the class token would predict after each block, read with the
@@ -76,7 +105,7 @@ impl VisionTransformer {
     /// - images: `[batch, channels, height, width]`
     /// - output: `depth` × `[batch, classes]`
     pub fn logit_lens(&self, images: Tensor<4>) -> Vec<Tensor<2>> {
-        self.forward_reading(images, &[], true).1
+        self.forward_reading(images, &[], Passes::lens()).lens
     }
 
     /// [`Self::forward_probed`] and the logit lens of the same pass: what an explanation
@@ -89,33 +118,67 @@ impl VisionTransformer {
         images: Tensor<4>,
         probes: &[Tensor<4>],
     ) -> (VitOutput, Vec<Tensor<2>>) {
-        self.forward_reading(images, probes, true)
+        let read = self.forward_reading(images, probes, Passes::lens());
+        (read.output, read.lens)
     }
 
-    /// The forward pass, probed, reading the class token after each block where `lens`.
-    fn forward_reading(
-        &self,
-        images: Tensor<4>,
-        probes: &[Tensor<4>],
-        lens: bool,
-    ) -> (VitOutput, Vec<Tensor<2>>) {
+    /// Class scores with the heads `ablation` names switched off.
+    ///
+    /// # Shapes
+    /// - images: `[batch, channels, height, width]`
+    /// - output: `[batch, classes]`
+    pub fn forward_ablated(&self, images: Tensor<4>, ablation: &Ablation) -> Tensor<2> {
+        let passes = Passes {
+            ablation: Some(ablation),
+            ..Passes::default()
+        };
+        self.forward_reading(images, &[], passes).output.logits
+    }
+
+    /// Each layer's heads' outputs side by side, as its output projection reads them: what a
+    /// head's mean output ([`super::HeadMeans`]) is taken over.
+    ///
+    /// # Shapes
+    /// - images: `[batch, channels, height, width]`
+    /// - output: `depth` × `[batch, tokens, dim]`
+    pub fn head_outputs(&self, images: Tensor<4>) -> Vec<Tensor<3>> {
+        let passes = Passes {
+            heads: true,
+            ..Passes::default()
+        };
+        self.forward_reading(images, &[], passes).heads
+    }
+
+    /// The forward pass, probed and with heads switched off as `passes` says, and what else
+    /// it reads on the way.
+    fn forward_reading(&self, images: Tensor<4>, probes: &[Tensor<4>], passes: Passes<'_>) -> Read {
         let mut tokens = self.patch_embed.forward(images); // [B, N + 1, D]
         let depth = self.layers.len();
         let mut attention = Vec::with_capacity(depth);
-        let mut read = Vec::with_capacity(if lens { depth } else { 0 });
+        let mut lens = Vec::with_capacity(if passes.lens { depth } else { 0 });
+        let mut heads = Vec::with_capacity(if passes.heads { depth } else { 0 });
         for (i, layer) in self.layers.iter().enumerate() {
-            let (next, probabilities) = layer.forward_probed(tokens, probes.get(i).cloned());
+            let ablation = passes.ablation.and_then(|a| a.layer(i));
+            let (next, probabilities, mixed) =
+                layer.forward_ablated(tokens, probes.get(i).cloned(), ablation);
             tokens = next; // [B, N + 1, D]
             attention.push(probabilities);
-            if lens && i + 1 < depth {
-                read.push(self.classify(&tokens)); // [B, classes]
+            if passes.heads {
+                heads.push(mixed); // [B, N + 1, D]
+            }
+            if passes.lens && i + 1 < depth {
+                lens.push(self.classify(&tokens)); // [B, classes]
             }
         }
         let logits = self.classify(&tokens); // [B, classes]
-        if lens {
-            read.push(logits.clone()); // after the last block: the logits themselves
+        if passes.lens {
+            lens.push(logits.clone()); // after the last block: the logits themselves
         }
-        (VitOutput { logits, attention }, read)
+        Read {
+            output: VitOutput { logits, attention },
+            lens,
+            heads,
+        }
     }
 
     /// Class scores with only the patches in `kept` as tokens: the others are dropped from

@@ -595,3 +595,46 @@ fn hide_reads_one_image_with_patches_hidden_and_refuses_what_it_cannot_read() {
     assert!(stderr.contains("--hidden"), "{stderr}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn ablate_tables_every_head_of_a_vit_and_refuses_a_cnn() {
+    let root = env!("CARGO_MANIFEST_DIR");
+    let vit_file = format!("{root}/pretrained/vit-seed.safetensors");
+    let csv = std::env::temp_dir().join(format!("vitlab-ablate-{}.csv", std::process::id()));
+    for replacement in ["mean", "zero"] {
+        let out = vit(Command::new(VIT).args([
+            "ablate",
+            "--weights",
+            &vit_file,
+            "--images",
+            "50",
+            "--mean-images",
+            "50",
+            "--replacement",
+            replacement,
+            "--csv",
+            csv.to_str().unwrap(),
+            "--threads",
+            "1",
+            "--json",
+        ]));
+        assert!(out.starts_with("50 test images, accuracy "), "{out}");
+        let json: serde_json::Value = serde_json::from_str(out.lines().last().unwrap()).unwrap();
+        let importance = &json["importance"];
+        let depth = importance["accuracy"].as_array().unwrap().len();
+        let heads = importance["accuracy"][0].as_array().unwrap().len();
+        assert!(depth >= 1 && heads >= 1, "{out}");
+        let table = std::fs::read_to_string(&csv).unwrap();
+        assert_eq!(table.lines().count(), 1 + depth * heads, "{table}");
+        assert!(
+            table.starts_with("layer,head,accuracy,lost\n1,1,"),
+            "{table}"
+        );
+    }
+    std::fs::remove_file(&csv).unwrap();
+    let cnn_file = format!("{root}/pretrained/cnn-teacher.safetensors");
+    let stderr = refused(&["ablate", "--weights", &cnn_file, "--images", "5"]);
+    assert!(stderr.contains("a ViT's weights are needed"), "{stderr}");
+    let stderr = refused(&["ablate", "--weights", &vit_file, "--images", "0"]);
+    assert!(stderr.contains("at least 1"), "{stderr}");
+}

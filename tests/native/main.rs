@@ -1,6 +1,7 @@
 #![cfg(not(target_arch = "wasm32"))]
 //! Native tests, in one binary so that Burn is linked once.
 
+mod ablation;
 mod cli;
 mod cnn;
 mod data;

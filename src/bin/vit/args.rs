@@ -102,6 +102,30 @@ pub enum Command {
         #[command(flatten)]
         common: Common,
     },
+    /// Which heads matter: the test accuracy a ViT loses when each of its heads alone is
+    /// switched off (its output replaced by its mean over the test images, or by zero).
+    Ablate {
+        /// The ViT's weights.
+        #[arg(long)]
+        weights: PathBuf,
+        /// Test images measured, from the first.
+        #[arg(long, default_value_t = 10_000, value_parser = at_least_one)]
+        images: usize,
+        /// What takes a switched-off head's place.
+        #[arg(long, value_enum, default_value_t = ReplacementChoice::Mean)]
+        replacement: ReplacementChoice,
+        /// Test images the heads' mean outputs are taken over, from the first.
+        #[arg(long, default_value_t = 10_000, value_parser = at_least_one)]
+        mean_images: usize,
+        /// Write the table as CSV (layer, head, accuracy, lost) to this file.
+        #[arg(long)]
+        csv: Option<PathBuf>,
+        /// End with one line of JSON.
+        #[arg(long)]
+        json: bool,
+        #[command(flatten)]
+        common: Common,
+    },
     /// Train a ViT on MNIST and save its weights.
     Train(Box<TrainArgs>),
     /// Measure training throughput and batch-1 latency (the seed preset on the CPU unless told).
@@ -182,6 +206,14 @@ pub struct Common {
 pub enum DeviceChoice {
     Cpu,
     Gpu,
+}
+
+/// What takes a switched-off head's place (`vit ablate`).
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ReplacementChoice {
+    /// Its mean output over the test images, position by position.
+    Mean,
+    Zero,
 }
 
 /// The architecture `vit train` builds.
@@ -303,7 +335,8 @@ impl Command {
             Command::Eval { common, .. }
             | Command::Bench { common, .. }
             | Command::Occlusion { common, .. }
-            | Command::Hide { common, .. } => Some(common),
+            | Command::Hide { common, .. }
+            | Command::Ablate { common, .. } => Some(common),
             Command::Train(args) => Some(&args.common),
         }
     }

@@ -47,6 +47,8 @@ pub enum CliError {
         bytes: u64,
         expected: usize,
     },
+    #[error("ablate: {0}")]
+    Ablate(vitlab::analysis::ablation::AblationMeasureError),
     #[error("{}: a ViT's weights are needed here", path.display())]
     NotAVit { path: PathBuf },
     #[error("patch {patch} is outside the ViT's {patches} patches (0 to {})", patches - 1)]

@@ -1,6 +1,8 @@
 //! `vit`: the native command line. Prepares the chunked data, trains, evaluates, averages,
-//! measures occlusion and benchmarks; one file per command.
+//! measures occlusion and heads, and benchmarks; one file per command.
 
+#[cfg(not(target_arch = "wasm32"))]
+mod ablate;
 #[cfg(not(target_arch = "wasm32"))]
 mod args;
 #[cfg(not(target_arch = "wasm32"))]
@@ -117,6 +119,25 @@ fn run(command: Command) -> Result<(), CliError> {
             json,
             common,
         } => hide::hide(&vit, &cnn, &image, &hidden, json, &common),
+        Command::Ablate {
+            weights,
+            images,
+            replacement,
+            mean_images,
+            csv,
+            json,
+            common,
+        } => ablate::ablate(
+            &weights,
+            ablate::Measure {
+                images,
+                replacement,
+                mean_images,
+            },
+            csv.as_deref(),
+            json,
+            &common,
+        ),
         Command::Train(args) => train::train(*args),
         Command::Bench {
             steps,

@@ -1,0 +1,166 @@
+//! Heads switched off: a head's output (its slice of the heads' outputs side by side, before
+//! the output projection) replaced by a constant, to see what the model loses without it
+//! (Michel et al., NeurIPS 2019, "Are sixteen heads really better than one?"). The constant is
+//! the head's mean output over a set of images, position by position (mean ablation: the rest
+//! of the model still gets the input it is used to, only what the head says of this image is
+//! gone), or zero (what Michel et al. do, which also shifts everything after it).
+//!
+//! The seed's PyTorch model does the same with a forward pre-hook on `attn.proj` that
+//! overwrites those columns of its input (`tools/make_ablation_fixture.py`).
+
+use burn::tensor::{Device, Tensor, TensorData};
+
+use super::VitConfig;
+
+/// What takes a switched-off head's output's place.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub enum Replacement {
+    /// Its mean over a set of images, at each token position ([`HeadMeans`]).
+    Mean,
+    Zero,
+}
+
+/// Each layer's heads' outputs side by side, averaged over a set of images at each token
+/// position: what [`Replacement::Mean`] puts in a head's place.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct HeadMeans {
+    /// Images averaged over.
+    pub images: usize,
+    /// Token positions (patches and the class token) and the model's width.
+    pub tokens: usize,
+    pub dim: usize,
+    /// One `tokens × dim` row-major mean per layer, first layer first.
+    pub layers: Vec<Vec<f32>>,
+}
+
+/// Heads switched off in one layer, ready to apply to its heads' outputs.
+#[derive(Debug, Clone)]
+pub struct LayerAblation {
+    /// 1 over the columns of heads left on, 0 over those switched off.
+    ///
+    /// `[1, 1, dim]`
+    keep: Tensor<3>,
+    /// The switched-off heads' replacement in their columns, 0 elsewhere.
+    ///
+    /// `[1, tokens, dim]`, or `[1, 1, dim]` for [`Replacement::Zero`]
+    replacement: Tensor<3>,
+}
+
+impl LayerAblation {
+    /// `mixed` with the switched-off heads' columns replaced.
+    ///
+    /// # Shapes
+    /// - mixed: `[batch, tokens, dim]`, the heads' outputs side by side
+    /// - output: `[batch, tokens, dim]`
+    pub fn apply(&self, mixed: Tensor<3>) -> Tensor<3> {
+        mixed * self.keep.clone() + self.replacement.clone() // [B, N, D]
+    }
+}
+
+/// Why heads could not be switched off as asked.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum AblationError {
+    #[error("layer {layer}, head {head} is not in a model of {depth} layers of {heads} heads")]
+    NoSuchHead {
+        layer: usize,
+        head: usize,
+        depth: usize,
+        heads: usize,
+    },
+    #[error("the heads' means are of another model ({found}, this one {expected})")]
+    MeansOfAnotherModel { found: String, expected: String },
+}
+
+/// Heads switched off across the model, one entry per layer (`None`: all its heads on).
+#[derive(Debug, Clone, Default)]
+pub struct Ablation {
+    pub layers: Vec<Option<LayerAblation>>,
+}
+
+impl Ablation {
+    /// The heads `(layer, head)` of a model of `config`, counted from 0, switched off with
+    /// `replacement` (`means` holds the model's [`HeadMeans`] for [`Replacement::Mean`]).
+    pub fn new(
+        config: &VitConfig,
+        heads: &[(usize, usize)],
+        replacement: Replacement,
+        means: Option<&HeadMeans>,
+        device: &Device,
+    ) -> Result<Self, AblationError> {
+        let (depth, count, dim) = (config.depth, config.heads, config.dim);
+        let tokens = config.grid_size() * config.grid_size() + 1;
+        if let Some(&(layer, head)) = heads.iter().find(|&&(l, h)| l >= depth || h >= count) {
+            return Err(AblationError::NoSuchHead {
+                layer,
+                head,
+                depth,
+                heads: count,
+            });
+        }
+        let means = match replacement {
+            Replacement::Zero => None,
+            Replacement::Mean => {
+                let expected = format!("{depth} layers, {tokens} tokens of {dim}");
+                let fits = |m: &&HeadMeans| {
+                    m.tokens == tokens
+                        && m.dim == dim
+                        && m.layers.len() == depth
+                        && m.layers.iter().all(|l| l.len() == tokens * dim)
+                };
+                Some(
+                    means
+                        .filter(fits)
+                        .ok_or_else(|| AblationError::MeansOfAnotherModel {
+                            found: means.map_or("none".into(), |m| {
+                                format!(
+                                    "{} layers, {} tokens of {}",
+                                    m.layers.len(),
+                                    m.tokens,
+                                    m.dim
+                                )
+                            }),
+                            expected,
+                        })?,
+                )
+            }
+        };
+        let head_dim = dim / count.max(1);
+        let layers = (0..depth)
+            .map(|layer| {
+                let off: Vec<usize> = heads
+                    .iter()
+                    .filter(|&&(l, _)| l == layer)
+                    .map(|&(_, h)| h)
+                    .collect();
+                if off.is_empty() {
+                    return None;
+                }
+                let switched_off = |column: usize| off.contains(&(column / head_dim));
+                let keep: Vec<f32> = (0..dim)
+                    .map(|c| if switched_off(c) { 0.0 } else { 1.0 })
+                    .collect();
+                let keep = Tensor::<1>::from_data(TensorData::new(keep, [dim]), device)
+                    .reshape([1, 1, dim]); // [1, 1, D]
+                let replacement = match means {
+                    None => Tensor::zeros([1, 1, dim], device), // [1, 1, D]
+                    Some(means) => {
+                        let values: Vec<f32> = means.layers[layer]
+                            .iter()
+                            .enumerate()
+                            .map(|(i, &v)| if switched_off(i % dim) { v } else { 0.0 })
+                            .collect();
+                        Tensor::<1>::from_data(TensorData::new(values, [tokens * dim]), device)
+                            .reshape([1, tokens, dim]) // [1, N, D]
+                    }
+                };
+                Some(LayerAblation { keep, replacement })
+            })
+            .collect();
+        Ok(Self { layers })
+    }
+
+    /// Layer `layer`'s heads switched off, if any.
+    pub fn layer(&self, layer: usize) -> Option<&LayerAblation> {
+        self.layers.get(layer).and_then(Option::as_ref)
+    }
+}
