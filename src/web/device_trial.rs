@@ -51,13 +51,15 @@ pub async fn training_device(
         Err(_) => return gpu,
     };
     // Checked: a kernel the GPU rejects fails the trial, rather than the run's steps later.
-    let trial = gpu_checked(within_ms(
+    // The deadline outside the check: past it, the scopes are dropped unread rather than
+    // waited for behind whatever the GPU is still compiling.
+    let trial = within_ms(
         GPU_TRIAL_DEADLINE_MS,
-        step_ms(plan, &gpu.device, None),
-    ));
+        gpu_checked(step_ms(plan, &gpu.device, None)),
+    );
     let note = match trial.await {
-        Err(rejected) => format!("WebGPU failed its trial steps ({rejected})"),
-        Ok(Some(Ok(gpu_ms))) if gpu_ms < cpu_ms => {
+        Some(Err(rejected)) => format!("WebGPU failed its trial steps ({rejected})"),
+        Some(Ok(Ok(gpu_ms))) if gpu_ms < cpu_ms => {
             return StartedDevice {
                 fallback_reason: Some(format!(
                     "chosen: {gpu_ms:.0} ms a step on WebGPU, {cpu_ms:.0} ms on the CPU"
@@ -65,11 +67,11 @@ pub async fn training_device(
                 ..gpu
             };
         }
-        Ok(Some(Ok(gpu_ms))) => {
+        Some(Ok(Ok(gpu_ms))) => {
             format!("the CPU is faster: {cpu_ms:.0} ms a step, WebGPU {gpu_ms:.0} ms")
         }
-        Ok(Some(Err(error))) => format!("WebGPU failed its trial steps ({error})"),
-        Ok(None) => format!(
+        Some(Ok(Err(error))) => format!("WebGPU failed its trial steps ({error})"),
+        None => format!(
             "WebGPU took over {} s for its first steps; the CPU takes {cpu_ms:.0} ms a step",
             GPU_TRIAL_DEADLINE_MS / 1000
         ),

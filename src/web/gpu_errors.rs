@@ -35,13 +35,17 @@ pub(super) use scope::keep_started;
 
 #[cfg(feature = "gpu")]
 mod scope {
-    use std::cell::RefCell;
+    use std::cell::{Cell, RefCell};
 
     use burn::tensor::wgpu::wgpu;
 
     thread_local! {
         /// CubeCL's own wgpu device behind this page's or worker's started WebGPU device.
         static STARTED_WGPU: RefCell<Option<wgpu::Device>> = const { RefCell::new(None) };
+        /// A scope is open: a second one opened while the first awaits its work could be
+        /// popped out of order (wgpu panics then), so it is not opened; its work runs inside
+        /// the first's.
+        static OPEN: Cell<bool> = const { Cell::new(false) };
     }
 
     /// Keeps `device`, the wgpu device WebGPU started on here, for scopes opened later.
@@ -56,9 +60,14 @@ mod scope {
     pub struct GpuErrorScope(Vec<wgpu::ErrorScopeGuard>);
 
     impl GpuErrorScope {
-        /// A scope on the WebGPU device started here; `None` where WebGPU did not start.
+        /// A scope on the WebGPU device started here; `None` where WebGPU did not start or a
+        /// scope is already open (see `OPEN`).
         pub fn open() -> Option<Self> {
+            if OPEN.get() {
+                return None;
+            }
             let device = STARTED_WGPU.with_borrow(Clone::clone)?;
+            OPEN.set(true);
             Some(Self(vec![
                 device.push_error_scope(wgpu::ErrorFilter::Validation),
                 device.push_error_scope(wgpu::ErrorFilter::OutOfMemory),
@@ -73,6 +82,7 @@ mod scope {
             let pops: Vec<_> = std::iter::from_fn(|| self.0.pop())
                 .map(wgpu::ErrorScopeGuard::pop)
                 .collect();
+            OPEN.set(false);
             let mut first = None;
             for pop in pops {
                 if let Some(error) = pop.await {
@@ -88,6 +98,7 @@ mod scope {
             while let Some(guard) = self.0.pop() {
                 drop(guard);
             }
+            OPEN.set(false);
         }
     }
 }

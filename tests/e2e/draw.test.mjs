@@ -33,7 +33,9 @@ for (const backend of ["cpu", "webgpu"]) {
     });
     assert.ok(colours > 8, `the attention map has ${colours} colours`);
     // Fig. 7's distances for this drawing: one dot per layer and head (6 × 8 in the lab model).
-    assert.equal(await lab.byTestId("distance-chart").locator('circle[fill="#3b528b"]').count(), 48);
+    // The card is built once the page has been quiet a moment (or is scrolled to): waited for.
+    const dots = lab.byTestId("distance-chart").locator('circle[fill="#3b528b"]');
+    await until(() => dots.count(), (n) => n === 48, { what: "a dot per layer and head", timeout: 60_000 });
 
     // A stroke through the 0, then Undo: the same image again, so the same probabilities.
     await lab.stroke([[0.2, 0.5], [0.8, 0.5]]);

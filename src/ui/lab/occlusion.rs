@@ -208,9 +208,15 @@ fn Curves() -> impl IntoView {
             worker.curves(CURVE_IMAGES, backend).await.map(Arc::new)
         });
     };
-    let series = Signal::derive(move || {
+    // The last curves measured stay on the chart, and saveable, while they are measured again.
+    let measured = Memo::new(move |last: Option<&Option<Arc<OcclusionCurves>>>| {
         answer
-            .with(|a| a.ready().map(|c| curve_series(c)))
+            .with(|a| a.ready().cloned())
+            .or_else(|| last.cloned().flatten())
+    });
+    let series = Signal::derive(move || {
+        measured
+            .with(|c| c.as_deref().map(curve_series))
             .unwrap_or_default()
     });
     view! {
@@ -220,8 +226,8 @@ fn Curves() -> impl IntoView {
                     {format!("Measure on {CURVE_IMAGES} test digits")}
                 </button>
                 <ExportButton label="Curves as CSV" large=true testid="occlusion-csv" file="vitlab-occlusion.csv"
-                    ready=Signal::derive(move || answer.with(|a| a.ready().is_some()))
-                    make=move || answer.with_untracked(|a| a.ready().map(|c| Export::text(c.csv()))) />
+                    ready=Signal::derive(move || measured.with(Option::is_some))
+                    make=move || measured.with_untracked(|c| c.as_ref().map(|c| Export::text(c.csv()))) />
             </div>
             {move || answer.with(|a| match a {
                 Answer::Failed(why) => Some(view! { <p class="error" role="alert">{format!("The measurement failed: {why}.")}</p> }.into_any()),

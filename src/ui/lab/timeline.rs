@@ -79,6 +79,8 @@ pub fn AttentionTimeline(
 ) -> impl IntoView {
     // `None` follows the newest snapshot as evaluations come in.
     let picked = RwSignal::new(None::<usize>);
+    // Held here, outside the view rebuilt at each evaluation, so that playing goes on.
+    let playing = StoredValue::new_local(None::<gloo_timers::callback::Interval>);
     let count = Signal::derive(move || timeline.with(|t| t.snapshots.len()));
     let at = Signal::derive(move || timeline.with(|t| t.shown(picked.get())));
     let snapshot = Signal::derive(move || timeline.with(|t| t.snapshots.get(at.get()).cloned()));
@@ -103,7 +105,7 @@ pub fn AttentionTimeline(
         };
         view! {
             <div class="timeline">
-                <TimelineControls picked=picked count=count at=at step=Signal::derive(move || snapshot.get().map_or(0, |s| s.step)) testid=testid />
+                <TimelineControls picked=picked playing=playing count=count at=at step=Signal::derive(move || snapshot.get().map_or(0, |s| s.step)) testid=testid />
                 <p class="hint">"Each row: a probe digit, its attention rollout, then the class token's attention in each layer (mean of heads)." <SheetButtons sheet=sheet name=format!("{testid}-maps") /></p>
                 <div class="timeline-probes">{rows} {drawing_row}</div>
                 <DistanceChart drawing=distance batch=Signal::stored(None) max=timeline.with_untracked(Timeline::max_distance) testid=format!("{testid}-distance") />
@@ -117,12 +119,13 @@ pub fn AttentionTimeline(
 #[component]
 fn TimelineControls(
     picked: RwSignal<Option<usize>>,
+    /// The timer stepping through the snapshots while playing.
+    playing: StoredValue<Option<gloo_timers::callback::Interval>, LocalStorage>,
     count: Signal<usize>,
     at: Signal<usize>,
     step: Signal<usize>,
     testid: &'static str,
 ) -> impl IntoView {
-    let playing = StoredValue::new_local(None::<gloo_timers::callback::Interval>);
     let play = move |_| {
         if playing.with_value(Option::is_some) {
             playing.set_value(None);
