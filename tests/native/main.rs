@@ -15,6 +15,7 @@ mod model;
 mod occlusion;
 mod one_loop;
 mod parity;
+mod personal;
 mod preprocess;
 mod protocol;
 mod reading;
