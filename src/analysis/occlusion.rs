@@ -115,14 +115,10 @@ impl Comparison {
 
 /// A model's reading: its most probable class and that probability, as "7 (98%)".
 fn top(probabilities: &[f32]) -> String {
+    let class = crate::analysis::inference::most_probable(probabilities);
     probabilities
-        .iter()
-        .enumerate()
-        .max_by(|a, b| a.1.total_cmp(b.1))
-        .map_or_else(
-            || "–".into(),
-            |(class, p)| format!("{class} ({:.0}%)", 100.0 * p),
-        )
+        .get(class)
+        .map_or_else(|| "–".into(), |p| format!("{class} ({:.0}%)", 100.0 * p))
 }
 
 impl OcclusionCurves {

@@ -66,17 +66,17 @@ impl PersonalSet {
     /// The set as MNIST's two files, each gzip-compressed: `(images, labels)`. The same set
     /// always gives the same bytes (no time stamp in the gzip header).
     pub fn to_idx_gz(&self) -> (Vec<u8>, Vec<u8>) {
-        let count = u32::try_from(self.images.len()).unwrap_or(u32::MAX);
+        let count = |items: usize| u32::try_from(items).unwrap_or(u32::MAX);
         let side = IMAGE_SIDE as u32;
         let mut images = Vec::with_capacity(IMAGES_HEADER + self.images.len() * IMAGE_PIXELS);
-        for field in [IMAGES_MAGIC, count, side, side] {
+        for field in [IMAGES_MAGIC, count(self.images.len()), side, side] {
             images.extend_from_slice(&field.to_be_bytes());
         }
         for image in &self.images {
             images.extend_from_slice(image);
         }
         let mut labels = Vec::with_capacity(LABELS_HEADER + self.labels.len());
-        for field in [LABELS_MAGIC, count] {
+        for field in [LABELS_MAGIC, count(self.labels.len())] {
             labels.extend_from_slice(&field.to_be_bytes());
         }
         labels.extend_from_slice(&self.labels);

@@ -61,6 +61,18 @@ fn a_set_exported_reads_back_the_same_and_exports_to_the_same_bytes() {
         assert_eq!(read, original);
         assert_eq!(read.to_idx_gz(), (images, labels), "{count} digits");
     }
+    // Each file's header counts its own items: a set with a label missing says so when read.
+    let mut uneven = set(2);
+    uneven.labels.pop();
+    let (images, labels) = uneven.to_idx_gz();
+    assert_eq!(&gunzip(&labels)[..8], &[0, 0, 8, 1, 0, 0, 0, 1]);
+    assert_eq!(
+        PersonalSet::from_idx_gz(&images, &labels).unwrap_err(),
+        PersonalSetError::Lengths {
+            images: 2,
+            labels: 1
+        }
+    );
 }
 
 #[test]
