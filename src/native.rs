@@ -5,7 +5,10 @@ use std::path::{Path, PathBuf};
 
 use burn::tensor::{Device, Int, Tensor};
 
-use crate::data::{self, ChunkEntry, ChunkError, Manifest, MnistSet, Split};
+use crate::data::{
+    self, ChunkEntry, ChunkError, MAX_PERSONAL_FILE_BYTES, Manifest, MnistSet,
+    PERSONAL_IMAGES_FILE, PERSONAL_LABELS_FILE, PersonalSet, PersonalSetError, Split,
+};
 use crate::model::Classifier;
 use crate::train::{Evaluation, classify_in_batches};
 
@@ -25,6 +28,13 @@ pub enum NativeError {
     ValidationTooLarge { val: usize, train: usize },
     #[error("the CPU thread pool: {0}")]
     Threads(#[from] rayon::ThreadPoolBuildError),
+    #[error("{}: {source}", dir.display())]
+    Personal {
+        dir: PathBuf,
+        source: PersonalSetError,
+    },
+    #[error("{}: {bytes} bytes, more than any personal set ({MAX_PERSONAL_FILE_BYTES})", path.display())]
+    PersonalFileTooLarge { path: PathBuf, bytes: u64 },
 }
 
 fn io(path: &Path) -> impl FnOnce(std::io::Error) -> NativeError + use<> {
@@ -46,6 +56,24 @@ pub fn read_manifest(dir: &Path) -> Result<Manifest, NativeError> {
     let path = dir.join("manifest.json");
     let json = std::fs::read_to_string(&path).map_err(io(&path))?;
     Manifest::parse(&json).map_err(data_error(&path))
+}
+
+/// A person's own set in `dir`, as the page exports it ([`PERSONAL_IMAGES_FILE`] and
+/// [`PERSONAL_LABELS_FILE`]); each file's size checked before it is read.
+pub fn load_personal(dir: &Path) -> Result<PersonalSet, NativeError> {
+    let read = |name: &str| -> Result<Vec<u8>, NativeError> {
+        let path = dir.join(name);
+        let bytes = std::fs::metadata(&path).map_err(io(&path))?.len();
+        if bytes > MAX_PERSONAL_FILE_BYTES {
+            return Err(NativeError::PersonalFileTooLarge { path, bytes });
+        }
+        std::fs::read(&path).map_err(io(&path))
+    };
+    let (images, labels) = (read(PERSONAL_IMAGES_FILE)?, read(PERSONAL_LABELS_FILE)?);
+    PersonalSet::from_idx_gz(&images, &labels).map_err(|source| NativeError::Personal {
+        dir: dir.to_path_buf(),
+        source,
+    })
 }
 
 /// Reads and verifies every chunk of a split.

@@ -4,7 +4,7 @@
 //! applied. Pure: the page hands in the query's pairs.
 
 use crate::analysis::MapChoice;
-use crate::model::{Preset, VitConfig};
+use crate::model::{HeadsOff, Preset, Replacement, VitConfig};
 use crate::protocol::BackendKind;
 use crate::train::TrainingPlan;
 use crate::weights::cut;
@@ -15,6 +15,16 @@ pub struct Experiment {
     /// The plan, when the link names any part of it and the whole can run in the page.
     pub plan: Option<TrainingPlan>,
     pub map: Option<MapChoice>,
+    /// Heads switched off (`off=2.3,5.7`, counted from 1) and what replaces them
+    /// (`off-by=mean` or `zero`).
+    pub heads_off: Option<HeadsOff>,
+}
+
+/// How the lab is viewed: the map shown large and the heads switched off.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct View {
+    pub map: MapChoice,
+    pub heads_off: HeadsOff,
 }
 
 /// Pairs of a query read at most: a link is a few hundred characters.
@@ -37,7 +47,8 @@ impl Experiment {
         let mut seen = std::collections::BTreeSet::new();
         let value_of = |key: &str| pairs.iter().rev().find(|(k, _)| k == key).map(|(_, v)| v);
         for (key, _) in pairs {
-            let ours = key == "preset" || key == "map" || PLAN_KEYS.contains(&key.as_str());
+            let ours = ["preset", "map", "off", "off-by"].contains(&key.as_str())
+                || PLAN_KEYS.contains(&key.as_str());
             if ours && !seen.insert(key.as_str()) {
                 problems.push(format!(
                     "{key} is given more than once: the last one counts"
@@ -86,15 +97,37 @@ impl Experiment {
             }
             map
         });
-        (Self { plan, map }, brief(problems))
+        let replacement = value_of("off-by").map_or(Some(Replacement::Mean), |text| {
+            let replacement = Replacement::from_param(text);
+            if replacement.is_none() {
+                problems.push(ignored("off-by", text, "not `mean` or `zero`"));
+            }
+            replacement
+        });
+        let heads_off = match (value_of("off"), replacement) {
+            (Some(text), Some(replacement)) => match HeadsOff::from_param(text, replacement) {
+                Ok(off) => Some(off),
+                Err(why) => {
+                    problems.push(ignored("off", text, why));
+                    None
+                }
+            },
+            _ => None,
+        };
+        let experiment = Self {
+            plan,
+            map,
+            heads_off,
+        };
+        (experiment, brief(problems))
     }
 
-    /// The query string (no `?`) of `plan` run on `backend` (none: the faster), viewed with
-    /// `map` on the model at `weights` (none: one that has no link, such as an upload).
+    /// The query string (no `?`) of `plan` run on `backend` (none: the faster), viewed as
+    /// `view` says on the model at `weights` (none: one that has no link, such as an upload).
     pub fn query(
         plan: &TrainingPlan,
         backend: Option<BackendKind>,
-        map: MapChoice,
+        view: &View,
         weights: Option<&str>,
     ) -> String {
         let preset = Preset::ALL
@@ -118,8 +151,12 @@ impl Experiment {
             ("epochs", plan.epochs.to_string()),
             ("augment", u8::from(plan.augment).to_string()),
             ("seed", plan.seed.to_string()),
-            ("map", map.to_param()),
+            ("map", view.map.to_param()),
         ]);
+        if !view.heads_off.is_empty() {
+            pairs.push(("off", view.heads_off.to_param()));
+            pairs.push(("off-by", view.heads_off.replacement.param().to_string()));
+        }
         if let Some(images) = plan.train_limit {
             pairs.push(("images", images.to_string()));
         }

@@ -8,6 +8,7 @@ use leptos::prelude::*;
 use vitlab::analysis::preprocess;
 use vitlab::data::images_tensor;
 use vitlab::data::{IMAGE_PIXELS, IMAGE_SIDE};
+use vitlab::model::HeadsOff;
 use vitlab::protocol::BackendKind;
 use vitlab::ui::{EngineSignal, Lab, LabState, MapChoice, Revealed, ShownDigit, paint};
 use vitlab::web::drawing::{DrawingError, DrawingWorker, InThread};
@@ -99,11 +100,11 @@ async fn webgpu_fused_kernels_give_the_cpu_probabilities_and_attention_maps() {
         .collect();
     let file = weights::decode(PARITY_WEIGHTS).unwrap();
     let on_gpu = LocalModel::new(&file, gpu)
-        .classify_packed(&images)
+        .classify_packed(&images, None)
         .await
         .unwrap();
     let on_cpu = LocalModel::new(&file, burn::tensor::Device::flex())
-        .classify_packed(&images)
+        .classify_packed(&images, None)
         .await
         .unwrap();
     assert_eq!(on_gpu.len(), on_cpu.len());
@@ -151,7 +152,7 @@ async fn every_map_the_worker_reads_has_its_shape_and_its_weights_sum_to_at_most
     let engine = engine_here(PARITY_WEIGHTS).await;
     let fixture: Fixture = serde_json::from_str(PARITY_JSON).unwrap();
     let image: [u8; IMAGE_PIXELS] = fixture.images[0].clone().try_into().unwrap();
-    let reading = engine.classify(&image).await.unwrap();
+    let reading = engine.classify(&image, HeadsOff::default()).await.unwrap();
     // The parity model: patch 7 (16 patches), 6 layers of 8 heads.
     assert_eq!(reading.class_maps.len(), 6);
     assert_eq!(reading.patch_maps.len(), 6);
@@ -261,6 +262,7 @@ async fn the_lab_mounts_and_a_stroke_gets_a_prediction() {
             revealed: Revealed::all(),
             shown_digit,
             map: RwSignal::new(MapChoice::Rollout),
+            heads_off: RwSignal::new(HeadsOff::default()),
             model_input: RwSignal::new(None),
         });
         view! { <Lab /> }
@@ -309,7 +311,7 @@ async fn the_lab_mounts_and_a_stroke_gets_a_prediction() {
     let test_set = real_digits(8);
     let shown = ShownDigit::of_test_set(&test_set, 5);
     let image: [u8; IMAGE_PIXELS] = shown.image.clone().try_into().unwrap();
-    let direct = engine.classify(&image).await.unwrap();
+    let direct = engine.classify(&image, HeadsOff::default()).await.unwrap();
     shown_digit.set(Some(shown));
     let mut probabilities = Vec::new();
     for _ in 0..100 {
@@ -688,7 +690,7 @@ async fn an_invalid_upload_leaves_the_old_model_working() {
         .await
         .unwrap();
     let image: [u8; IMAGE_PIXELS] = real_digits(1).image(0).try_into().unwrap();
-    let first = before.classify(&image).await.unwrap();
+    let first = before.classify(&image, HeadsOff::default()).await.unwrap();
     let Err(DrawingError::Refused(error)) =
         Engine::load(b"not a safetensors file", worker.clone(), BackendKind::Cpu).await
     else {
@@ -697,14 +699,14 @@ async fn an_invalid_upload_leaves_the_old_model_working() {
     // The first 8 bytes read as a header length far past the file's end.
     assert!(error.contains("header claims"), "{error}");
     // The worker kept the model it had: the same image reads the same.
-    let again = before.classify(&image).await.unwrap();
+    let again = before.classify(&image, HeadsOff::default()).await.unwrap();
     assert_eq!(first.probabilities, again.probabilities);
 
     // Valid weights do replace it.
     let other = Engine::load(SEED_WEIGHTS, worker, BackendKind::Cpu)
         .await
         .unwrap();
-    let replaced = other.classify(&image).await.unwrap();
+    let replaced = other.classify(&image, HeadsOff::default()).await.unwrap();
     assert_ne!(first.probabilities, replaced.probabilities);
 }
 

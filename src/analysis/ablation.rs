@@ -13,6 +13,13 @@ use crate::weights::{ReadbackError, read_all_async};
 /// Images per forward pass.
 const BATCH: usize = 250;
 
+/// Test digits a head's mean output is taken over in the page: the first test chunk, which
+/// both of the page's workers hold (`vit ablate --mean-images 2500` takes the same).
+pub const PAGE_MEAN_IMAGES: usize = 2_500;
+
+/// Test digits the page's "which heads matter" table measures on by default.
+pub const PAGE_IMPORTANCE_IMAGES: usize = 200;
+
 /// The accuracy lost on some test images when each head alone is switched off.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct HeadImportance {

@@ -7,7 +7,7 @@ use burn::tensor::{Device, Tensor};
 
 use crate::analysis::insight::{self, LayerAttention};
 use crate::data::{IMAGE_PIXELS, MnistSet, images_tensor};
-use crate::model::{Classifier, CnnConfig, FIRST_CONV_WEIGHT, ModelConfig, VitConfig};
+use crate::model::{Ablation, Classifier, CnnConfig, FIRST_CONV_WEIGHT, ModelConfig, VitConfig};
 use crate::weights::WeightsFile;
 
 /// Everything one classification reads back, packed into one tensor so that the browser
@@ -22,10 +22,12 @@ pub struct PendingClassification {
 }
 
 /// Runs `images` (grey levels, 784 each) through the model: a ViT gives its attention too, a
-/// CNN only its probabilities.
+/// CNN only its probabilities. A ViT runs with the heads `ablation` names switched off; a CNN
+/// has none.
 pub fn classify(
     model: &Classifier,
     images: &[[u8; IMAGE_PIXELS]],
+    ablation: Option<&Ablation>,
     device: &Device,
 ) -> PendingClassification {
     let input = images_tensor(images, device); // [B, 1, 28, 28]
@@ -39,7 +41,10 @@ pub fn classify(
             };
         }
     };
-    let output = model.forward_with_attention(input);
+    let output = match ablation {
+        Some(ablation) => model.forward_ablated_with_attention(input, ablation),
+        None => model.forward_with_attention(input),
+    };
     let probabilities = softmax(output.logits, 1).flatten::<1>(0, 1); // [B·C]
     let maps = output
         .attention

@@ -3,7 +3,6 @@
 //! them (`insight`: attention rollout, mean attention distance), and what the page shows of it
 //! (`reading`). Pure: no browser types.
 
-#[cfg(feature = "train")]
 pub mod ablation;
 pub mod csv;
 pub mod data_scaling;

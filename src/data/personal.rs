@@ -6,10 +6,20 @@
 use std::fmt;
 use std::io::{Read, Write};
 
-use super::{IMAGE_PIXELS, IMAGE_SIDE};
+use super::{IMAGE_PIXELS, IMAGE_SIDE, MnistSet};
 
 /// The most digits a personal set holds: a person draws tens, not thousands.
 pub const MAX_PERSONAL_DIGITS: usize = 10_000;
+
+/// The names a set is saved under, in MNIST's own pattern: the page's export, and what
+/// `vit eval --data DIR` and `vit train --extra DIR` read in `DIR`.
+pub const PERSONAL_IMAGES_FILE: &str = "personal-images-idx3-ubyte.gz";
+pub const PERSONAL_LABELS_FILE: &str = "personal-labels-idx1-ubyte.gz";
+
+/// The largest gzip file read for a set: a full set's IDX bytes and room for gzip's overhead
+/// on bytes that do not compress (a few bytes per 16 kB block, and its header).
+pub const MAX_PERSONAL_FILE_BYTES: u64 =
+    (IMAGES_HEADER + MAX_PERSONAL_DIGITS * IMAGE_PIXELS) as u64 * 2 + 1024;
 
 const IMAGES_MAGIC: u32 = 0x0803;
 const LABELS_MAGIC: u32 = 0x0801;
@@ -63,6 +73,22 @@ pub enum PersonalSetError {
 }
 
 impl PersonalSet {
+    pub fn len(&self) -> usize {
+        self.labels.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.labels.is_empty()
+    }
+
+    /// The set as the training and evaluation code reads MNIST.
+    pub fn to_set(&self) -> MnistSet {
+        MnistSet {
+            images: self.images.concat(),
+            labels: self.labels.clone(),
+        }
+    }
+
     /// The set as MNIST's two files, each gzip-compressed: `(images, labels)`. The same set
     /// always gives the same bytes (no time stamp in the gzip header).
     pub fn to_idx_gz(&self) -> (Vec<u8>, Vec<u8>) {

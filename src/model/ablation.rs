@@ -13,11 +13,120 @@ use burn::tensor::{Device, Tensor, TensorData};
 use super::VitConfig;
 
 /// What takes a switched-off head's output's place.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum Replacement {
     /// Its mean over a set of images, at each token position ([`HeadMeans`]).
+    #[default]
     Mean,
     Zero,
+}
+
+impl Replacement {
+    /// As a link writes it.
+    pub fn param(self) -> &'static str {
+        match self {
+            Self::Mean => "mean",
+            Self::Zero => "zero",
+        }
+    }
+
+    pub fn from_param(text: &str) -> Option<Self> {
+        match text {
+            "mean" => Some(Self::Mean),
+            "zero" => Some(Self::Zero),
+            _ => None,
+        }
+    }
+}
+
+/// The heads a person switched off, and what takes their place: what the page sends with
+/// each drawing and a link keeps. Heads are `(layer, head)`, counted from 0, sorted, each
+/// once.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct HeadsOff {
+    heads: Vec<(u16, u16)>,
+    pub replacement: Replacement,
+}
+
+/// Heads a link may name: more than any model the page trains has.
+const MAX_HEADS_OFF: usize = 1024;
+
+impl HeadsOff {
+    /// `heads` switched off by `replacement`; heads past `u16` are dropped, repeats kept once.
+    pub fn new(heads: impl IntoIterator<Item = (usize, usize)>, replacement: Replacement) -> Self {
+        let mut heads: Vec<(u16, u16)> = heads
+            .into_iter()
+            .filter_map(|(l, h)| Some((u16::try_from(l).ok()?, u16::try_from(h).ok()?)))
+            .collect();
+        heads.sort_unstable();
+        heads.dedup();
+        Self { heads, replacement }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.heads.is_empty()
+    }
+
+    pub fn len(&self) -> usize {
+        self.heads.len()
+    }
+
+    pub fn contains(&self, layer: usize, head: usize) -> bool {
+        self.heads().any(|(l, h)| (l, h) == (layer, head))
+    }
+
+    /// `(layer, head)`, counted from 0, in order.
+    pub fn heads(&self) -> impl Iterator<Item = (usize, usize)> + '_ {
+        self.heads
+            .iter()
+            .map(|&(l, h)| (usize::from(l), usize::from(h)))
+    }
+
+    /// The same with `(layer, head)` switched off if it was on, on if it was off.
+    pub fn toggled(&self, layer: usize, head: usize) -> Self {
+        let others = self.heads().filter(|&pair| pair != (layer, head));
+        if self.contains(layer, head) {
+            Self::new(others, self.replacement)
+        } else {
+            Self::new(others.chain([(layer, head)]), self.replacement)
+        }
+    }
+
+    /// The heads as a link writes them: `layer.head`, counted from 1, comma-separated.
+    pub fn to_param(&self) -> String {
+        let heads: Vec<String> = self
+            .heads()
+            .map(|(l, h)| format!("{}.{}", l + 1, h + 1))
+            .collect();
+        heads.join(",")
+    }
+
+    /// [`Self::to_param`]'s heads read back, or why not.
+    pub fn from_param(text: &str, replacement: Replacement) -> Result<Self, &'static str> {
+        const WHY: &str = "not heads as `layer.head` counted from 1, comma-separated";
+        let one = |pair: &str| -> Option<(usize, usize)> {
+            let (layer, head) = pair.trim().split_once('.')?;
+            let layer = layer.parse::<usize>().ok()?.checked_sub(1)?;
+            let head = head.parse::<usize>().ok()?.checked_sub(1)?;
+            (layer <= usize::from(u16::MAX) && head <= usize::from(u16::MAX))
+                .then_some((layer, head))
+        };
+        if text.trim().is_empty() {
+            return Ok(Self::new([], replacement));
+        }
+        let pairs: Vec<&str> = text.split(',').collect();
+        if pairs.len() > MAX_HEADS_OFF {
+            return Err("more heads than any model has");
+        }
+        let heads: Option<Vec<_>> = pairs.into_iter().map(one).collect();
+        Ok(Self::new(heads.ok_or(WHY)?, replacement))
+    }
+
+    /// Whether every head named is in a model of `config`.
+    pub fn fits(&self, config: &VitConfig) -> bool {
+        self.heads()
+            .all(|(l, h)| l < config.depth && h < config.heads)
+    }
 }
 
 /// Each layer's heads' outputs side by side, averaged over a set of images at each token
@@ -60,7 +169,11 @@ impl LayerAblation {
 /// Why heads could not be switched off as asked.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum AblationError {
-    #[error("layer {layer}, head {head} is not in a model of {depth} layers of {heads} heads")]
+    #[error(
+        "layer {}, head {} is not in a model of {depth} layers of {heads} heads",
+        layer + 1,
+        head + 1
+    )]
     NoSuchHead {
         layer: usize,
         head: usize,
@@ -157,6 +270,17 @@ impl Ablation {
             })
             .collect();
         Ok(Self { layers })
+    }
+
+    /// The heads `off` names switched off in a model of `config`, as [`Self::new`].
+    pub fn of(
+        config: &VitConfig,
+        off: &HeadsOff,
+        means: Option<&HeadMeans>,
+        device: &Device,
+    ) -> Result<Self, AblationError> {
+        let heads: Vec<(usize, usize)> = off.heads().collect();
+        Self::new(config, &heads, off.replacement, means, device)
     }
 
     /// Layer `layer`'s heads switched off, if any.

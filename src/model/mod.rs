@@ -18,7 +18,7 @@ mod randomness;
 mod thread_setting;
 mod vit;
 
-pub use ablation::{Ablation, AblationError, HeadMeans, LayerAblation, Replacement};
+pub use ablation::{Ablation, AblationError, HeadMeans, HeadsOff, LayerAblation, Replacement};
 pub use attention::{MultiHeadAttention, attention_softmax};
 pub use block::{EncoderBlock, layer_norm};
 pub use classifier::{Architecture, Classifier, ModelConfig};

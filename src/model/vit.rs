@@ -128,11 +128,26 @@ impl VisionTransformer {
     /// - images: `[batch, channels, height, width]`
     /// - output: `[batch, classes]`
     pub fn forward_ablated(&self, images: Tensor<4>, ablation: &Ablation) -> Tensor<2> {
+        self.forward_ablated_with_attention(images, ablation).logits
+    }
+
+    /// [`Self::forward_with_attention`] with the heads `ablation` names switched off: what the
+    /// lab shows of a drawing with heads switched off.
+    ///
+    /// # Shapes
+    /// - images: `[batch, channels, height, width]`
+    /// - logits: `[batch, classes]`
+    /// - attention: `depth` × `[batch, heads, tokens, tokens]`
+    pub fn forward_ablated_with_attention(
+        &self,
+        images: Tensor<4>,
+        ablation: &Ablation,
+    ) -> VitOutput {
         let passes = Passes {
             ablation: Some(ablation),
             ..Passes::default()
         };
-        self.forward_reading(images, &[], passes).output.logits
+        self.forward_reading(images, &[], passes).output
     }
 
     /// Each layer's heads' outputs side by side, as its output projection reads them: what a

@@ -7,7 +7,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::analysis::inference::ModelInsight;
-use crate::model::ModelConfig;
+use crate::model::{HeadsOff, ModelConfig};
 
 /// The page to a drawing worker.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -17,9 +17,10 @@ pub enum ToDrawing {
     /// before only once all of that worked. Answered by [`FromDrawing::Loaded`], or by
     /// [`FromDrawing::Refused`] for bytes that are not weights (the model before stays).
     Load { id: u32 },
-    /// Classify the 28×28 image beside this and read what the page shows of it. Answered by
-    /// [`FromDrawing::Classified`].
-    Classify { id: u32 },
+    /// Classify the 28×28 image beside this with the heads `off` names switched off (a ViT's;
+    /// their mean outputs taken on first use over the first test chunk and kept with the
+    /// model) and read what the page shows of it. Answered by [`FromDrawing::Classified`].
+    Classify { id: u32, off: HeadsOff },
     /// Mean attention distance per layer and head over `count` test digits from the
     /// `first`th (the worker fetches and keeps the first test chunk). Answered by
     /// [`FromDrawing::Distances`].

@@ -7,7 +7,7 @@ use std::rc::Rc;
 use crate::analysis::inference::ModelInsight;
 use crate::analysis::reading::Reading;
 use crate::data::IMAGE_PIXELS;
-use crate::model::ModelConfig;
+use crate::model::{HeadsOff, ModelConfig};
 
 use super::drawing::{DrawingError, DrawingWorker, TestDigit};
 use crate::protocol::BackendKind;
@@ -38,10 +38,14 @@ impl Engine {
         })
     }
 
-    /// What the page shows of one 28×28 image: probabilities and maps from one forward pass,
-    /// read in the worker.
-    pub async fn classify(&self, image: &[u8; IMAGE_PIXELS]) -> Result<Reading, DrawingError> {
-        let packed = self.worker.classify(image).await?;
+    /// What the page shows of one 28×28 image, with the heads `off` names switched off:
+    /// probabilities and maps from one forward pass, read in the worker.
+    pub async fn classify(
+        &self,
+        image: &[u8; IMAGE_PIXELS],
+        off: HeadsOff,
+    ) -> Result<Reading, DrawingError> {
+        let packed = self.worker.classify(image, off).await?;
         Reading::from_packed(&packed, &self.config).ok_or(DrawingError::WrongLength {
             found: packed.len(),
             expected: Reading::packed_len(&self.config),

@@ -5,7 +5,7 @@ use burn::tensor::Device;
 
 use crate::analysis::inference;
 use crate::data::IMAGE_PIXELS;
-use crate::model::{Classifier, ModelConfig};
+use crate::model::{Ablation, Classifier, ModelConfig};
 use crate::weights::WeightsFile;
 
 use super::read::{ReadError, read_floats_async};
@@ -38,13 +38,15 @@ impl LocalModel {
         }
     }
 
-    /// Probabilities and every attention map for `images`, from one forward pass and one
-    /// readback, packed as [`inference::PendingClassification`] describes.
+    /// Probabilities and every attention map for `images`, from one forward pass (with the
+    /// heads `ablation` names switched off) and one readback, packed as
+    /// [`inference::PendingClassification`] describes.
     pub async fn classify_packed(
         &self,
         images: &[[u8; IMAGE_PIXELS]],
+        ablation: Option<&Ablation>,
     ) -> Result<Vec<f32>, ModelError> {
-        let pending = inference::classify(&self.model, images, &self.device);
+        let pending = inference::classify(&self.model, images, ablation, &self.device);
         let packed = read_floats_async(pending.packed, "probabilities and attention maps").await?;
         let probabilities = &packed[..(images.len() * self.config.num_classes()).min(packed.len())];
         if probabilities.iter().any(|p| !p.is_finite()) {
@@ -59,7 +61,7 @@ impl LocalModel {
         images: &[[u8; IMAGE_PIXELS]],
     ) -> Result<Vec<Vec<f32>>, ModelError> {
         let config = self.config.vit().ok_or(ModelError::NoAttention)?;
-        let packed = self.classify_packed(images).await?;
+        let packed = self.classify_packed(images, None).await?;
         Ok(inference::batch_attention_distance(
             inference::attention_part(&packed, images.len(), config),
             images.len(),

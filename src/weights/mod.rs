@@ -31,11 +31,12 @@ pub(crate) use names::transpose;
 pub use names::{expected_tensors, torch_name};
 #[cfg(not(target_arch = "wasm32"))]
 pub(crate) use readback::read_all;
+pub(crate) use readback::read_all_async;
 #[cfg(not(target_arch = "wasm32"))]
 pub use readback::to_safetensors;
 pub use readback::{ReadbackError, to_safetensors_async};
 #[cfg(feature = "train")]
-pub(crate) use readback::{model_tensors, named, read_all_async};
+pub(crate) use readback::{model_tensors, named};
 
 /// One tensor as PyTorch names and lays it out.
 #[derive(Debug, Clone, PartialEq)]

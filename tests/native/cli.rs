@@ -638,3 +638,181 @@ fn ablate_tables_every_head_of_a_vit_and_refuses_a_cnn() {
     let stderr = refused(&["ablate", "--weights", &vit_file, "--images", "0"]);
     assert!(stderr.contains("at least 1"), "{stderr}");
 }
+
+/// The first `count` test digits as a person's set in a fresh folder, labelled by `label`.
+fn personal_folder(name: &str, count: usize, label: impl Fn(u8) -> u8) -> std::path::PathBuf {
+    use vitlab::data::{PERSONAL_IMAGES_FILE, PERSONAL_LABELS_FILE, PersonalSet, Split};
+    let test =
+        vitlab::native::load_split(&vitlab::native::default_data_dir(), Split::Test).unwrap();
+    let set = PersonalSet {
+        images: (0..count)
+            .map(|i| test.image(i).try_into().unwrap())
+            .collect(),
+        labels: test.labels[..count].iter().map(|&l| label(l)).collect(),
+    };
+    let dir = std::env::temp_dir().join(format!("vitlab-{name}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let (images, labels) = set.to_idx_gz();
+    std::fs::write(dir.join(PERSONAL_IMAGES_FILE), images).unwrap();
+    std::fs::write(dir.join(PERSONAL_LABELS_FILE), labels).unwrap();
+    dir
+}
+
+#[test]
+fn eval_scores_a_persons_set_and_refuses_one_that_is_not() {
+    let weights = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/pretrained/vit-lab.safetensors"
+    );
+    let eval = |dir: &std::path::Path| -> serde_json::Value {
+        let out = vit(Command::new(VIT)
+            .args(["eval", "--weights", weights, "--json", "--data"])
+            .arg(dir));
+        assert!(out.starts_with("personal accuracy "), "{out}");
+        serde_json::from_str(out.lines().last().unwrap()).unwrap()
+    };
+    let right = personal_folder("eval-right", 40, |l| l);
+    let scored = eval(&right);
+    assert_eq!(scored["examples"], 40);
+    assert!(scored["accuracy"].as_f64().unwrap() >= 0.95, "{scored}");
+    // The same digits labelled wrongly: the labels are read, not assumed.
+    let wrong = personal_folder("eval-wrong", 40, |l| (l + 1) % 10);
+    assert!(eval(&wrong)["accuracy"].as_f64().unwrap() <= 0.05);
+
+    std::fs::write(
+        wrong.join(vitlab::data::PERSONAL_IMAGES_FILE),
+        std::fs::read(right.join(vitlab::data::PERSONAL_LABELS_FILE)).unwrap(),
+    )
+    .unwrap();
+    let stderr = refused(&[
+        "eval",
+        "--weights",
+        weights,
+        "--data",
+        wrong.to_str().unwrap(),
+    ]);
+    assert!(
+        stderr.contains("is not MNIST's IDX images file"),
+        "{stderr}"
+    );
+    let missing = right.join("nothing-here");
+    let stderr = refused(&[
+        "eval",
+        "--weights",
+        weights,
+        "--data",
+        missing.to_str().unwrap(),
+    ]);
+    assert!(stderr.contains("personal-images-idx3-ubyte.gz"), "{stderr}");
+    for dir in [right, wrong] {
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+}
+
+#[test]
+fn train_mixes_a_persons_set_into_the_training_images() {
+    let extra = personal_folder("train-extra", 10, |l| l);
+    let out_file =
+        std::env::temp_dir().join(format!("vitlab-extra-{}.safetensors", std::process::id()));
+    let out = vit(tiny_train(&out_file, "1", false)
+        .args(["--extra-copies", "3", "--extra"])
+        .arg(&extra));
+    assert!(
+        out.contains("the mix: 256 MNIST images and 3 × 10 of "),
+        "{out}"
+    );
+    assert!(out.contains("on 286 images"), "{out}");
+    assert!(
+        std::fs::metadata(&out_file).is_ok(),
+        "the weights are saved"
+    );
+    let stderr = refused(&["train", "--extra-copies", "2"]);
+    assert!(stderr.contains("--extra"), "{stderr}");
+    std::fs::remove_dir_all(extra).unwrap();
+    for file in [
+        out_file.clone(),
+        out_file.with_extension("safetensors.ckpt"),
+    ] {
+        let _ = std::fs::remove_file(file);
+    }
+}
+
+#[test]
+fn classify_switches_heads_off_as_the_link_names_them() {
+    let root = env!("CARGO_MANIFEST_DIR");
+    let weights = format!("{root}/pretrained/vit-lab.safetensors");
+    let test = vitlab::native::load_split(
+        &vitlab::native::default_data_dir(),
+        vitlab::data::Split::Test,
+    )
+    .unwrap();
+    let image = std::env::temp_dir().join(format!("vitlab-classify-{}.bin", std::process::id()));
+    std::fs::write(&image, test.image(0)).unwrap();
+    let probabilities = |off: &str, replacement: &str| -> Vec<f64> {
+        let out = vit(Command::new(VIT)
+            .args([
+                "classify",
+                "--weights",
+                &weights,
+                "--image",
+                image.to_str().unwrap(),
+            ])
+            .args([
+                "--off",
+                off,
+                "--replacement",
+                replacement,
+                "--mean-images",
+                "100",
+                "--json",
+            ]));
+        let json: serde_json::Value = serde_json::from_str(out.lines().last().unwrap()).unwrap();
+        assert_eq!(json["off"], off);
+        json["probabilities"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| p.as_f64().unwrap())
+            .collect()
+    };
+    let on = probabilities("", "mean");
+    let by_mean = probabilities("3.8,5.7", "mean");
+    let by_zero = probabilities("3.8,5.7", "zero");
+    let differ = |a: &[f64], b: &[f64]| a.iter().zip(b).any(|(x, y)| (x - y).abs() > 1e-5);
+    assert!(differ(&on, &by_mean) && differ(&on, &by_zero) && differ(&by_mean, &by_zero));
+    let stderr = refused(&[
+        "classify",
+        "--weights",
+        &weights,
+        "--image",
+        image.to_str().unwrap(),
+        "--off",
+        "9.9",
+    ]);
+    assert!(
+        stderr.contains("layer 9, head 9 is not in a model of 6 layers of 8 heads"),
+        "{stderr}"
+    );
+    let stderr = refused(&[
+        "classify",
+        "--weights",
+        &weights,
+        "--image",
+        image.to_str().unwrap(),
+        "--off",
+        "0.1",
+    ]);
+    assert!(stderr.contains("layer.head"), "{stderr}");
+    let cnn = format!("{root}/pretrained/cnn-teacher.safetensors");
+    let stderr = refused(&[
+        "classify",
+        "--weights",
+        &cnn,
+        "--image",
+        image.to_str().unwrap(),
+        "--off",
+        "1.1",
+    ]);
+    assert!(stderr.contains("a ViT's weights are needed"), "{stderr}");
+    std::fs::remove_file(image).unwrap();
+}

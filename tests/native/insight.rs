@@ -162,7 +162,7 @@ mod from_the_model {
         let test = native::load_chunk(&dir, &manifest.test[0]).unwrap();
         let images = images_of(&test, 3);
 
-        let pending = classify(&any, &images[..1], &device);
+        let pending = classify(&any, &images[..1], None, &device);
         let packed = to_vec(pending.packed);
         // One tensor holds the probabilities and every map: a single readback in the browser.
         assert_eq!(packed.len(), 10 + 2 * 8 * 50 * 50);
@@ -185,7 +185,7 @@ mod from_the_model {
         assert_eq!(rollout.len(), 49);
         assert!(rollout.iter().sum::<f32>() <= 1.0 + 1e-5);
 
-        let pending = classify(&any, &images, &device);
+        let pending = classify(&any, &images, None, &device);
         let packed = to_vec(pending.packed);
         let distances = batch_attention_distance(
             attention_part(&packed, images.len(), &config),
@@ -198,7 +198,7 @@ mod from_the_model {
         let alone: Vec<Vec<Vec<f32>>> = images
             .chunks(1)
             .map(|image| {
-                let packed = to_vec(classify(&any, image, &device).packed);
+                let packed = to_vec(classify(&any, image, None, &device).packed);
                 batch_attention_distance(attention_part(&packed, 1, &config), 1, &config)
             })
             .collect();

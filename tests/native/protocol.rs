@@ -8,7 +8,7 @@ use std::fmt::Debug;
 
 use vitlab::analysis::inference::{CnnInsight, ModelInsight, WeightInsight};
 use vitlab::data::IMAGE_PIXELS;
-use vitlab::model::{CnnConfig, ModelConfig, VitConfig};
+use vitlab::model::{CnnConfig, HeadsOff, ModelConfig, Replacement, VitConfig};
 use vitlab::protocol::{
     BackendKind, BytesError, Called, DataProgress, FromDrawing, FromExplainer, FromHelper,
     FromTrainer, Greeting, PartsError, Reply, RunState, ToDrawing, ToExplainer, ToHelper,
@@ -119,7 +119,10 @@ fn every_message_to_and_from_the_training_worker_reads_back_as_written() {
 fn answers_of_the_drawing_workers_name_the_request_they_answer() {
     for request in [
         ToDrawing::Load { id: 0 },
-        ToDrawing::Classify { id: 1 },
+        ToDrawing::Classify {
+            id: 1,
+            off: HeadsOff::new([(1, 2)], Replacement::Zero),
+        },
         ToDrawing::Distances {
             id: 2,
             first: 8,

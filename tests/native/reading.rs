@@ -22,7 +22,7 @@ fn classified() -> (VitConfig, Classification) {
     let dir = native::default_data_dir();
     let manifest = native::read_manifest(&dir).unwrap();
     let test = native::load_chunk(&dir, &manifest.test[0]).unwrap();
-    let packed = to_vec(classify(&model, &images_of(&test, 1), &device).packed);
+    let packed = to_vec(classify(&model, &images_of(&test, 1), None, &device).packed);
     let classification = Classification::from_packed(&packed, &config.clone().into());
     (config, classification)
 }

@@ -1,9 +1,9 @@
 //! Experiments as links: what a link sets, and what it cannot.
 
 use vitlab::analysis::MapChoice;
-use vitlab::model::Preset;
+use vitlab::model::{HeadsOff, Preset, Replacement};
 use vitlab::protocol::BackendKind;
-use vitlab::share::Experiment;
+use vitlab::share::{Experiment, View};
 use vitlab::train::TrainingPlan;
 
 #[test]
@@ -16,14 +16,20 @@ fn a_link_gives_back_the_plan_seed_and_view_it_was_made_of() {
     plan.seed = 7;
     plan.augment = false;
     let map = MapChoice::Head(2, 1);
+    let heads_off = HeadsOff::new([(2, 3), (0, 0)], Replacement::Zero);
+    let view = View { map, heads_off };
     let query = Experiment::query(
         &plan,
         Some(BackendKind::Cpu),
-        map,
+        &view,
         Some("pretrained/vit seed.safetensors"),
     );
     assert!(
         query.contains("backend=cpu") && query.contains("map=head-3-2"),
+        "{query}"
+    );
+    assert!(
+        query.contains("off=1.1%2C3.4") && query.contains("off-by=zero"),
         "{query}"
     );
     assert!(
@@ -34,11 +40,13 @@ fn a_link_gives_back_the_plan_seed_and_view_it_was_made_of() {
     assert_eq!(problems, Vec::<String>::new());
     assert_eq!(read.plan, Some(plan.clone()));
     assert_eq!(read.map, Some(map));
+    assert_eq!(read.heads_off, Some(view.heads_off));
 
     // The seed preset's recipe (no warm-up) comes back as the seed's.
     let seed = TrainingPlan::in_page(Preset::Seed);
-    let query = Experiment::query(&seed, None, MapChoice::Rollout, None);
+    let query = Experiment::query(&seed, None, &View::default(), None);
     assert!(query.starts_with("preset=seed&"), "{query}");
+    assert!(!query.contains("off"), "no heads off, no `off`: {query}");
     assert_eq!(Experiment::read_query(&query).0.plan, Some(seed));
 }
 
@@ -120,7 +128,7 @@ fn a_map_fits_only_models_that_have_it() {
 fn a_link_carries_a_cnn_run_on_a_subset_and_refuses_vit_sizes_for_it() {
     let mut plan = TrainingPlan::in_page(Preset::Cnn);
     plan.train_limit = Some(1000);
-    let link = Experiment::query(&plan, None, MapChoice::Rollout, None);
+    let link = Experiment::query(&plan, None, &View::default(), None);
     assert!(
         link.contains("preset=cnn") && link.contains("images=1000"),
         "{link}"
@@ -131,4 +139,34 @@ fn a_link_carries_a_cnn_run_on_a_subset_and_refuses_vit_sizes_for_it() {
     assert_eq!(read.plan, Some(plan));
     let (_, problems) = Experiment::read_query("preset=cnn&depth=3");
     assert_eq!(problems.len(), 1, "{problems:?}");
+}
+
+#[test]
+fn a_link_switches_heads_off_and_refuses_what_is_not_heads() {
+    let (read, problems) = Experiment::read_query("off=2.3,1.1,2.3");
+    assert!(problems.is_empty(), "{problems:?}");
+    let off = read.heads_off.unwrap();
+    assert_eq!(off.heads().collect::<Vec<_>>(), vec![(0, 0), (1, 2)]);
+    assert_eq!(off.replacement, Replacement::Mean, "mean unless told");
+    assert_eq!(off.toggled(1, 2).heads().collect::<Vec<_>>(), vec![(0, 0)]);
+    assert!(off.toggled(4, 4).contains(4, 4));
+
+    let many = vec!["1.1"; 5000].join(",");
+    for (query, named) in [
+        ("off=0.1", "off=0.1"),
+        ("off=2-3", "off=2-3"),
+        ("off=1.1,x", "off=1.1,x"),
+        ("off=1.99999999999", "off=1.99999999999"),
+        (&format!("off={many}")[..], "off=1.1,1.1"),
+        ("off=1.1&off-by=half", "off-by=half"),
+    ] {
+        let (read, problems) = Experiment::read_query(query);
+        assert_eq!(read.heads_off, None, "{query}");
+        assert!(
+            problems
+                .iter()
+                .any(|p| p.starts_with(named) && p.ends_with("ignored")),
+            "{query}: {problems:?}"
+        );
+    }
 }

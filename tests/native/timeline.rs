@@ -18,7 +18,7 @@ fn a_snapshot_holds_each_probe_s_maps_as_one_classification_gives_them() {
     let config = VitConfig::seed().with_depth(2).with_heads(4);
     let model = vitlab::model::Classifier::Vit(config.init(&device()));
     let images = probes();
-    let packed = to_vec(inference::classify(&model, &images, &device()).packed);
+    let packed = to_vec(inference::classify(&model, &images, None, &device()).packed);
     let snapshot = AttentionSnapshot::of_packed(&packed, images.len(), &config, 300);
     let patches = config.grid_size() * config.grid_size();
     assert_eq!(snapshot.step, 300);
@@ -38,7 +38,7 @@ fn a_snapshot_holds_each_probe_s_maps_as_one_classification_gives_them() {
             .all(|l| l.len() == 4 && l.iter().all(|d| d.is_finite() && *d >= 0.0))
     );
     // Probe 2 alone, as the draw panel would classify it: the same maps, to the 4 decimals kept.
-    let alone = to_vec(inference::classify(&model, &images[2..], &device()).packed);
+    let alone = to_vec(inference::classify(&model, &images[2..], None, &device()).packed);
     let alone = Classification::from_packed(&alone, &config.clone().into());
     for (kept, exact) in snapshot.rollout[2].iter().zip(alone.rollout()) {
         assert!((kept - exact).abs() <= 6e-5, "{kept} against {exact}");

@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
-use vitlab::model::{CpuKernels, Preset};
+use vitlab::model::{CpuKernels, HeadsOff, Preset, Replacement};
 
 #[derive(Parser)]
 #[command(
@@ -52,6 +52,10 @@ pub enum Command {
         /// Training images held out at the end of the training split, for `--split val`.
         #[arg(long, default_value_t = 5000, value_parser = at_least_one)]
         val: usize,
+        /// Score a person's own set instead: the folder holding the lab's export
+        /// (personal-images-idx3-ubyte.gz and personal-labels-idx1-ubyte.gz).
+        #[arg(long, value_name = "DIR", conflicts_with = "split")]
+        data: Option<PathBuf>,
         /// End with one line of JSON.
         #[arg(long)]
         json: bool,
@@ -96,6 +100,31 @@ pub enum Command {
         /// The patches hidden: row-major indices in the ViT's patch grid, comma-separated.
         #[arg(long, value_delimiter = ',')]
         hidden: Vec<usize>,
+        /// End with one line of JSON.
+        #[arg(long)]
+        json: bool,
+        #[command(flatten)]
+        common: Common,
+    },
+    /// One image's probabilities, with some of a ViT's heads switched off if asked: what the
+    /// lab's prediction shows with those heads clicked off.
+    Classify {
+        /// The model's weights.
+        #[arg(long)]
+        weights: PathBuf,
+        /// The model's input: 784 bytes, 28 rows of 28 pixels, 0 for the background.
+        #[arg(long)]
+        image: PathBuf,
+        /// Heads switched off, as `layer.head` counted from 1, comma-separated (a link's `off`).
+        #[arg(long, default_value = "", value_parser = heads_off)]
+        off: HeadsList,
+        /// What takes a switched-off head's place.
+        #[arg(long, value_enum, default_value_t = ReplacementChoice::Mean)]
+        replacement: ReplacementChoice,
+        /// Test images the heads' mean outputs are taken over, from the first (the page takes
+        /// its first test chunk's 2,500).
+        #[arg(long, default_value_t = 2_500, value_parser = at_least_one)]
+        mean_images: usize,
         /// End with one line of JSON.
         #[arg(long)]
         json: bool,
@@ -208,12 +237,31 @@ pub enum DeviceChoice {
     Gpu,
 }
 
-/// What takes a switched-off head's place (`vit ablate`).
+/// What takes a switched-off head's place (`vit ablate`, `vit classify`).
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum ReplacementChoice {
     /// Its mean output over the test images, position by position.
     Mean,
     Zero,
+}
+
+impl ReplacementChoice {
+    pub fn replacement(self) -> Replacement {
+        match self {
+            Self::Mean => Replacement::Mean,
+            Self::Zero => Replacement::Zero,
+        }
+    }
+}
+
+/// Heads as `--off` names them, `(layer, head)` counted from 0.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct HeadsList(pub Vec<(usize, usize)>);
+
+/// `--off`'s heads: `layer.head` counted from 1, comma-separated, as a link writes them.
+fn heads_off(text: &str) -> Result<HeadsList, String> {
+    let off = HeadsOff::from_param(text, Replacement::Mean).map_err(str::to_string)?;
+    Ok(HeadsList(off.heads().collect()))
 }
 
 /// The architecture `vit train` builds.
@@ -284,6 +332,16 @@ pub struct TrainArgs {
     /// Train on only the first N training images (after the validation split is held out).
     #[arg(long, value_parser = at_least_one)]
     pub limit: Option<usize>,
+    /// Mix a person's own set into the training images (fine-tuning on a handwriting): the
+    /// folder holding the lab's export (personal-images-idx3-ubyte.gz and
+    /// personal-labels-idx1-ubyte.gz). The mix: the MNIST images (--limit of them) and
+    /// --extra-copies copies of the set.
+    #[arg(long, value_name = "DIR")]
+    pub extra: Option<PathBuf>,
+    /// Copies of the --extra set in the mix: a few tens of digits among thousands need
+    /// repeating to be seen.
+    #[arg(long, default_value_t = 1, value_parser = at_least_one, requires = "extra")]
+    pub extra_copies: usize,
     /// Random shifts (±2 px), rotations (±10°) and scaling (±10%); never flips.
     #[arg(long)]
     pub augment: bool,
@@ -336,7 +394,8 @@ impl Command {
             | Command::Bench { common, .. }
             | Command::Occlusion { common, .. }
             | Command::Hide { common, .. }
-            | Command::Ablate { common, .. } => Some(common),
+            | Command::Ablate { common, .. }
+            | Command::Classify { common, .. } => Some(common),
             Command::Train(args) => Some(&args.common),
         }
     }

@@ -170,7 +170,7 @@ fn count_gpu_launches(
     let device = trainer.device().clone().inner();
     let images = vitlab::analysis::inference::images_of(set, 1);
     let (_, inference) = count_launches(|| {
-        let pending = vitlab::analysis::inference::classify(model, &images, &device);
+        let pending = vitlab::analysis::inference::classify(model, &images, None, &device);
         let _ = pending.packed.into_data();
     });
     Some((step, inference))

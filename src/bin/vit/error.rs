@@ -47,6 +47,8 @@ pub enum CliError {
         bytes: u64,
         expected: usize,
     },
+    #[error("--extra-copies {copies} of {digits} digits makes a mix of more than 120,000 images")]
+    ExtraTooLarge { copies: usize, digits: usize },
     #[error("ablate: {0}")]
     Ablate(vitlab::analysis::ablation::AblationMeasureError),
     #[error("{}: a ViT's weights are needed here", path.display())]

@@ -17,6 +17,7 @@ pub fn eval(
     path: PathBuf,
     split: EvalSplit,
     val: usize,
+    personal: Option<PathBuf>,
     json: bool,
     common: Common,
 ) -> Result<(), CliError> {
@@ -24,9 +25,10 @@ pub fn eval(
     let file = read_weights(&path)?;
     check_eval_batch(&file.config, &common)?;
     let (model, config) = (file.into_model(&device), file.config);
-    let (images, name) = match split {
-        EvalSplit::Test => (native::load_split(&data_dir, Split::Test)?, "test"),
-        EvalSplit::Val => (
+    let (images, name) = match (personal, split) {
+        (Some(dir), _) => (native::load_personal(&dir)?.to_set(), "personal"),
+        (None, EvalSplit::Test) => (native::load_split(&data_dir, Split::Test)?, "test"),
+        (None, EvalSplit::Val) => (
             native::load_train_and_validation(&data_dir, val)?.1,
             "validation",
         ),

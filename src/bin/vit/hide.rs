@@ -49,7 +49,7 @@ pub fn hide(
 }
 
 /// The model's input from `path`: exactly 784 bytes, its size checked before it is read.
-fn read_image(path: &Path) -> Result<[u8; IMAGE_PIXELS], CliError> {
+pub fn read_image(path: &Path) -> Result<[u8; IMAGE_PIXELS], CliError> {
     let bytes = std::fs::metadata(path).map_err(CliError::file(path))?.len();
     let wrong_size = || CliError::ImageSize {
         path: path.to_path_buf(),

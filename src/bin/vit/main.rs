@@ -10,6 +10,8 @@ mod average;
 #[cfg(not(target_arch = "wasm32"))]
 mod bench;
 #[cfg(not(target_arch = "wasm32"))]
+mod classify;
+#[cfg(not(target_arch = "wasm32"))]
 mod error;
 #[cfg(not(target_arch = "wasm32"))]
 mod eval;
@@ -50,7 +52,7 @@ use error::CliError;
 #[cfg(not(target_arch = "wasm32"))]
 use std::path::PathBuf;
 #[cfg(not(target_arch = "wasm32"))]
-use vitlab::model::{ModelConfig, Preset};
+use vitlab::model::{HeadsOff, ModelConfig, Preset};
 #[cfg(not(target_arch = "wasm32"))]
 use vitlab::native;
 
@@ -100,9 +102,10 @@ fn run(command: Command) -> Result<(), CliError> {
             weights,
             split,
             val,
+            data,
             json,
             common,
-        } => eval::eval(weights, split, val, json, common),
+        } => eval::eval(weights, split, val, data, json, common),
         Command::Occlusion {
             vit,
             cnn,
@@ -119,6 +122,24 @@ fn run(command: Command) -> Result<(), CliError> {
             json,
             common,
         } => hide::hide(&vit, &cnn, &image, &hidden, json, &common),
+        Command::Classify {
+            weights,
+            image,
+            off,
+            replacement,
+            mean_images,
+            json,
+            common,
+        } => classify::classify(
+            &weights,
+            &image,
+            classify::SwitchOff {
+                heads: HeadsOff::new(off.0, replacement.replacement()),
+                mean_images,
+            },
+            json,
+            &common,
+        ),
         Command::Ablate {
             weights,
             images,

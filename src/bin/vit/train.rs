@@ -196,6 +196,41 @@ fn ignored_model_options(args: &TrainArgs, saved: &ModelConfig) -> Vec<String> {
     ignored
 }
 
+/// The training images with `--extra-copies` copies of the person's set in `--extra` after
+/// the first `--limit` MNIST images; the MNIST images alone without `--extra`.
+fn with_extra(train: MnistSet, args: &TrainArgs) -> Result<MnistSet, CliError> {
+    let Some(dir) = &args.extra else {
+        return Ok(train);
+    };
+    let personal = native::load_personal(dir)?.to_set();
+    let mnist = args
+        .limit
+        .map_or(train.len(), |limit| limit.min(train.len()));
+    let copies = args.extra_copies;
+    let total = personal
+        .len()
+        .checked_mul(copies)
+        .and_then(|n| n.checked_add(mnist))
+        .filter(|&n| n <= MAX_MIXED_IMAGES)
+        .ok_or(CliError::ExtraTooLarge {
+            copies,
+            digits: personal.len(),
+        })?;
+    let mut mixed = train.slice(0..mnist);
+    for _ in 0..copies {
+        mixed.extend(&personal);
+    }
+    println!(
+        "the mix: {mnist} MNIST images and {copies} × {} of {} ({total} in all)",
+        personal.len(),
+        dir.display()
+    );
+    Ok(mixed)
+}
+
+/// The most images a mix with a person's set trains on: MNIST's 60,000 and as many again.
+const MAX_MIXED_IMAGES: usize = 120_000;
+
 pub fn train(args: TrainArgs) -> Result<(), CliError> {
     let (data_dir, device) = setup(&args.common)?;
     let (train_set, scored) = if args.val > 0 {
@@ -205,6 +240,7 @@ pub fn train(args: TrainArgs) -> Result<(), CliError> {
         let test = native::load_split(&data_dir, Split::Test)?;
         (train, test)
     };
+    let train_set = with_extra(train_set, &args)?;
     let scored_as = if args.val > 0 {
         Scored::Validation
     } else {
@@ -301,7 +337,8 @@ fn plan_of(args: &TrainArgs, scored_images: usize) -> Result<TrainingPlan, CliEr
         // The whole validation (or test) split, after every epoch.
         eval_images: scored_images,
         eval_every: 0,
-        train_limit: args.limit,
+        // A mix with a person's set has applied the limit to MNIST's part already.
+        train_limit: args.limit.filter(|_| args.extra.is_none()),
         distillation: args.teacher.as_ref().map(|_| Distillation {
             kind: match args.distill {
                 DistillChoice::Soft => DistillationKind::Soft,

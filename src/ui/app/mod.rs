@@ -17,6 +17,7 @@ use leptos::task::spawn_local;
 
 use crate::protocol::BackendKind;
 use crate::share::Experiment;
+use crate::share::View;
 use crate::shipped::DEFAULT_WEIGHTS;
 use crate::ui::inductive_bias::InductiveBias;
 use crate::ui::lab::Lab;
@@ -35,7 +36,11 @@ pub fn App() -> impl IntoView {
     let preferred = web::query_param("backend").and_then(|text| BackendKind::parse(&text));
     let weights_url = web::query_param("weights").unwrap_or_else(|| DEFAULT_WEIGHTS.to_string());
     let (experiment, link_problems) = Experiment::read_query(&web::query());
-    let app = AppState::new(preferred, &weights_url, experiment.map.unwrap_or_default());
+    let view = View {
+        map: experiment.map.unwrap_or_default(),
+        heads_off: experiment.heads_off.unwrap_or_default(),
+    };
+    let app = AppState::new(preferred, &weights_url, view);
     if !link_problems.is_empty() {
         app.show_error(format!("The link: {}.", link_problems.join("; ")));
     }

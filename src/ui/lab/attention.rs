@@ -11,10 +11,13 @@ use crate::analysis::MapChoice;
 use crate::analysis::csv;
 use crate::analysis::reading::Reading;
 use crate::data::IMAGE_SIDE;
+use crate::model::HeadsOff;
 use crate::ui::widgets::{
     Export, ExportButton, HeatCanvas, Palette, Sheet, SheetButtons, Tile, paint,
 };
 use crate::web;
+
+use super::heads_off::HeadSwitches;
 
 fn class_map(result: &Reading, choice: MapChoice) -> Vec<f32> {
     let layer = |l: usize| result.class_maps.get(l);
@@ -64,6 +67,8 @@ pub fn AttentionView(
     heads: usize,
     /// The map shown large; kept by the page, so a link can set it and share it.
     choice: RwSignal<MapChoice>,
+    /// The heads switched off; kept by the page, so a link can set them too.
+    heads_off: RwSignal<HeadsOff>,
 ) -> impl IntoView {
     // The page's first paint holds the card; the maps of every layer follow a task later, so
     // that neither part holds the page for long.
@@ -76,9 +81,9 @@ pub fn AttentionView(
         <div class="attention">
             <LargeMap result=result input=input grid=grid depth=depth choice=choice />
             // Built a task after the rest of the card, in the room kept for it (its buttons,
-            // a row of 56 px per layer, the rollout's button).
-            <div class="map-multiples" style=format!("min-height: {}px", 78 + 56 * depth)>
-                {move || table_built.get().then(|| view! { <MapMultiples result=result grid=grid depth=depth heads=heads choice=choice /> })}
+            // the heads' switches, a row of 56 px per layer, the rollout's button).
+            <div class="map-multiples" style=format!("min-height: {}px", 150 + 56 * depth)>
+                {move || table_built.get().then(|| view! { <MapMultiples result=result grid=grid depth=depth heads=heads choice=choice heads_off=heads_off /> })}
             </div>
         </div>
     }
@@ -211,7 +216,7 @@ fn LargeMap(
     }
 }
 
-/// Every layer's and head's map, small, to pick the one shown large.
+/// Every layer's and head's map, small, to pick the one shown large or to switch a head off.
 #[component]
 fn MapMultiples(
     result: Signal<Option<Arc<Reading>>>,
@@ -219,7 +224,9 @@ fn MapMultiples(
     depth: usize,
     heads: usize,
     choice: RwSignal<MapChoice>,
+    heads_off: RwSignal<HeadsOff>,
 ) -> impl IntoView {
+    let switching = RwSignal::new(false);
     // A layer's row of maps at a time, each in a task of its own: building all of them at
     // once held a phone's page for a fifth of a second. The cells keep their size meanwhile.
     let rows_built = RwSignal::new(0usize);
@@ -236,12 +243,24 @@ fn MapMultiples(
                 .map(|r| class_map(&r, pick))
                 .unwrap_or_default()
         });
+        let head = match pick {
+            MapChoice::Head(l, h) => Some((l, h)),
+            _ => None,
+        };
+        let off = move || head.is_some_and(|(l, h)| heads_off.with(|o| o.contains(l, h)));
+        let click = move |_| match head {
+            Some((l, h)) if switching.get_untracked() => heads_off.update(|o| *o = o.toggled(l, h)),
+            _ => choice.set(pick),
+        };
         view! {
             <button
                 class="thumb"
                 class:selected=move || choice.get() == pick
-                title=pick.label()
-                on:click=move |_| choice.set(pick)
+                class:off=off
+                data-head=head.map(|(l, h)| format!("{}.{}", l + 1, h + 1))
+                aria-pressed=move || head.map(|_| off().to_string())
+                title=move || if off() { format!("{} (switched off)", pick.label()) } else { pick.label() }
+                on:click=click
             >
                 <HeatCanvas values=values grid=grid size=48 />
             </button>
@@ -274,6 +293,7 @@ fn MapMultiples(
     });
     view! {
         <SheetButtons sheet=sheet name="attention-maps" ready=Signal::derive(move || result.with(Option::is_some)) />
+        <HeadSwitches switching=switching />
         <div class="multiples scroll-x" tabindex="0" role="region" aria-label="every layer's and head's map">
             <table>
                 <thead>

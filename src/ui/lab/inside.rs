@@ -14,6 +14,7 @@ use super::classifier::Classifications;
 use super::cnn_view::CnnView;
 use super::explain::Explanations;
 use super::explainer::Explainer;
+use super::heads_matter::HeadsMatter;
 use super::occlusion::Occlusion;
 use crate::analysis::MapChoice;
 use crate::analysis::inference::ModelInsight;
@@ -64,7 +65,7 @@ pub(super) fn WhereItLooks(shape: MapShape) -> impl IntoView {
     view! {
         <section class="card heatmaps">
             <h2>"Where it looks"</h2>
-            <AttentionView result=result input=lab.model_input grid=shape.grid depth=shape.depth heads=shape.heads choice=lab.map />
+            <AttentionView result=result input=lab.model_input grid=shape.grid depth=shape.depth heads=shape.heads choice=lab.map heads_off=lab.heads_off />
         </section>
     }
 }
@@ -87,9 +88,13 @@ pub(super) fn Inside(insight: ModelInsight) -> impl IntoView {
             // Fig. 7's distance over test digits is measured once this card is seen.
             let inside = NodeRef::<Section>::new();
             on_first_sight(inside, lab.want_batch_distance);
-            let [explanations, occlusion, analysis] =
-                [Below::Explanations, Below::Occlusion, Below::InsideTheModel]
-                    .map(|part| lab.revealed.when(part));
+            let [explanations, occlusion, heads_matter, analysis] = [
+                Below::Explanations,
+                Below::Occlusion,
+                Below::HeadsMatter,
+                Below::InsideTheModel,
+            ]
+            .map(|part| lab.revealed.when(part));
             let insight = Arc::new(insight);
             view! {
                 {move || explanations.get().then(|| view! {
@@ -102,6 +107,12 @@ pub(super) fn Inside(insight: ModelInsight) -> impl IntoView {
                     <section class="card wide">
                         <h2>"Patches hidden: ViT against CNN"</h2>
                         <Occlusion grid=grid />
+                    </section>
+                })}
+                {move || heads_matter.get().then(|| view! {
+                    <section class="card wide" data-testid="heads-matter-card">
+                        <h2>"Which heads matter"</h2>
+                        <HeadsMatter depth=depth heads=heads />
                     </section>
                 })}
                 {move || analysis.get().then(|| view! {

@@ -11,6 +11,8 @@ mod draw_card;
 mod draw_pad;
 mod explain;
 mod explainer;
+mod heads_matter;
+mod heads_off;
 mod inside;
 mod occlusion;
 mod prediction;
@@ -26,6 +28,7 @@ pub use draw_pad::DrawPad;
 pub use prediction::Prediction;
 pub use timeline::AttentionTimeline;
 
+use crate::model::HeadsOff;
 use crate::ui::state::LabState;
 use classifier::Classifications;
 use draw_card::DrawCard;
@@ -57,6 +60,30 @@ pub fn Lab() -> impl IntoView {
         if before.is_some() {
             classifier.result.set(None);
             classifier.classify(lab.model_input.get_untracked());
+        }
+    });
+    // Heads switched off or back on: the image is read again. Heads that a new model does not
+    // have are dropped (a link's heads are kept for the link's model).
+    Effect::new(move |before: Option<()>| {
+        lab.heads_off.track();
+        if before.is_some() {
+            classifier.classify(lab.model_input.get_untracked());
+        }
+    });
+    Effect::new(move |_| {
+        let config = lab
+            .engine
+            .with(|engine| engine.as_ref().and_then(|e| e.config.vit().cloned()));
+        if let Some(config) = config
+            && !lab.heads_off.with_untracked(|off| off.fits(&config))
+        {
+            lab.heads_off.update(|off| {
+                *off = HeadsOff::new(
+                    off.heads()
+                        .filter(|&(l, h)| l < config.depth && h < config.heads),
+                    off.replacement,
+                );
+            });
         }
     });
     // The heatmap card is rebuilt only for a model of another shape.

@@ -6,6 +6,7 @@ use std::sync::Arc;
 use leptos::prelude::*;
 
 use super::classifier::Classifications;
+use super::heads_off::describe;
 use crate::analysis::reading::Reading;
 use crate::data::NUM_CLASSES;
 
@@ -15,9 +16,13 @@ pub(super) fn PredictionCard() -> impl IntoView {
     let classifier = expect_context::<Classifications>();
     let in_flight = classifier.in_flight;
     view! {
-        <section class="card prediction" data-testid="prediction-card" data-busy=move || in_flight.get().to_string()>
+        <section class="card prediction" data-testid="prediction-card" data-busy=move || in_flight.get().to_string()
+            data-heads-off=move || classifier.result_off.with(crate::model::HeadsOff::to_param)>
             <h2>"Prediction"</h2>
             <Prediction result=classifier.result />
+            {move || classifier.result_off.with(|off| (!off.is_empty()).then(|| view! {
+                <p class="heads-off-note" data-testid="prediction-heads-off">{format!("With heads {}.", describe(off))}</p>
+            }))}
         </section>
     }
 }

@@ -6,7 +6,9 @@ use leptos::task::spawn_local;
 
 use super::{LabState, ModelHost, Revealed, RunKeeper, ShownDigit, test_batch_distance};
 use crate::analysis::MapChoice;
+use crate::model::HeadsOff;
 use crate::protocol::BackendKind;
+use crate::share::View;
 use crate::shipped::is_shipped;
 use crate::web::{self, DrawingError};
 
@@ -31,6 +33,8 @@ pub struct AppState {
     pub shown_digit: RwSignal<Option<ShownDigit>>,
     /// The attention map shown large (a link may set it).
     pub map: RwSignal<MapChoice>,
+    /// The heads switched off in every classification (a link may set them).
+    pub heads_off: RwSignal<HeadsOff>,
     /// The image the model is given: the drawing, or a test digit (the training run probes
     /// it too).
     pub model_input: RwSignal<Option<Vec<u8>>>,
@@ -49,7 +53,8 @@ pub struct AppState {
 }
 
 impl AppState {
-    pub fn new(preferred: Option<BackendKind>, weights_url: &str, map: MapChoice) -> Self {
+    /// The page's state, viewing `view` as a link set it.
+    pub fn new(preferred: Option<BackendKind>, weights_url: &str, view: View) -> Self {
         let records = RwSignal::new(Vec::new());
         let runs_problem = RwSignal::new(None::<String>);
         Self {
@@ -60,7 +65,8 @@ impl AppState {
             distance_wanted: StoredValue::new(false),
             distance_measured_for: StoredValue::new(None),
             shown_digit: RwSignal::new(None),
-            map: RwSignal::new(map),
+            map: RwSignal::new(view.map),
+            heads_off: RwSignal::new(view.heads_off),
             model_input: RwSignal::new(None),
             model_source: RwSignal::new(weights_url.to_string()),
             model_url: RwSignal::new(Some(weights_url.to_string())),
@@ -88,6 +94,7 @@ impl AppState {
             revealed: self.revealed,
             shown_digit: self.shown_digit,
             map: self.map,
+            heads_off: self.heads_off,
             model_input: self.model_input,
         }
     }

@@ -7,6 +7,7 @@ use std::rc::Rc;
 use leptos::prelude::*;
 
 use crate::data::IMAGE_PIXELS;
+use crate::model::HeadsOff;
 use crate::protocol::BackendKind;
 use crate::web::{self, DrawingError, DrawingWorker, Engine, LinkError};
 
@@ -249,7 +250,10 @@ async fn median_ms(engine: &Engine, probe: &[u8; IMAGE_PIXELS]) -> Result<f64, H
     let mut times = Vec::with_capacity(TIMED_RUNS);
     for _ in 0..TIMED_RUNS {
         let started = web::now_ms();
-        engine.classify(probe).await.map_err(HostError::Gpu)?;
+        engine
+            .classify(probe, HeadsOff::default())
+            .await
+            .map_err(HostError::Gpu)?;
         times.push(web::now_ms() - started);
     }
     times.sort_by(f64::total_cmp);

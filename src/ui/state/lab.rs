@@ -5,6 +5,7 @@ use leptos::prelude::*;
 
 use super::{EngineSignal, Revealed, ShownDigit, WeightsBytes};
 use crate::analysis::MapChoice;
+use crate::model::HeadsOff;
 use crate::protocol::BackendKind;
 use crate::web::DrawingError;
 
@@ -29,6 +30,8 @@ pub struct LabState {
     pub shown_digit: RwSignal<Option<ShownDigit>>,
     /// The attention map shown large (a link may set it).
     pub map: RwSignal<MapChoice>,
+    /// The heads switched off in every classification (a link may set them).
+    pub heads_off: RwSignal<HeadsOff>,
     /// The image the model is given: the drawing, or a test digit (the training run probes
     /// it too).
     pub model_input: RwSignal<Option<Vec<u8>>>,

@@ -13,6 +13,8 @@ pub enum Below {
     /// The lab's first wide card (a ViT's explanations, or what a CNN builds in).
     Explanations,
     Occlusion,
+    /// Which heads matter (a ViT's).
+    HeadsMatter,
     InsideTheModel,
     InductiveBias,
     /// The training panel's plan and controls.
@@ -24,9 +26,10 @@ pub enum Below {
 }
 
 impl Below {
-    const ALL: [Below; 8] = [
+    const ALL: [Below; 9] = [
         Below::Explanations,
         Below::Occlusion,
+        Below::HeadsMatter,
         Below::InsideTheModel,
         Below::InductiveBias,
         Below::Training,

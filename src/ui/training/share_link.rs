@@ -3,7 +3,7 @@
 use leptos::prelude::*;
 
 use super::trainer::TrainingControl;
-use crate::share::Experiment;
+use crate::share::{Experiment, View};
 use crate::ui::state::AppState;
 
 #[component]
@@ -14,7 +14,10 @@ pub(super) fn ShareLink() -> impl IntoView {
         let query = Experiment::query(
             &plan.form.get(),
             plan.backend.get(),
-            app.map.get(),
+            &View {
+                map: app.map.get(),
+                heads_off: app.heads_off.get(),
+            },
             app.model_url.get().as_deref(),
         );
         format!("?{query}")
@@ -22,7 +25,7 @@ pub(super) fn ShareLink() -> impl IntoView {
     view! {
         <p class="share">
             <a data-testid="share-link" href=href>"Link to this experiment"</a>
-            " — the plan with its seed, the device, the model and the map shown."
+            " — the plan with its seed, the device, the model, the map shown and any heads switched off."
         </p>
     }
 }

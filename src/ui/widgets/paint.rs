@@ -98,6 +98,17 @@ pub fn grey_image_on(
     }
 }
 
+/// The colour of `t` in -1..=1: blue (negative) to white to red (positive).
+pub fn diverging_fill(t: f32) -> String {
+    let t = t.clamp(-1.0, 1.0);
+    let fade = (255.0 * (1.0 - t.abs())) as u8;
+    if t >= 0.0 {
+        format!("rgb(255,{fade},{fade})")
+    } else {
+        format!("rgb({fade},{fade},255)")
+    }
+}
+
 /// A signed image (e.g. a filter) as blue (negative) to white to red (positive).
 pub fn diverging_image(canvas: &HtmlCanvasElement, values: &[f32], side: usize) {
     let Some(ctx) = context(canvas) else { return };
@@ -105,14 +116,7 @@ pub fn diverging_image(canvas: &HtmlCanvasElement, values: &[f32], side: usize) 
     let (w, h) = (canvas.width() as f64, canvas.height() as f64);
     let (cw, ch) = (w / side as f64, h / side as f64);
     for (index, v) in values.iter().enumerate().take(side * side) {
-        let t = (v / scale).clamp(-1.0, 1.0);
-        let fade = (255.0 * (1.0 - t.abs())) as u8;
-        let fill = if t >= 0.0 {
-            format!("rgb(255,{fade},{fade})")
-        } else {
-            format!("rgb({fade},{fade},255)")
-        };
-        ctx.set_fill_style_str(&fill);
+        ctx.set_fill_style_str(&diverging_fill(v / scale));
         let (row, col) = ((index / side) as f64, (index % side) as f64);
         ctx.fill_rect(col * cw, row * ch, cw + 0.5, ch + 0.5);
     }

@@ -7,7 +7,7 @@ use futures::future::LocalBoxFuture;
 
 use crate::analysis::inference::ModelInsight;
 use crate::data::IMAGE_PIXELS;
-use crate::model::ModelConfig;
+use crate::model::{HeadsOff, ModelConfig};
 use crate::protocol::{BackendKind, FromDrawing, ToDrawing, bytes_to_floats, images_to_bytes};
 use crate::web::asker::{AskError, Asker};
 use crate::web::link::{LinkError, WorkerRole};
@@ -149,9 +149,14 @@ impl DrawingWorker {
         .await
     }
 
-    /// The packed reading of one image (see [`crate::analysis::reading::Reading`]).
-    pub async fn classify(&self, image: &[u8; IMAGE_PIXELS]) -> Result<Vec<f32>, DrawingError> {
-        let make = |id| ToDrawing::Classify { id };
+    /// The packed reading of one image (see [`crate::analysis::reading::Reading`]) with the
+    /// heads `off` names switched off.
+    pub async fn classify(
+        &self,
+        image: &[u8; IMAGE_PIXELS],
+        off: HeadsOff,
+    ) -> Result<Vec<f32>, DrawingError> {
+        let make = |id| ToDrawing::Classify { id, off };
         let bytes = images_to_bytes(std::slice::from_ref(image));
         self.ask(
             make,

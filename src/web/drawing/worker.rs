@@ -12,9 +12,13 @@ use futures::StreamExt;
 use futures::future::LocalBoxFuture;
 use wasm_bindgen_futures::spawn_local;
 
+use crate::analysis::ablation::{PAGE_MEAN_IMAGES, head_means_async};
 use crate::analysis::inference::{Classification, ModelInsight};
 use crate::analysis::reading::Reading;
 use crate::data::IMAGE_PIXELS;
+use crate::model::{
+    Ablation, Classifier, HeadMeans, HeadsOff, Replacement, VisionTransformer, VitConfig,
+};
 use crate::protocol::{FromDrawing, ToDrawing, bytes_to_images, floats_to_bytes};
 use crate::weights;
 
@@ -35,6 +39,9 @@ pub struct DrawingModel {
     /// Started on the first load (WebGPU's start is asynchronous and may fail).
     device: RefCell<Option<Device>>,
     model: RefCell<Option<Rc<LocalModel>>>,
+    /// The model's heads' mean outputs over the first test chunk, taken when a head is first
+    /// switched off with [`Replacement::Mean`] and kept until other weights load.
+    means: RefCell<Option<Rc<HeadMeans>>>,
     digits: TestDigits,
 }
 
@@ -50,6 +57,7 @@ impl DrawingModel {
             backend,
             device: RefCell::new(None),
             model: RefCell::new(None),
+            means: RefCell::new(None),
             digits: TestDigits::default(),
         }
     }
@@ -62,7 +70,7 @@ impl DrawingModel {
     ) -> (FromDrawing, Option<Vec<u8>>) {
         let id = match &request {
             ToDrawing::Load { id }
-            | ToDrawing::Classify { id }
+            | ToDrawing::Classify { id, .. }
             | ToDrawing::Distances { id, .. }
             | ToDrawing::TestDigit { id, .. } => *id,
         };
@@ -75,8 +83,8 @@ impl DrawingModel {
                 };
                 (loaded, None)
             }),
-            ToDrawing::Classify { id } => self
-                .classify(&bytes)
+            ToDrawing::Classify { id, off } => self
+                .classify(&bytes, &off)
                 .await
                 .map(|packed| (FromDrawing::Classified { id }, Some(packed))),
             ToDrawing::Distances { id, first, count } => self
@@ -111,22 +119,24 @@ impl DrawingModel {
         // The first pass compiles the GPU's kernels: done before the first stroke, checked
         // (`gpu_checked`): a shader or pipeline the GPU rejects fails the load here, not in a
         // later task once WebGPU has been called good.
-        let warmed = gpu_checked(model.classify_packed(&[[0; IMAGE_PIXELS]]))
+        let warmed = gpu_checked(model.classify_packed(&[[0; IMAGE_PIXELS]], None))
             .await
             .map_err(|rejected| Trouble::Fault(rejected.to_string()))?;
         warmed.map_err(|error| self.trouble(error))?;
         let insight = ModelInsight::from_weights(&file, FILTER_COMPONENTS);
         *self.model.borrow_mut() = Some(Rc::new(model));
+        *self.means.borrow_mut() = None;
         Ok((file.config, insight))
     }
 
-    async fn classify(&self, bytes: &[u8]) -> Result<Vec<u8>, Trouble> {
+    async fn classify(&self, bytes: &[u8], off: &HeadsOff) -> Result<Vec<u8>, Trouble> {
         let model = self.model()?;
         let image = bytes_to_images(bytes, 1)
             .and_then(|images| images.first().copied())
             .ok_or_else(|| Trouble::Refused(format!("an image is {IMAGE_PIXELS} bytes")))?;
+        let ablation = self.ablation(&model, off).await?;
         let packed = model
-            .classify_packed(&[image])
+            .classify_packed(&[image], ablation.as_ref())
             .await
             .map_err(|error| self.trouble(error))?;
         let classification = Classification::from_packed(&packed, &model.config);
@@ -151,6 +161,53 @@ impl DrawingModel {
             .attention_distance(&images)
             .await
             .map_err(|error| self.trouble(error))
+    }
+
+    /// The heads `off` names switched off in `model` (none for a CNN or no heads).
+    async fn ablation(
+        &self,
+        model: &LocalModel,
+        off: &HeadsOff,
+    ) -> Result<Option<Ablation>, Trouble> {
+        let (Classifier::Vit(vit), Some(config)) = (&model.model, model.config.vit()) else {
+            return Ok(None);
+        };
+        if off.is_empty() {
+            return Ok(None);
+        }
+        let means = match off.replacement {
+            Replacement::Zero => None,
+            Replacement::Mean => Some(self.means(vit, config, &model.device).await?),
+        };
+        Ablation::of(config, off, means.as_deref(), &model.device)
+            .map(Some)
+            .map_err(|error| Trouble::Refused(error.to_string()))
+    }
+
+    /// The heads' mean outputs over the first test chunk, taken on first use.
+    async fn means(
+        &self,
+        vit: &VisionTransformer,
+        config: &VitConfig,
+        device: &Device,
+    ) -> Result<Rc<HeadMeans>, Trouble> {
+        if let Some(means) = self.means.borrow().clone() {
+            return Ok(means);
+        }
+        let (images, _) = self
+            .digits
+            .slice(0, PAGE_MEAN_IMAGES)
+            .await
+            .map_err(|error| Trouble::Refused(error.to_string()))?;
+        let means = head_means_async(vit, config, &images, device)
+            .await
+            .map(Rc::new)
+            .map_err(|error| match self.backend {
+                BackendKind::Cpu => Trouble::Refused(error.to_string()),
+                BackendKind::WebGpu => Trouble::Fault(error.to_string()),
+            })?;
+        *self.means.borrow_mut() = Some(means.clone());
+        Ok(means)
     }
 
     fn model(&self) -> Result<Rc<LocalModel>, Trouble> {

@@ -223,7 +223,7 @@ async fn probe_attention(run: &Run) -> Result<(), ReadError> {
     let Some(config) = session.plan.config.vit() else {
         return Ok(());
     };
-    let pending = inference::classify(&session.inference_model(), &probes, &session.device());
+    let pending = inference::classify(&session.inference_model(), &probes, None, &session.device());
     let packed = read_floats_async(pending.packed, "the probes' attention").await?;
     let mut snapshot = AttentionSnapshot::of_packed(&packed, probes.len(), config, session.step());
     snapshot.drawing = run.drawing.map(|d| d.to_vec());

@@ -1,0 +1,84 @@
+//! Heads switched off from the per-head grid: what a click on a head does there, what takes a
+//! switched-off head's place, which heads are off, and a way to bring them all back.
+
+use leptos::prelude::*;
+
+use crate::analysis::ablation::PAGE_MEAN_IMAGES;
+use crate::model::{HeadsOff, Replacement};
+use crate::ui::state::LabState;
+
+use super::classifier::Classifications;
+
+/// `n` with a comma between thousands, as the page writes counts.
+pub(super) fn thousands(n: usize) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// The heads off as the page words them: "layer 3 head 8, layer 5 head 7 (by their means)".
+pub(super) fn describe(off: &HeadsOff) -> String {
+    if off.is_empty() {
+        return "every head on".into();
+    }
+    let heads: Vec<String> = off
+        .heads()
+        .map(|(l, h)| format!("layer {} head {}", l + 1, h + 1))
+        .collect();
+    let by = match off.replacement {
+        Replacement::Mean => "each replaced by its mean output",
+        Replacement::Zero => "each replaced by zero",
+    };
+    format!("switched off: {} ({by})", heads.join(", "))
+}
+
+/// The controls above the per-head grid. `switching` says whether a click on a head switches
+/// it off (or back on) rather than showing it large.
+#[component]
+pub(super) fn HeadSwitches(switching: RwSignal<bool>) -> impl IntoView {
+    let off = expect_context::<LabState>().heads_off;
+    let set_replacement = move |event| {
+        if let Some(replacement) = Replacement::from_param(&event_target_value(&event)) {
+            off.update(|off| off.replacement = replacement);
+        }
+    };
+    let mean_label = format!("its mean over {} test digits", thousands(PAGE_MEAN_IMAGES));
+    // Heads switched but the drawing not read with them yet: the first switch-off by mean
+    // also takes every head's mean output, a few seconds on a CPU.
+    let classifier = use_context::<Classifications>();
+    let reading = move || {
+        classifier.is_some_and(|c| {
+            c.in_flight.get() && c.result_off.with(|shown| off.with(|o| shown != o))
+        })
+    };
+    view! {
+        <div class="head-switches" data-testid="head-switches">
+            <span class="segmented" role="group" aria-label="what a click on a head does">
+                <button class="small" aria-pressed=move || (!switching.get()).to_string() on:click=move |_| switching.set(false)>"Click shows a head"</button>
+                <button class="small" data-testid="switch-heads" aria-pressed=move || switching.get().to_string() on:click=move |_| switching.set(true)>"Click switches it off"</button>
+            </span>
+            <label>
+                "replaced by "
+                <select data-testid="heads-off-by" on:change=set_replacement>
+                    <option value="mean" selected=move || off.with(|o| o.replacement == Replacement::Mean)>{mean_label}</option>
+                    <option value="zero" selected=move || off.with(|o| o.replacement == Replacement::Zero)>"zero"</option>
+                </select>
+            </label>
+            <button class="small" data-testid="heads-back" prop:disabled=move || off.with(HeadsOff::is_empty)
+                on:click=move |_| off.update(|o| *o = HeadsOff::new([], o.replacement))>"Every head back on"</button>
+            <p class="heads-off-status" class:reading=reading data-testid="heads-off" data-off=move || off.with(HeadsOff::to_param) role="status">
+                {move || if reading() {
+                    "Reading the drawing again with these heads… (the first time by mean also takes each head's mean output)".to_string()
+                } else {
+                    off.with(describe)
+                }}
+            </p>
+        </div>
+    }
+}
