@@ -10,7 +10,9 @@ use vitlab::data::images_tensor;
 use vitlab::data::{IMAGE_PIXELS, IMAGE_SIDE};
 use vitlab::model::HeadsOff;
 use vitlab::protocol::BackendKind;
-use vitlab::ui::{EngineSignal, Lab, LabState, MapChoice, Revealed, ShownDigit, paint};
+use vitlab::ui::{
+    EngineSignal, Handwriting, Lab, LabState, MapChoice, Revealed, ShownDigit, paint,
+};
 use vitlab::web::drawing::{DrawingError, DrawingWorker, InThread};
 use vitlab::web::{Engine, LocalModel, start_device};
 use vitlab::weights;
@@ -265,6 +267,7 @@ async fn the_lab_mounts_and_a_stroke_gets_a_prediction() {
             heads_off: RwSignal::new(HeadsOff::default()),
             model_input: RwSignal::new(None),
         });
+        provide_context(Handwriting::new());
         view! { <Lab /> }
     });
     assert_eq!(by_test_id("prediction").text_content().unwrap(), "–");

@@ -28,6 +28,9 @@ pub enum ToDrawing {
     /// Test digit `index` of the first test chunk, or one at random. Answered by
     /// [`FromDrawing::TestDigit`].
     TestDigit { id: u32, index: Option<u32> },
+    /// What the model reads in each of the `count` 28×28 images beside this (a person's own
+    /// set), every head on. Answered by [`FromDrawing::Read`].
+    Read { id: u32, count: u32 },
 }
 
 /// A drawing worker to the page.
@@ -49,6 +52,12 @@ pub enum FromDrawing {
     Distances {
         id: u32,
         values: Vec<Vec<f32>>,
+    },
+    /// The digit read in each image and its probability, in the order sent.
+    Read {
+        id: u32,
+        digits: Vec<u8>,
+        probabilities: Vec<f32>,
     },
     /// Its 784 grey levels travel beside this.
     TestDigit {
@@ -79,6 +88,7 @@ impl FromDrawing {
             | Self::Classified { id }
             | Self::Distances { id, .. }
             | Self::TestDigit { id, .. }
+            | Self::Read { id, .. }
             | Self::Refused { id, .. }
             | Self::Failed { id, .. } => Some(*id),
         }

@@ -62,6 +62,14 @@ impl Engine {
         self.worker.distances(first, count).await
     }
 
+    /// What the model reads in each of `images`: the digit and its probability.
+    pub async fn read(
+        &self,
+        images: &[[u8; IMAGE_PIXELS]],
+    ) -> Result<Vec<(u8, f32)>, DrawingError> {
+        self.worker.read(images).await
+    }
+
     /// Test digit `index`, or one at random.
     pub async fn test_digit(&self, index: Option<u32>) -> Result<TestDigit, DrawingError> {
         self.worker.test_digit(index).await

@@ -4,11 +4,16 @@
 use burn::tensor::Device;
 
 use crate::analysis::inference;
-use crate::data::IMAGE_PIXELS;
+use burn::tensor::activation::softmax;
+
+use crate::data::{IMAGE_PIXELS, images_tensor};
 use crate::model::{Ablation, Classifier, ModelConfig};
 use crate::weights::WeightsFile;
 
 use super::read::{ReadError, read_floats_async};
+
+/// Images per pass when only probabilities are read.
+const PROBABILITIES_BATCH: usize = 250;
 
 /// Why the model gave nothing to show.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -53,6 +58,25 @@ impl LocalModel {
             return Err(ModelError::NotFinite);
         }
         Ok(packed)
+    }
+
+    /// Class probabilities for `images`, `classes` per image, every head on, a few hundred
+    /// images a pass (no attention maps are kept).
+    pub async fn probabilities(
+        &self,
+        images: &[[u8; IMAGE_PIXELS]],
+    ) -> Result<Vec<f32>, ModelError> {
+        let mut all = Vec::with_capacity(images.len() * self.config.num_classes());
+        for batch in images.chunks(PROBABILITIES_BATCH) {
+            let logits = self.model.forward(images_tensor(batch, &self.device)); // [B, C]
+            let flat = softmax(logits, 1).flatten::<1>(0, 1); // [B·C]
+            let read = read_floats_async(flat, "probabilities").await?;
+            if read.iter().any(|p| !p.is_finite()) {
+                return Err(ModelError::NotFinite);
+            }
+            all.extend(read);
+        }
+        Ok(all)
     }
 
     /// Mean attention distance per layer and head over `images` (a ViT's).

@@ -26,6 +26,7 @@ mod local_model;
 mod offline;
 mod packet;
 mod page_runs;
+pub mod personal_db;
 mod read;
 mod run_db;
 mod run_lock;

@@ -140,3 +140,30 @@ test("in Firefox: runs of earlier pages move into the database and continue; a r
   assertNoErrors(lab);
   await lab.close();
 });
+
+test("in Firefox digits taught under the prediction join the person's set, which survives a reload", async () => {
+  const lab = await FirefoxLab.open(app.browser, `${app.server.url}?backend=cpu`);
+  await lab.stroke(ONE);
+  assert.equal(await lab.settledPrediction(), "1");
+  await lab.click("teach-1");
+  await lab.clear();
+  await lab.stroke(ZERO);
+  assert.equal(await lab.settledPrediction(), "0");
+  await lab.click("teach-0");
+  assert.equal(await lab.text("teach-said"), "Kept as a 0: 2 in your set.");
+  const counted = async () => {
+    // Heading for the card brings it in.
+    await lab.evaluate(() => window.scrollTo(0, document.body.scrollHeight));
+    await lab.waitFor("handwriting-card", 60_000);
+    return until(() => lab.attribute("handwriting-count", "data-count"), (c) => c === "2", { what: "2 digits in the set" });
+  };
+  await counted();
+  const read = await until(() => lab.evaluate(() => [...document.querySelectorAll('[data-testid="handwriting-digit"]')].map((d) => d.dataset.read)),
+    (r) => r.length === 2 && r.every((d) => /^\d$/.test(d)), { what: "what the model reads in each" });
+  assert.deepEqual(read, ["0", "1"], "newest first, read as drawn");
+  await lab.reload();
+  await lab.waitFor("model-ready", 300_000);
+  await counted();
+  assertNoErrors(lab);
+  await lab.close();
+});

@@ -22,7 +22,7 @@ use crate::shipped::DEFAULT_WEIGHTS;
 use crate::ui::inductive_bias::InductiveBias;
 use crate::ui::lab::Lab;
 use crate::ui::runs::RunsPanel;
-use crate::ui::state::{AppState, Below};
+use crate::ui::state::{AppState, Below, Handwriting};
 use crate::ui::training::TrainingPanel;
 use crate::ui::widgets::ErrorBanner;
 use crate::web;
@@ -47,6 +47,7 @@ pub fn App() -> impl IntoView {
     app.keeper.load();
     provide_context(app);
     provide_context(app.lab());
+    provide_context(Handwriting::new());
     let offline = RwSignal::new(Offline::Preparing);
     let first_screen_end = NodeRef::<leptos::html::Div>::new();
     spawn_local(async move {

@@ -11,6 +11,7 @@ mod draw_card;
 mod draw_pad;
 mod explain;
 mod explainer;
+mod handwriting;
 mod heads_matter;
 mod heads_off;
 mod inside;
@@ -29,9 +30,10 @@ pub use prediction::Prediction;
 pub use timeline::AttentionTimeline;
 
 use crate::model::HeadsOff;
-use crate::ui::state::LabState;
+use crate::ui::state::{Below, LabState};
 use classifier::Classifications;
 use draw_card::DrawCard;
+use handwriting::HandwritingCard;
 use inside::{Inside, MapShape, WhereItLooks};
 use prediction::PredictionCard;
 
@@ -86,6 +88,7 @@ pub fn Lab() -> impl IntoView {
             });
         }
     });
+    let handwriting_shown = lab.revealed.when(Below::Handwriting);
     // The heatmap card is rebuilt only for a model of another shape.
     let shape = Memo::new(move |_| insight.with(|insight| MapShape::of(insight.as_ref())));
     view! {
@@ -94,6 +97,12 @@ pub fn Lab() -> impl IntoView {
             <PredictionCard />
             {move || shape.get().map(|shape| view! { <WhereItLooks shape=shape /> })}
             {move || insight.get().map(|insight| view! { <Inside insight=insight /> })}
+            {move || handwriting_shown.get().then(|| view! {
+                <section class="card wide" data-testid="handwriting-card">
+                    <h2>"Your handwriting"</h2>
+                    <HandwritingCard />
+                </section>
+            })}
         </div>
     }
 }

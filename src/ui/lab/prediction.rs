@@ -6,6 +6,7 @@ use std::sync::Arc;
 use leptos::prelude::*;
 
 use super::classifier::Classifications;
+use super::handwriting::TeachButtons;
 use super::heads_off::describe;
 use crate::analysis::reading::Reading;
 use crate::data::NUM_CLASSES;
@@ -20,6 +21,7 @@ pub(super) fn PredictionCard() -> impl IntoView {
             data-heads-off=move || classifier.result_off.with(crate::model::HeadsOff::to_param)>
             <h2>"Prediction"</h2>
             <Prediction result=classifier.result />
+            <TeachButtons />
             {move || classifier.result_off.with(|off| (!off.is_empty()).then(|| view! {
                 <p class="heads-off-note" data-testid="prediction-heads-off">{format!("With heads {}.", describe(off))}</p>
             }))}

@@ -8,6 +8,7 @@
 mod app;
 mod asking;
 mod batch_distance;
+mod handwriting;
 mod host;
 mod lab;
 mod revealed;
@@ -17,6 +18,7 @@ mod shown_digit;
 pub use app::{AppState, WeightsOffer};
 pub use asking::{Newest, WhenSettled};
 pub use batch_distance::{DistanceError, test_batch_distance};
+pub use handwriting::Handwriting;
 pub use host::{EngineSignal, HostError, ModelHost, WeightsBytes, browser_has_webgpu};
 pub use lab::LabState;
 pub use revealed::{Below, Revealed};

@@ -16,6 +16,8 @@ pub enum Below {
     /// Which heads matter (a ViT's).
     HeadsMatter,
     InsideTheModel,
+    /// The person's own digits.
+    Handwriting,
     InductiveBias,
     /// The training panel's plan and controls.
     Training,
@@ -26,11 +28,12 @@ pub enum Below {
 }
 
 impl Below {
-    const ALL: [Below; 9] = [
+    const ALL: [Below; 10] = [
         Below::Explanations,
         Below::Occlusion,
         Below::HeadsMatter,
         Below::InsideTheModel,
+        Below::Handwriting,
         Below::InductiveBias,
         Below::Training,
         Below::TrainingReports,

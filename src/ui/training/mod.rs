@@ -7,7 +7,6 @@
 
 mod charts;
 mod controls;
-mod files;
 mod plan_choice;
 mod plan_form;
 mod report;

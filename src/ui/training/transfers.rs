@@ -2,9 +2,9 @@
 
 use leptos::prelude::*;
 
-use super::files::on_file_chosen;
 use super::trainer::TrainingControl;
 use crate::protocol::{ToTrainer, WeightsPurpose};
+use crate::ui::widgets::on_file_chosen;
 
 #[component]
 pub(super) fn WeightsButtons() -> impl IntoView {

@@ -11,6 +11,7 @@ mod heat_canvas;
 pub mod paint;
 mod sheet;
 mod svg_picture;
+mod upload;
 
 pub use chart::{LineChart, Series};
 pub use download::{offer_download, offer_png};
@@ -20,3 +21,4 @@ pub use first_sight::on_first_sight;
 pub use heat_canvas::{HeatCanvas, Palette};
 pub use sheet::{Sheet, SheetButtons, Tile};
 pub use svg_picture::{KeyEntry, key_of};
+pub use upload::{on_file_chosen, read_file};

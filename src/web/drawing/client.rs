@@ -188,6 +188,32 @@ impl DrawingWorker {
         .await
     }
 
+    /// What the model reads in each of `images`: the digit and its probability.
+    pub async fn read(
+        &self,
+        images: &[[u8; IMAGE_PIXELS]],
+    ) -> Result<Vec<(u8, f32)>, DrawingError> {
+        let count = u32::try_from(images.len()).unwrap_or(u32::MAX);
+        let make = move |id| ToDrawing::Read { id, count };
+        self.ask(
+            make,
+            images_to_bytes(images),
+            REQUEST_DEADLINE_MS,
+            "digits to read",
+            |answer, _| match answer {
+                FromDrawing::Read {
+                    digits,
+                    probabilities,
+                    ..
+                } if digits.len() == images.len() && probabilities.len() == images.len() => {
+                    Ok(digits.into_iter().zip(probabilities).collect())
+                }
+                other => Err(other),
+            },
+        )
+        .await
+    }
+
     /// Test digit `index`, or one at random.
     pub async fn test_digit(&self, index: Option<u32>) -> Result<TestDigit, DrawingError> {
         let make = move |id| ToDrawing::TestDigit { id, index };

@@ -13,9 +13,9 @@ use futures::future::LocalBoxFuture;
 use wasm_bindgen_futures::spawn_local;
 
 use crate::analysis::ablation::{PAGE_MEAN_IMAGES, head_means_async};
-use crate::analysis::inference::{Classification, ModelInsight};
+use crate::analysis::inference::{Classification, ModelInsight, most_probable};
 use crate::analysis::reading::Reading;
-use crate::data::IMAGE_PIXELS;
+use crate::data::{IMAGE_PIXELS, MAX_PERSONAL_DIGITS};
 use crate::model::{
     Ablation, Classifier, HeadMeans, HeadsOff, Replacement, VisionTransformer, VitConfig,
 };
@@ -72,7 +72,8 @@ impl DrawingModel {
             ToDrawing::Load { id }
             | ToDrawing::Classify { id, .. }
             | ToDrawing::Distances { id, .. }
-            | ToDrawing::TestDigit { id, .. } => *id,
+            | ToDrawing::TestDigit { id, .. }
+            | ToDrawing::Read { id, .. } => *id,
         };
         let answered = match request {
             ToDrawing::Load { id } => self.load(&bytes).await.map(|(config, insight)| {
@@ -91,6 +92,18 @@ impl DrawingModel {
                 .distances(first as usize, count as usize)
                 .await
                 .map(|values| (FromDrawing::Distances { id, values }, None)),
+            ToDrawing::Read { id, count } => {
+                self.read(&bytes, count as usize)
+                    .await
+                    .map(|(digits, probabilities)| {
+                        let read = FromDrawing::Read {
+                            id,
+                            digits,
+                            probabilities,
+                        };
+                        (read, None)
+                    })
+            }
             ToDrawing::TestDigit { id, index } => {
                 match self.digits.digit(index.map(|i| i as usize)).await {
                     Ok((index, label, image)) => {
@@ -161,6 +174,30 @@ impl DrawingModel {
             .attention_distance(&images)
             .await
             .map_err(|error| self.trouble(error))
+    }
+
+    /// The digit read in each of `count` images, and its probability.
+    async fn read(&self, bytes: &[u8], count: usize) -> Result<(Vec<u8>, Vec<f32>), Trouble> {
+        let model = self.model()?;
+        let images = bytes_to_images(bytes, count)
+            .filter(|_| count <= MAX_PERSONAL_DIGITS)
+            .ok_or_else(|| {
+                Trouble::Refused(format!(
+                    "{count} images are {count} × {IMAGE_PIXELS} bytes, at most {MAX_PERSONAL_DIGITS}"
+                ))
+            })?;
+        let probabilities = model
+            .probabilities(&images)
+            .await
+            .map_err(|error| self.trouble(error))?;
+        let classes = model.config.num_classes().max(1);
+        Ok(probabilities
+            .chunks(classes)
+            .map(|row| {
+                let digit = most_probable(row);
+                (digit as u8, row[digit])
+            })
+            .unzip())
     }
 
     /// The heads `off` names switched off in `model` (none for a CNN or no heads).

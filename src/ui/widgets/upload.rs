@@ -1,4 +1,4 @@
-//! Files in and out of the page: uploads read (held to a size cap) and downloads offered.
+//! Uploads read into the page, held to a size cap.
 
 use leptos::prelude::event_target;
 use leptos::task::spawn_local;
@@ -7,7 +7,7 @@ use crate::web;
 
 /// Why an upload was not read.
 #[derive(Debug, thiserror::Error)]
-pub(super) enum UploadError {
+pub enum UploadError {
     #[error("the file is {size_mb} MB, larger than the {cap_mb} MB this page reads")]
     TooLarge { size_mb: f64, cap_mb: usize },
     #[error(transparent)]
@@ -16,7 +16,7 @@ pub(super) enum UploadError {
 
 /// A file input's change handler: the chosen file is read (held to the cap) and handed to
 /// `take` with its name, or `refused` hears why it was not.
-pub(super) fn on_file_chosen(
+pub fn on_file_chosen(
     take: impl Fn(Vec<u8>, String) + Copy + 'static,
     refused: impl Fn(String) + Copy + 'static,
 ) -> impl Fn(leptos::ev::Event) + Copy + 'static {
@@ -39,7 +39,7 @@ pub(super) fn on_file_chosen(
 
 /// Reads an upload, held to the size cap a fetched file has: a file of gigabytes is refused
 /// before a byte of it is copied into the page.
-async fn read_file(file: &web_sys::File) -> Result<Vec<u8>, UploadError> {
+pub async fn read_file(file: &web_sys::File) -> Result<Vec<u8>, UploadError> {
     let cap = web::MAX_FETCH_BYTES;
     if file.size() > cap as f64 {
         return Err(UploadError::TooLarge {

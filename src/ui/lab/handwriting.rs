@@ -1,0 +1,244 @@
+//! "Not a 7? Teach it.": one click beside the prediction says what the drawing really was and
+//! keeps the model's input with that label in the person's own set; the card shows the set
+//! (each digit, its label, what the model in use reads), relabels and deletes, and saves and
+//! opens it as MNIST's own two files.
+
+use std::sync::Arc;
+
+use leptos::prelude::*;
+use leptos::task::spawn_local;
+
+use crate::data::{PERSONAL_IMAGES_FILE, PERSONAL_LABELS_FILE, PersonalSet};
+use crate::ui::state::{Handwriting, LabState};
+use crate::ui::widgets::{Export, ExportButton, HeatCanvas, Palette, read_file};
+
+/// The newest digits the gallery shows; the rest are counted.
+const SHOWN: usize = 120;
+
+/// "It is a …": ten buttons under the prediction, each adding the model's input with that
+/// label to the person's set.
+#[component]
+pub(super) fn TeachButtons() -> impl IntoView {
+    let lab = expect_context::<LabState>();
+    let handwriting = expect_context::<Handwriting>();
+    let said = RwSignal::new(None::<String>);
+    let teach = move |label: u8| {
+        let Some(image) = lab.model_input.get_untracked() else {
+            return;
+        };
+        said.set(Some(match handwriting.add(&image, label) {
+            Ok(()) => format!(
+                "Kept as a {label}: {} in your set.",
+                handwriting.set.with_untracked(|s| s.len())
+            ),
+            Err(why) => format!("Not kept: {why}."),
+        }));
+    };
+    // A new drawing is a new question.
+    Effect::new(move |_| {
+        lab.model_input.track();
+        said.set(None);
+    });
+    view! {
+        <div class="teach" role="group" aria-label="what the drawing really is">
+            <span class="teach-label">"It is a"</span>
+            {(0..10u8)
+                .map(|label| view! {
+                    <button class="teach-digit" data-testid=format!("teach-{label}")
+                        prop:disabled=move || lab.model_input.with(Option::is_none)
+                        title=format!("Keep this drawing in your set as a {label}")
+                        on:click=move |_| teach(label)>{label}</button>
+                })
+                .collect_view()}
+        </div>
+        <p class="teach-said" data-testid="teach-said" role="status">{move || said.get()}</p>
+    }
+}
+
+/// The set: what each digit is and what the model reads in it, with its files.
+#[component]
+pub(super) fn HandwritingCard() -> impl IntoView {
+    let lab = expect_context::<LabState>();
+    let handwriting = expect_context::<Handwriting>();
+    spawn_local(handwriting.load());
+    let set = handwriting.set;
+    // What the model in use reads in each digit, for this set and this model.
+    let reads = RwSignal::new(None::<Vec<(u8, f32)>>);
+    Effect::new(move |_| {
+        let set = set.get();
+        let engine = lab.engine.get();
+        reads.set(None);
+        let Some(engine) = engine.filter(|_| !set.is_empty()) else {
+            return;
+        };
+        spawn_local(async move {
+            if let Ok(read) = engine.read(&set.images).await
+                && Arc::ptr_eq(&set, &handwriting.set.get_untracked())
+            {
+                reads.set(Some(read));
+            }
+        });
+    });
+    let correct = move || {
+        let labels = set.with(|s| s.labels.clone());
+        reads.with(|r| {
+            r.as_ref().map(|read| {
+                read.iter()
+                    .zip(&labels)
+                    .filter(|((digit, _), label)| digit == *label)
+                    .count()
+            })
+        })
+    };
+    view! {
+        <p class="hint">
+            "Your own digits: draw one, then say what it is with the buttons under the prediction. The model's input (the 28×28 image it read) is kept with your label in this browser. Saved as MNIST's own files, they open in any MNIST tool and in "
+            <code>"vit eval --data DIR"</code>" and "<code>"vit train --extra DIR"</code>"."
+        </p>
+        <SetFiles />
+        <p class="caption" data-testid="handwriting-count" data-count=move || set.with(|s| s.len()).to_string()>
+            {move || {
+                let count = set.with(|s| s.len());
+                match (count, correct()) {
+                    (0, _) => "No digits yet.".to_string(),
+                    (n, Some(right)) => format!("{n} digits; the model in use reads {right} of them as you labelled them."),
+                    (n, None) => format!("{n} digits."),
+                }
+            }}
+        </p>
+        {move || handwriting.problem.get().map(|problem| view! { <p class="error" role="alert">{problem}</p> })}
+        <ol class="gallery" data-testid="handwriting-gallery">
+            {move || {
+                let total = set.with(|s| s.len());
+                (total.saturating_sub(SHOWN)..total).rev().map(|index| view! { <GalleryDigit index=index reads=reads /> }).collect_view()
+            }}
+        </ol>
+        {move || set.with(|s| s.len() > SHOWN).then(|| view! {
+            <p class="hint">{move || format!("The newest {SHOWN} shown; {} more are in the set and its files.", set.with(|s| s.len()) - SHOWN)}</p>
+        })}
+    }
+}
+
+/// One digit of the set: its image, its label (a select to relabel), what the model reads,
+/// and a button to delete it.
+#[component]
+fn GalleryDigit(index: usize, reads: RwSignal<Option<Vec<(u8, f32)>>>) -> impl IntoView {
+    let handwriting = expect_context::<Handwriting>();
+    let set = handwriting.set;
+    let pixels = Signal::derive(move || {
+        set.with(|s| {
+            s.images
+                .get(index)
+                .map(|image| image.iter().map(|&p| f32::from(p)).collect())
+                .unwrap_or_default()
+        })
+    });
+    let label = move || set.with(|s| s.labels.get(index).copied().unwrap_or(0));
+    let read = move || reads.with(|r| r.as_ref().and_then(|r| r.get(index).copied()));
+    let relabel = move |event| {
+        if let Ok(label) = event_target_value(&event).parse::<u8>() {
+            handwriting.relabel(index, label);
+        }
+    };
+    view! {
+        <li class="gallery-digit" data-testid="handwriting-digit" data-label=move || label().to_string()
+            data-read=move || read().map(|(d, _)| d.to_string()).unwrap_or_default()>
+            <HeatCanvas values=pixels grid=28 size=56 palette=Palette::Grey title=format!("digit {}", index + 1) />
+            <span class="gallery-controls">
+                <select aria-label=format!("the label of digit {}", index + 1) on:change=relabel>
+                    {(0..10u8).map(|d| view! { <option value=d.to_string() selected=move || label() == d>{d}</option> }).collect_view()}
+                </select>
+                <button class="delete" title=format!("Delete digit {}", index + 1) aria-label=format!("delete digit {}", index + 1)
+                    on:click=move |_| handwriting.delete(index)>"×"</button>
+            </span>
+            <span class="reads" class:wrong=move || read().is_some_and(|(d, _)| d != label())>
+                {move || read().map(|(d, p)| format!("reads {d} ({:.0}%)", 100.0 * p)).unwrap_or_else(|| "…".into())}
+            </span>
+        </li>
+    }
+}
+
+/// The set's two files, and opening a pair of them.
+#[component]
+fn SetFiles() -> impl IntoView {
+    let handwriting = expect_context::<Handwriting>();
+    let set = handwriting.set;
+    let said = RwSignal::new(None::<String>);
+    let confirming = RwSignal::new(false);
+    // The set's images file, or its labels file.
+    let files = move |labels: bool| {
+        move || {
+            let set: Arc<PersonalSet> = set.get_untracked();
+            let (images_file, labels_file) = set.to_idx_gz();
+            let file = if labels { labels_file } else { images_file };
+            (!set.is_empty()).then_some(Export::Bytes(file))
+        }
+    };
+    let ready = Signal::derive(move || set.with(|s| !s.is_empty()));
+    let import = move |event: leptos::ev::Event| {
+        let input: web_sys::HtmlInputElement = event_target(&event);
+        let chosen: Vec<web_sys::File> = input
+            .files()
+            .map(|list| (0..list.length()).filter_map(|i| list.get(i)).collect())
+            .unwrap_or_default();
+        input.set_value("");
+        spawn_local(async move {
+            said.set(Some(import_files(handwriting, chosen).await));
+        });
+    };
+    let delete_all = move |_| {
+        if confirming.get_untracked() {
+            handwriting.delete_all();
+            confirming.set(false);
+            said.set(Some("Every digit deleted.".into()));
+        } else {
+            confirming.set(true);
+        }
+    };
+    view! {
+        <div class="buttons">
+            <ExportButton label="Save images" large=true testid="handwriting-images" file=PERSONAL_IMAGES_FILE ready=ready make=files(false) />
+            <ExportButton label="Save labels" large=true testid="handwriting-labels" file=PERSONAL_LABELS_FILE ready=ready make=files(true) />
+            <label class="upload">
+                <span>"Open a set (both files): "</span>
+                <input type="file" multiple accept=".gz" data-testid="handwriting-open" on:change=import />
+            </label>
+            <button data-testid="handwriting-delete-all" prop:disabled=move || !ready.get() on:click=delete_all>
+                {move || if confirming.get() { format!("Delete all {}? Click again", set.with(|s| s.len())) } else { "Delete all".into() }}
+            </button>
+        </div>
+        <p class="teach-said" data-testid="handwriting-said" role="status">{move || said.get()}</p>
+    }
+}
+
+/// Reads the two files chosen (in either order) and adds their digits; what happened.
+async fn import_files(handwriting: Handwriting, files: Vec<web_sys::File>) -> String {
+    let [first, second] = match <[web_sys::File; 2]>::try_from(files) {
+        Ok(pair) => pair,
+        Err(files) => {
+            return format!(
+                "Choose both files of a set, its images and its labels ({} chosen).",
+                files.len()
+            );
+        }
+    };
+    let mut read = Vec::with_capacity(2);
+    for file in [&first, &second] {
+        match read_file(file).await {
+            Ok(bytes) => read.push(bytes),
+            Err(error) => return format!("{}: {error}. Nothing was added.", file.name()),
+        }
+    }
+    let (a, b) = (&read[0], &read[1]);
+    // Whichever was chosen first: the labels file is the one whose name says so.
+    let labels_first = first.name().contains("labels") || first.name().contains("idx1");
+    let (images, labels) = if labels_first { (b, a) } else { (a, b) };
+    match handwriting.import(images, labels) {
+        Ok(count) => format!(
+            "Added {count} digits from {} and {}.",
+            first.name(),
+            second.name()
+        ),
+        Err(why) => format!("Nothing was added: {why}."),
+    }
+}

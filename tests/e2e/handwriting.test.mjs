@@ -1,0 +1,143 @@
+// End-to-end: a person's own digits. "It is a …" under the prediction keeps the model's input
+// with its label; the card shows the set with what the model reads, relabels and deletes; the
+// set survives a reload (IndexedDB), saves as MNIST's two gzip files and opens again to the
+// same bytes; hostile files and a hostile database are refused with a message and change
+// nothing kept.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { gzipSync } from "node:zlib";
+import { LabPage, ONE, ZERO, servedApp, until } from "./support.mjs";
+
+const app = servedApp();
+const SEVEN = [[0.3, 0.2], [0.7, 0.2], [0.45, 0.85]];
+
+/** Draws `stroke` on a cleared pad and says it is `label`. */
+async function teach(lab, stroke, label) {
+  await lab.clear();
+  await lab.stroke(stroke);
+  await lab.settledPrediction();
+  await lab.byTestId(`teach-${label}`).click();
+}
+
+async function gallery(lab) {
+  const card = lab.byTestId("handwriting-card");
+  await card.scrollIntoViewIfNeeded();
+  return card;
+}
+
+async function count(lab, expected) {
+  const caption = lab.byTestId("handwriting-count");
+  await until(() => caption.getAttribute("data-count"), (c) => c === String(expected), { what: `${expected} digits in the set` });
+}
+
+const labels = (lab) => lab.byTestId("handwriting-digit").evaluateAll((items) => items.map((i) => i.dataset.label));
+
+/** MNIST's IDX1 labels file, gzip-compressed, with the header's count `claimed`. */
+function labelsFile(labels, claimed = labels.length) {
+  const header = Buffer.alloc(8);
+  header.writeUInt32BE(0x0801, 0);
+  header.writeUInt32BE(claimed, 4);
+  return gzipSync(Buffer.concat([header, Buffer.from(labels)]));
+}
+
+/** Opens `files` as a set; what the card then says, once it says something matching `said`. */
+async function open(lab, files, said = /./) {
+  await lab.byTestId("handwriting-open").setInputFiles(files.map(([name, buffer]) => ({ name, mimeType: "application/gzip", buffer })));
+  return until(() => lab.byTestId("handwriting-said").textContent(), (t) => said.test(t), { what: `the import saying ${said}` });
+}
+
+test("digits taught under the prediction join the set, shown with what the model reads; relabel, delete, reload, and save then open gives the same bytes", async () => {
+  const lab = new LabPage(await app.browser.newPage());
+  await lab.open(`${app.server.url}?backend=cpu`);
+  await teach(lab, ONE, 1);
+  assert.equal(await lab.byTestId("teach-said").textContent(), "Kept as a 1: 1 in your set.");
+  await teach(lab, ZERO, 0);
+  await teach(lab, SEVEN, 7);
+  await gallery(lab);
+  await count(lab, 3);
+  assert.deepEqual(await labels(lab), ["7", "0", "1"], "newest first");
+  const reads = await until(() => lab.byTestId("handwriting-digit").evaluateAll((items) => items.map((i) => i.dataset.read)),
+    (r) => r.every((d) => /^\d$/.test(d)), { what: "what the model reads in each" });
+  assert.equal(reads[1], "0");
+  assert.equal(reads[2], "1");
+  assert.match(await lab.byTestId("handwriting-count").textContent(), /^3 digits; the model in use reads \d of them as you labelled them\.$/);
+
+  // The 0 is a 6, the 1 goes.
+  await lab.byTestId("handwriting-digit").nth(1).locator("select").selectOption("6");
+  await lab.byTestId("handwriting-digit").nth(2).locator("button.delete").click();
+  await count(lab, 2);
+  assert.deepEqual(await labels(lab), ["7", "6"]);
+
+  await lab.page.reload();
+  await lab.byTestId("model-ready").waitFor({ timeout: 300_000 });
+  await gallery(lab);
+  await count(lab, 2);
+  assert.deepEqual(await labels(lab), ["7", "6"], "the set survives a reload");
+
+  const images = await lab.saved("handwriting-images");
+  const labelsSaved = await lab.saved("handwriting-labels");
+  assert.equal(images.name, "personal-images-idx3-ubyte.gz");
+  assert.equal(labelsSaved.name, "personal-labels-idx1-ubyte.gz");
+  await lab.byTestId("handwriting-delete-all").click();
+  assert.match(await lab.byTestId("handwriting-delete-all").textContent(), /^Delete all 2\? Click again$/);
+  await lab.byTestId("handwriting-delete-all").click();
+  await count(lab, 0);
+  // The labels chosen first: the names say which is which.
+  assert.equal(await open(lab, [[labelsSaved.name, labelsSaved.bytes], [images.name, images.bytes]]),
+    `Added 2 digits from ${labelsSaved.name} and ${images.name}.`);
+  await count(lab, 2);
+  assert.deepEqual(await labels(lab), ["7", "6"]);
+  assert.ok((await lab.saved("handwriting-images")).bytes.equals(images.bytes), "the images file again, byte for byte");
+  assert.ok((await lab.saved("handwriting-labels")).bytes.equals(labelsSaved.bytes), "the labels file again, byte for byte");
+  await lab.page.close();
+});
+
+test("hostile set files are refused with a message and nothing kept changes; a hostile database is named and never written over", async () => {
+  const lab = new LabPage(await app.browser.newPage());
+  await lab.open(`${app.server.url}?backend=cpu`);
+  await teach(lab, ONE, 1);
+  await gallery(lab);
+  await count(lab, 1);
+  const images = (await lab.saved("handwriting-images")).bytes;
+  const refusals = [
+    [[["l-labels.gz", labelsFile([11])], ["i-images.gz", images]], /labelled 11, not 0 to 9/],
+    [[["a-images.gz", images], ["b-images.gz", images]], /is not MNIST's IDX labels file/],
+    [[["l-labels.gz", labelsFile([1], 4_000_000_000)], ["i-images.gz", images]], /holds 4000000000 digits; a personal set holds at most 10000/],
+    [[["l-labels.gz", Buffer.from("not gzip at all")], ["i-images.gz", images]], /labels file is not gzip-compressed/],
+    [[["l-labels.gz", labelsFile([1, 2])], ["i-images.gz", images]], /1 images but 2 labels/],
+    [[["only-images.gz", images]], /Choose both files of a set/],
+  ];
+  for (const [files, why] of refusals) {
+    const said = await open(lab, files, why);
+    if (files.length === 2) assert.match(said, /^Nothing was added/);
+    await count(lab, 1);
+  }
+
+  // A database that holds what is not a set: named, left as it is, and the page goes on.
+  await lab.page.evaluate(() => new Promise((resolve, reject) => {
+    const request = indexedDB.open("vitlab-personal", 1);
+    request.onsuccess = () => {
+      const tx = request.result.transaction("set", "readwrite");
+      tx.objectStore("set").put("hostile", "images");
+      tx.oncomplete = () => { request.result.close(); resolve(); };
+      tx.onerror = () => reject(tx.error);
+    };
+    request.onerror = () => reject(request.error);
+  }));
+  await lab.page.reload();
+  await lab.byTestId("model-ready").waitFor({ timeout: 300_000 });
+  await teach(lab, ONE, 1);
+  await gallery(lab);
+  const alert = lab.byTestId("handwriting-card").locator(".error");
+  await until(() => alert.textContent(), (t) => /could not be read \(not bytes\); they are left as they were/.test(t), { what: "the database named" });
+  await count(lab, 1);
+  const kept = await lab.page.evaluate(() => new Promise((resolve) => {
+    const request = indexedDB.open("vitlab-personal", 1);
+    request.onsuccess = () => {
+      const get = request.result.transaction("set").objectStore("set").get("images");
+      get.onsuccess = () => { request.result.close(); resolve(get.result); };
+    };
+  }));
+  assert.equal(kept, "hostile", "what the database held is not written over");
+  await lab.page.close();
+});
