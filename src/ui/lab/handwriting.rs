@@ -26,13 +26,17 @@ pub(super) fn TeachButtons() -> impl IntoView {
         let Some(image) = lab.model_input.get_untracked() else {
             return;
         };
-        said.set(Some(match handwriting.add(&image, label) {
-            Ok(()) => format!(
-                "Kept as a {label}: {} in your set.",
-                handwriting.set.with_untracked(|s| s.len())
-            ),
-            Err(why) => format!("Not kept: {why}."),
-        }));
+        // The set kept in the browser is read first, so that the count said is the set's.
+        spawn_local(async move {
+            handwriting.load().await;
+            said.set(Some(match handwriting.add(&image, label) {
+                Ok(()) => format!(
+                    "Kept as a {label}: {} in your set.",
+                    handwriting.set.with_untracked(|s| s.len())
+                ),
+                Err(why) => format!("Not kept: {why}."),
+            }));
+        });
     };
     // A new drawing is a new question.
     Effect::new(move |_| {

@@ -18,7 +18,7 @@ use crate::analysis::occlusion::{
 };
 use crate::analysis::relevance::{explain_async, explaining_model};
 use crate::data::{IMAGE_PIXELS, images_tensor};
-use crate::model::{Classifier, Replacement, VisionTransformer, VitConfig};
+use crate::model::{Classifier, HeadMeans, Replacement, VisionTransformer, VitConfig};
 use crate::protocol::{FromExplainer, ToExplainer, bytes_to_images};
 use crate::weights::{self, ReadbackError, WeightsError, WeightsFile};
 
@@ -69,6 +69,8 @@ struct Held {
     compared: Option<(BackendKind, Rc<[Classifier; 2]>)>,
     /// The ViT without autodiff, built on the first "which heads matter" on a backend.
     plain: Option<(BackendKind, Rc<VisionTransformer>)>,
+    /// Its heads' mean outputs over the first test chunk, taken on first use.
+    means: Option<(BackendKind, Rc<HeadMeans>)>,
 }
 
 /// The worker's entry point: requests are handled one at a time, in the order they came.
@@ -306,11 +308,15 @@ async fn heads(
             Classifier::Cnn(_) => Err(RequestError::NotAVit),
         },
     )?;
-    let means = match replacement {
-        Replacement::Zero => None,
-        Replacement::Mean => {
+    let held = slot.borrow().means.clone();
+    let means = match (replacement, held) {
+        (Replacement::Zero, _) => None,
+        (Replacement::Mean, Some((on, means))) if on == backend => Some(means),
+        (Replacement::Mean, _) => {
             let (over, _) = digits.slice(0, PAGE_MEAN_IMAGES).await?;
-            Some(head_means_async(&model, &config, &over, &device).await?)
+            let means = Rc::new(head_means_async(&model, &config, &over, &device).await?);
+            slot.borrow_mut().means = Some((backend, means.clone()));
+            Some(means)
         }
     };
     let (images, labels) = digits.slice(0, count).await?;
@@ -320,7 +326,7 @@ async fn heads(
         &config,
         measured,
         replacement,
-        means.as_ref(),
+        means.as_deref(),
         &device,
     );
     Ok(importance.await?)
