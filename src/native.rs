@@ -1,6 +1,7 @@
 //! Native-only helpers shared by the CLI and the tests: the chunk files on disk, thread
 //! control, and synchronous evaluation.
 
+use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use burn::tensor::{Device, Int, Tensor};
@@ -33,7 +34,7 @@ pub enum NativeError {
         dir: PathBuf,
         source: PersonalSetError,
     },
-    #[error("{}: {bytes} bytes, more than any personal set ({MAX_PERSONAL_FILE_BYTES})", path.display())]
+    #[error("{}: more than the {MAX_PERSONAL_FILE_BYTES} bytes any personal set takes", path.display())]
     PersonalFileTooLarge { path: PathBuf, bytes: u64 },
 }
 
@@ -63,11 +64,17 @@ pub fn read_manifest(dir: &Path) -> Result<Manifest, NativeError> {
 pub fn load_personal(dir: &Path) -> Result<PersonalSet, NativeError> {
     let read = |name: &str| -> Result<Vec<u8>, NativeError> {
         let path = dir.join(name);
-        let bytes = std::fs::metadata(&path).map_err(io(&path))?.len();
-        if bytes > MAX_PERSONAL_FILE_BYTES {
+        // Read no further than a set can be (a FIFO or a /proc file says 0 bytes).
+        let file = std::fs::File::open(&path).map_err(io(&path))?;
+        let mut bytes = Vec::new();
+        file.take(MAX_PERSONAL_FILE_BYTES + 1)
+            .read_to_end(&mut bytes)
+            .map_err(io(&path))?;
+        if bytes.len() as u64 > MAX_PERSONAL_FILE_BYTES {
+            let bytes = bytes.len() as u64;
             return Err(NativeError::PersonalFileTooLarge { path, bytes });
         }
-        std::fs::read(&path).map_err(io(&path))
+        Ok(bytes)
     };
     let (images, labels) = (read(PERSONAL_IMAGES_FILE)?, read(PERSONAL_LABELS_FILE)?);
     PersonalSet::from_idx_gz(&images, &labels).map_err(|source| NativeError::Personal {

@@ -22,7 +22,8 @@ pub const MAX_PERSONAL_FILE_BYTES: u64 =
     (IMAGES_HEADER + MAX_PERSONAL_DIGITS * IMAGE_PIXELS) as u64 * 2 + 1024;
 
 const IMAGES_MAGIC: u32 = 0x0803;
-const LABELS_MAGIC: u32 = 0x0801;
+/// The first four bytes of an IDX labels file.
+pub const LABELS_MAGIC: u32 = 0x0801;
 const IMAGES_HEADER: usize = 16;
 const LABELS_HEADER: usize = 8;
 

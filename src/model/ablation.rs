@@ -122,6 +122,14 @@ impl HeadsOff {
         Ok(Self::new(heads.ok_or(WHY)?, replacement))
     }
 
+    /// Only the heads a model of `config` has (a model of another shape has others).
+    pub fn within(&self, config: &VitConfig) -> Self {
+        let heads = self
+            .heads()
+            .filter(|&(l, h)| l < config.depth && h < config.heads);
+        Self::new(heads, self.replacement)
+    }
+
     /// Whether every head named is in a model of `config`.
     pub fn fits(&self, config: &VitConfig) -> bool {
         self.heads()

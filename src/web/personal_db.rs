@@ -30,6 +30,8 @@ pub enum PersonalStoreError {
     Full,
     #[error("saving your digits failed: {0}")]
     Failed(String),
+    #[error("reading your digits failed: {0}")]
+    Read(String),
     #[error("the digits kept in this browser could not be read ({0}); they are left as they were")]
     Unreadable(&'static str),
 }
@@ -70,14 +72,15 @@ impl PersonalDb {
 
     /// The set kept, empty where none is; refused where what is kept is not a set.
     pub async fn load(&self) -> Result<PersonalSet, PersonalStoreError> {
+        let read = |error: idb::Error| PersonalStoreError::Read(error.to_string());
         let transaction = self
             .db
             .transaction(&[STORE], TransactionMode::ReadOnly)
-            .map_err(failed)?;
-        let store = transaction.object_store(STORE).map_err(failed)?;
-        let images = store.get(JsValue::from_str(IMAGES)).map_err(failed)?.await;
-        let labels = store.get(JsValue::from_str(LABELS)).map_err(failed)?.await;
-        match (images.map_err(failed)?, labels.map_err(failed)?) {
+            .map_err(read)?;
+        let store = transaction.object_store(STORE).map_err(read)?;
+        let images = store.get(JsValue::from_str(IMAGES)).map_err(read)?.await;
+        let labels = store.get(JsValue::from_str(LABELS)).map_err(read)?.await;
+        match (images.map_err(read)?, labels.map_err(read)?) {
             (None, None) => Ok(PersonalSet::default()),
             (Some(images), Some(labels)) => set_of(images, labels),
             _ => Err(PersonalStoreError::Unreadable("images without labels")),
@@ -111,10 +114,17 @@ impl PersonalDb {
             let _ = transaction.abort();
             return Err(error);
         }
+        // Asked after an abort why the browser undid it (a full quota, most often).
+        let probe = transaction.object_store(STORE).map_err(failed)?;
         match transaction.commit().map_err(failed)?.await {
             Ok(TransactionResult::Committed) => Ok(()),
-            Ok(TransactionResult::Aborted) => Err(PersonalStoreError::Failed("undone".into())),
-            Err(error) => Err(failed(error)),
+            Ok(TransactionResult::Aborted) | Err(_) => Err(match probe.transaction().error() {
+                Some(error) if error.name() == "QuotaExceededError" => PersonalStoreError::Full,
+                Some(error) => {
+                    PersonalStoreError::Failed(format!("{}: {}", error.name(), error.message()))
+                }
+                None => PersonalStoreError::Failed("the browser undid the save".into()),
+            }),
         }
     }
 }

@@ -37,6 +37,9 @@ pub fn classify(
     let logits = match (file.into_model(&device), config) {
         (model, _) if off.heads.is_empty() => model.forward(input), // [1, C]
         (Classifier::Vit(model), Some(config)) => {
+            // The heads are checked before any mean is taken (zero needs none).
+            let heads_only = HeadsOff::new(off.heads.heads(), Replacement::Zero);
+            Ablation::of(&config, &heads_only, None, &device).map_err(CliError::HeadsOff)?;
             let means = match off.heads.replacement {
                 Replacement::Zero => None,
                 Replacement::Mean => {
@@ -49,7 +52,7 @@ pub fn classify(
                 }
             };
             let ablation = Ablation::of(&config, &off.heads, means.as_ref(), &device)
-                .map_err(|error| CliError::Ablate(error.into()))?;
+                .map_err(CliError::HeadsOff)?;
             model.forward_ablated(input, &ablation) // [1, C]
         }
         _ => {

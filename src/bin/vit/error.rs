@@ -49,6 +49,8 @@ pub enum CliError {
     },
     #[error("--extra-copies {copies} of {digits} digits makes a mix of more than 120,000 images")]
     ExtraTooLarge { copies: usize, digits: usize },
+    #[error("--off: {0}")]
+    HeadsOff(vitlab::model::AblationError),
     #[error("ablate: {0}")]
     Ablate(vitlab::analysis::ablation::AblationMeasureError),
     #[error("{}: a ViT's weights are needed here", path.display())]

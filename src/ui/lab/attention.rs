@@ -258,7 +258,7 @@ fn MapMultiples(
                 class:selected=move || choice.get() == pick
                 class:off=off
                 data-head=head.map(|(l, h)| format!("{}.{}", l + 1, h + 1))
-                aria-pressed=move || head.map(|_| off().to_string())
+                aria-pressed=move || head.filter(|_| switching.get()).map(|_| off().to_string())
                 title=move || if off() { format!("{} (switched off)", pick.label()) } else { pick.label() }
                 on:click=click
             >

@@ -11,6 +11,7 @@ use crate::data::IMAGE_PIXELS;
 use crate::model::HeadsOff;
 use crate::ui::state::LabState;
 use crate::web;
+use crate::web::DrawingError;
 
 /// Drawing-to-prediction latencies kept for the percentiles.
 const LATENCIES_KEPT: usize = 200;
@@ -49,6 +50,33 @@ impl Classifications {
         self.classify_from(image, web::now_ms());
     }
 
+    /// Reads the model's input again, as it is, when the heads switched off change what the
+    /// model reads; the input itself (and what follows it: the explanations, the training
+    /// run's probe) stays.
+    pub fn reclassify(self) {
+        let Some(image) = self.lab.model_input.get_untracked() else {
+            return;
+        };
+        let now = self.effective_off();
+        if !self.in_flight.get_untracked() && self.result_off.with_untracked(|shown| *shown == now)
+        {
+            return;
+        }
+        self.read(image, web::now_ms());
+    }
+
+    /// The heads switched off that the model in use has (none for a CNN).
+    fn effective_off(self) -> HeadsOff {
+        let config = self
+            .lab
+            .engine
+            .with_untracked(|engine| engine.as_ref().and_then(|e| e.config.vit().cloned()));
+        match config {
+            Some(config) => self.lab.heads_off.with_untracked(|off| off.within(&config)),
+            None => HeadsOff::default(),
+        }
+    }
+
     /// Gives `image`, made by an input at `asked_at` (in `performance.now()` milliseconds),
     /// to the model; its latency counts from then. While an inference runs only the newest
     /// image waits.
@@ -58,6 +86,11 @@ impl Classifications {
             self.result.set(None);
             return;
         };
+        self.read(image, asked_at);
+    }
+
+    /// Reads `image` now, or once the inference in flight is done (only the newest waits).
+    fn read(self, image: Vec<u8>, asked_at: f64) {
         let job = (image, asked_at);
         if self.in_flight.get_untracked() {
             self.pending.set_value(Some(job));
@@ -72,7 +105,7 @@ impl Classifications {
                 };
                 let image: [u8; IMAGE_PIXELS] =
                     image.try_into().expect("the pad makes 28×28 images");
-                let off = self.lab.heads_off.get_untracked();
+                let off = self.effective_off();
                 match engine.classify(&image, off.clone()).await {
                     Ok(classification) if self.lab.model_input.with_untracked(Option::is_some) => {
                         // The first reading with other heads off is not a drawing's latency
@@ -85,6 +118,13 @@ impl Classifications {
                         }
                     }
                     Ok(_) => self.result.set(None),
+                    // Refused (a test chunk that did not load for the heads' means): said, and
+                    // the model stays where it is.
+                    Err(DrawingError::Refused(why)) => {
+                        self.lab
+                            .on_problem
+                            .run(format!("The drawing was not read: {why}."));
+                    }
                     Err(error) => {
                         let moved = self.lab.on_failure.run((engine.backend, error));
                         // Tried again where the model now runs, unless a newer drawing waits.

@@ -3,6 +3,7 @@
 //! (each digit, its label, what the model in use reads), relabels and deletes, and saves and
 //! opens it as MNIST's own two files.
 
+use std::rc::Rc;
 use std::sync::Arc;
 
 use leptos::prelude::*;
@@ -14,6 +15,8 @@ use crate::ui::widgets::{Export, ExportButton, HeatCanvas, Palette, read_file};
 
 /// The newest digits the gallery shows; the rest are counted.
 const SHOWN: usize = 120;
+/// Digits read in one request to the drawing worker.
+const READ_AT_ONCE: usize = 250;
 
 /// "It is a …": ten buttons under the prediction, each adding the model's input with that
 /// label to the person's set.
@@ -66,21 +69,43 @@ pub(super) fn HandwritingCard() -> impl IntoView {
     let handwriting = expect_context::<Handwriting>();
     spawn_local(handwriting.load());
     let set = handwriting.set;
-    // What the model in use reads in each digit, for this set and this model.
+    // What the model in use reads in each digit: read again for other images or another
+    // model, not for a label changed; a few hundred digits a request, so that a drawing
+    // waits for one at most.
+    let images_memo = Memo::new(move |_| set.with(|s| Arc::new(s.images.clone())));
     let reads = RwSignal::new(None::<Vec<(u8, f32)>>);
+    let read_failed = RwSignal::new(None::<String>);
     Effect::new(move |_| {
-        let set = set.get();
+        let images = images_memo.get();
         let engine = lab.engine.get();
         reads.set(None);
-        let Some(engine) = engine.filter(|_| !set.is_empty()) else {
+        read_failed.set(None);
+        let Some(engine) = engine.filter(|_| !images.is_empty()) else {
             return;
         };
         spawn_local(async move {
-            if let Ok(read) = engine.read(&set.images).await
-                && Arc::ptr_eq(&set, &handwriting.set.get_untracked())
-            {
-                reads.set(Some(read));
+            let current = || {
+                Arc::ptr_eq(&images, &images_memo.get_untracked())
+                    && lab
+                        .engine
+                        .with_untracked(|e| e.as_ref().is_some_and(|e| Rc::ptr_eq(e, &engine)))
+            };
+            let mut read = Vec::with_capacity(images.len());
+            for part in images.chunks(READ_AT_ONCE) {
+                match engine.read(part).await {
+                    Ok(part) => read.extend(part),
+                    Err(why) => {
+                        if current() {
+                            read_failed.set(Some(why.to_string()));
+                        }
+                        return;
+                    }
+                }
+                if !current() {
+                    return;
+                }
             }
+            reads.set(Some(read));
         });
     });
     let correct = move || {
@@ -111,6 +136,7 @@ pub(super) fn HandwritingCard() -> impl IntoView {
             }}
         </p>
         {move || handwriting.problem.get().map(|problem| view! { <p class="error" role="alert">{problem}</p> })}
+        {move || read_failed.get().map(|why| view! { <p class="hint">{format!("What the model reads in them is not shown: {why}.")}</p> })}
         <ol class="gallery" data-testid="handwriting-gallery">
             {move || {
                 let total = set.with(|s| s.len());
@@ -118,7 +144,7 @@ pub(super) fn HandwritingCard() -> impl IntoView {
             }}
         </ol>
         {move || set.with(|s| s.len() > SHOWN).then(|| view! {
-            <p class="hint">{move || format!("The newest {SHOWN} shown; {} more are in the set and its files.", set.with(|s| s.len()) - SHOWN)}</p>
+            <p class="hint">{move || format!("The newest {SHOWN} shown; {} more are in the set and its files.", set.with(|s| s.len()).saturating_sub(SHOWN))}</p>
         })}
     }
 }
@@ -207,7 +233,7 @@ fn SetFiles() -> impl IntoView {
                 <span>"Open a set (both files): "</span>
                 <input type="file" multiple accept=".gz" data-testid="handwriting-open" on:change=import />
             </label>
-            <button data-testid="handwriting-delete-all" prop:disabled=move || !ready.get() on:click=delete_all>
+            <button data-testid="handwriting-delete-all" prop:disabled=move || !ready.get() || !handwriting.loaded.get() on:click=delete_all>
                 {move || if confirming.get() { format!("Delete all {}? Click again", set.with(|s| s.len())) } else { "Delete all".into() }}
             </button>
         </div>
@@ -233,11 +259,7 @@ async fn import_files(handwriting: Handwriting, files: Vec<web_sys::File>) -> St
             Err(error) => return format!("{}: {error}. Nothing was added.", file.name()),
         }
     }
-    let (a, b) = (&read[0], &read[1]);
-    // Whichever was chosen first: the labels file is the one whose name says so.
-    let labels_first = first.name().contains("labels") || first.name().contains("idx1");
-    let (images, labels) = if labels_first { (b, a) } else { (a, b) };
-    match handwriting.import(images, labels) {
+    match handwriting.import(&read[0], &read[1]) {
         Ok(count) => format!(
             "Added {count} digits from {} and {}.",
             first.name(),

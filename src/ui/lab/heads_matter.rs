@@ -86,7 +86,7 @@ pub(super) fn HeadsMatter(depth: usize, heads: usize) -> impl IntoView {
         <p class="caption" data-testid="heads-matter-caption">{move || measured.with(|m| m.as_deref().map(caption))}</p>
         <svg node_ref=svg_ref class="heat-table" data-testid="heads-matter-table"
             viewBox=format!("0 0 {} {}", LEFT + CELL_W * heads as f64 + 4.0, TOP + CELL_H * depth as f64 + 4.0)
-            role="img" aria-label=move || measured.with(|m| m.as_deref().map(summary).unwrap_or_else(|| "not measured yet".into()))>
+            role="group" aria-label=move || measured.with(|m| m.as_deref().map(summary).unwrap_or_else(|| "not measured yet".into()))>
             {(0..heads).map(|h| view! { <text class="tick" x=LEFT + CELL_W * (h as f64 + 0.5) y=TOP - 7.0 text-anchor="middle">{format!("h{}", h + 1)}</text> }).collect_view()}
             {(0..depth).map(|l| view! { <text class="tick" x=LEFT - 8.0 y=TOP + CELL_H * (l as f64 + 0.5) + 4.0 text-anchor="end">{format!("layer {}", l + 1)}</text> }).collect_view()}
             {move || measured.get().map(|m| cells(&m, lab.heads_off))}
@@ -103,9 +103,18 @@ fn cells(importance: &HeadImportance, off: RwSignal<HeadsOff>) -> impl IntoView 
         .flat_map(|(l, row)| row.into_iter().enumerate().map(move |(h, v)| (l, h, v)))
         .map(|(l, h, v)| {
             let (x, y) = (LEFT + CELL_W * h as f64, TOP + CELL_H * l as f64);
-            let switch = move |_| off.update(|o| *o = o.toggled(l, h));
+            let switch = move || off.update(|o| *o = o.toggled(l, h));
+            let key = move |event: leptos::ev::KeyboardEvent| {
+                if event.key() == "Enter" || event.key() == " " {
+                    event.prevent_default();
+                    switch();
+                }
+            };
+            let pressed = move || off.with(|o| o.contains(l, h)).to_string();
             view! {
-                <g class="cell" on:click=switch>
+                <g class="cell" role="button" tabindex="0" aria-pressed=pressed
+                    aria-label=format!("layer {}, head {}: {:.2} points lost; switch it off in the lab", l + 1, h + 1, 100.0 * v)
+                    on:click=move |_| switch() on:keydown=key>
                     <rect x=x y=y width=CELL_W - 2.0 height=CELL_H - 2.0 fill=paint::diverging_fill(v / scale)
                         class:off=move || off.with(|o| o.contains(l, h))>
                         <title>{format!("layer {}, head {}: {:.2} points lost (a click switches it off)", l + 1, h + 1, 100.0 * v)}</title>

@@ -29,7 +29,6 @@ pub use draw_pad::DrawPad;
 pub use prediction::Prediction;
 pub use timeline::AttentionTimeline;
 
-use crate::model::HeadsOff;
 use crate::ui::state::{Below, LabState};
 use classifier::Classifications;
 use draw_card::DrawCard;
@@ -64,14 +63,16 @@ pub fn Lab() -> impl IntoView {
             classifier.classify(lab.model_input.get_untracked());
         }
     });
-    // Heads switched off or back on: the image is read again. Heads that a new model does not
-    // have are dropped (a link's heads are kept for the link's model).
+    // Heads switched off or back on: the image is read again (unless what the model reads
+    // does not change, as with another replacement for no heads).
     Effect::new(move |before: Option<()>| {
         lab.heads_off.track();
         if before.is_some() {
-            classifier.classify(lab.model_input.get_untracked());
+            classifier.reclassify();
         }
     });
+    // Heads that a new model does not have are dropped (a link's heads are kept for the
+    // link's model).
     Effect::new(move |_| {
         let config = lab
             .engine
@@ -79,13 +80,7 @@ pub fn Lab() -> impl IntoView {
         if let Some(config) = config
             && !lab.heads_off.with_untracked(|off| off.fits(&config))
         {
-            lab.heads_off.update(|off| {
-                *off = HeadsOff::new(
-                    off.heads()
-                        .filter(|&(l, h)| l < config.depth && h < config.heads),
-                    off.replacement,
-                );
-            });
+            lab.heads_off.update(|off| *off = off.within(&config));
         }
     });
     let handwriting_shown = lab.revealed.when(Below::Handwriting);

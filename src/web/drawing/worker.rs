@@ -183,7 +183,8 @@ impl DrawingModel {
             .filter(|_| count <= MAX_PERSONAL_DIGITS)
             .ok_or_else(|| {
                 Trouble::Refused(format!(
-                    "{count} images are {count} × {IMAGE_PIXELS} bytes, at most {MAX_PERSONAL_DIGITS}"
+                    "{} bytes are not {count} images of {IMAGE_PIXELS} bytes (at most {MAX_PERSONAL_DIGITS})",
+                    bytes.len()
                 ))
             })?;
         let probabilities = model
@@ -211,6 +212,16 @@ impl DrawingModel {
         };
         if off.is_empty() {
             return Ok(None);
+        }
+        // Checked before any mean is taken.
+        if !off.fits(config) {
+            let heads = (config.depth, config.heads);
+            return Err(Trouble::Refused(format!(
+                "heads {} are not all in a model of {} layers of {} heads",
+                off.to_param(),
+                heads.0,
+                heads.1
+            )));
         }
         let means = match off.replacement {
             Replacement::Zero => None,
