@@ -17,7 +17,7 @@ pub use decoder::{ChunkDecoder, UI_SLICE_BYTES, decode_chunk, decode_chunk_unver
 pub use loader::{Decoding, GaveUp, Retry, RetryPolicy, load_verified};
 pub use manifest::{ChunkEntry, MANIFEST_FORMAT, Manifest, Split};
 pub use personal::{
-    IdxFile, LABELS_MAGIC, MAX_PERSONAL_DIGITS, MAX_PERSONAL_FILE_BYTES, PERSONAL_IMAGES_FILE,
+    IdxFile, MAX_PERSONAL_DIGITS, MAX_PERSONAL_FILE_BYTES, PERSONAL_IMAGES_FILE,
     PERSONAL_LABELS_FILE, PersonalSet, PersonalSetError,
 };
 pub use set::{

@@ -22,8 +22,7 @@ pub const MAX_PERSONAL_FILE_BYTES: u64 =
     (IMAGES_HEADER + MAX_PERSONAL_DIGITS * IMAGE_PIXELS) as u64 * 2 + 1024;
 
 const IMAGES_MAGIC: u32 = 0x0803;
-/// The first four bytes of an IDX labels file.
-pub const LABELS_MAGIC: u32 = 0x0801;
+const LABELS_MAGIC: u32 = 0x0801;
 const IMAGES_HEADER: usize = 16;
 const LABELS_HEADER: usize = 8;
 
@@ -150,6 +149,27 @@ impl PersonalSet {
                 .collect(),
             labels: labels.to_vec(),
         })
+    }
+}
+
+impl PersonalSet {
+    /// [`Self::from_idx_gz`] of two files in either order, told apart by what they hold: a
+    /// person picks both files at once and the browser gives them in no set order.
+    pub fn from_either_idx_gz(first: &[u8], second: &[u8]) -> Result<Self, PersonalSetError> {
+        let swapped = || Self::from_idx_gz(second, first);
+        match Self::from_idx_gz(first, second) {
+            // The labels file came first: its magic says so.
+            Err(PersonalSetError::Magic {
+                file: IdxFile::Images,
+                magic: LABELS_MAGIC,
+            }) => swapped(),
+            // The first is not gzip: named as the labels file if the second is the images.
+            Err(error @ PersonalSetError::Gzip(IdxFile::Images, _)) => match swapped() {
+                Err(named @ PersonalSetError::Gzip(IdxFile::Labels, _)) => Err(named),
+                _ => Err(error),
+            },
+            read => read,
+        }
     }
 }
 

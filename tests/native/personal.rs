@@ -180,3 +180,30 @@ fn hostile_pairs_are_refused_with_their_reason() {
     let message = refused(idx_pair(ok, (1, 1), 28, &image, &[12])).to_string();
     assert_eq!(message, "digit 0 is labelled 12, not 0 to 9");
 }
+
+#[test]
+fn the_two_files_are_told_apart_by_what_they_hold_in_either_order() {
+    let kept = set(12);
+    let (images, labels) = kept.to_idx_gz();
+    assert_eq!(
+        PersonalSet::from_either_idx_gz(&images, &labels),
+        Ok(kept.clone())
+    );
+    assert_eq!(PersonalSet::from_either_idx_gz(&labels, &images), Ok(kept));
+    // The labels file that is no gzip is named as the labels, whichever came first.
+    let broken = b"not gzip at all".to_vec();
+    for pair in [(&broken, &images), (&images, &broken)] {
+        assert!(matches!(
+            PersonalSet::from_either_idx_gz(pair.0, pair.1),
+            Err(PersonalSetError::Gzip(IdxFile::Labels, _))
+        ));
+    }
+    // Two images files: the second is no labels file.
+    assert!(matches!(
+        PersonalSet::from_either_idx_gz(&images, &images),
+        Err(PersonalSetError::Magic {
+            file: IdxFile::Labels,
+            ..
+        })
+    ));
+}

@@ -150,6 +150,15 @@ fn a_link_switches_heads_off_and_refuses_what_is_not_heads() {
     assert_eq!(off.replacement, Replacement::Mean, "mean unless told");
     assert_eq!(off.toggled(1, 2).heads().collect::<Vec<_>>(), vec![(0, 0)]);
     assert!(off.toggled(4, 4).contains(4, 4));
+    // A model of another shape keeps only the heads it has.
+    let mut small = vitlab::model::VitConfig::seed();
+    (small.depth, small.heads) = (2, 2);
+    let wide = HeadsOff::new([(0, 0), (1, 2), (3, 1), (1, 1)], Replacement::Zero);
+    assert!(!wide.fits(&small));
+    let kept = wide.within(&small);
+    assert_eq!(kept.heads().collect::<Vec<_>>(), vec![(0, 0), (1, 1)]);
+    assert_eq!(kept.replacement, Replacement::Zero);
+    assert!(kept.fits(&small));
 
     let many = vec!["1.1"; 5000].join(",");
     for (query, named) in [

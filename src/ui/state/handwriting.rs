@@ -9,9 +9,7 @@ use std::sync::Arc;
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 
-use crate::data::{
-    IMAGE_PIXELS, IdxFile, LABELS_MAGIC, MAX_PERSONAL_DIGITS, PersonalSet, PersonalSetError,
-};
+use crate::data::{IMAGE_PIXELS, MAX_PERSONAL_DIGITS, PersonalSet, PersonalSetError};
 use crate::web::personal_db::PersonalDb;
 
 /// Where the set kept in the browser stands.
@@ -142,20 +140,7 @@ impl Handwriting {
     /// The digits of MNIST's two gzip files (in either order) added after the set's own; how
     /// many came.
     pub fn import(self, first: &[u8], second: &[u8]) -> Result<usize, ChangeError> {
-        let swapped = || PersonalSet::from_idx_gz(second, first);
-        let imported = match PersonalSet::from_idx_gz(first, second) {
-            // The labels file came first: its magic says so.
-            Err(PersonalSetError::Magic {
-                file: IdxFile::Images,
-                magic: LABELS_MAGIC,
-            }) => swapped(),
-            // The first is not gzip: named as the labels file if the second is the images.
-            Err(error @ PersonalSetError::Gzip(IdxFile::Images, _)) => match swapped() {
-                Err(named @ PersonalSetError::Gzip(IdxFile::Labels, _)) => Err(named),
-                _ => Err(error),
-            },
-            read => read,
-        }?;
+        let imported = PersonalSet::from_either_idx_gz(first, second)?;
         let count = imported.len();
         self.change(|set| {
             let total = set.len().saturating_add(count);
