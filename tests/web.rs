@@ -256,6 +256,7 @@ async fn the_lab_mounts_and_a_stroke_gets_a_prediction() {
         let engine: EngineSignal = RwSignal::new_local(Some(in_lab));
         provide_context(LabState {
             engine,
+            cpu_engine: StoredValue::new_local(None),
             weights: StoredValue::new_local(None),
             on_failure: Callback::new(|_| false),
             on_problem: Callback::new(|_| {}),

@@ -43,9 +43,46 @@ impl Replacement {
 /// each drawing and a link keeps. Heads are `(layer, head)`, counted from 0, sorted, each
 /// once.
 #[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(into = "Vec<u16>", try_from = "Vec<u16>")]
 pub struct HeadsOff {
     heads: Vec<(u16, u16)>,
     pub replacement: Replacement,
+}
+
+/// As a worker gets it: one list of numbers, `[replacement, layer, head, layer, head, …]`
+/// (0 mean, 1 zero), which every worker decodes already (a struct of pairs took 5 kB more of
+/// the worker binary, held to 3 MB).
+impl From<HeadsOff> for Vec<u16> {
+    fn from(off: HeadsOff) -> Self {
+        let by = match off.replacement {
+            Replacement::Mean => 0,
+            Replacement::Zero => 1,
+        };
+        std::iter::once(by)
+            .chain(off.heads.iter().flat_map(|&(l, h)| [l, h]))
+            .collect()
+    }
+}
+
+impl TryFrom<Vec<u16>> for HeadsOff {
+    type Error = &'static str;
+
+    fn try_from(flat: Vec<u16>) -> Result<Self, Self::Error> {
+        let (by, pairs) = flat.split_first().ok_or("no replacement")?;
+        let replacement = match by {
+            0 => Replacement::Mean,
+            1 => Replacement::Zero,
+            _ => return Err("a replacement that is not 0 or 1"),
+        };
+        if pairs.len() % 2 != 0 {
+            return Err("heads come in layer, head pairs");
+        }
+        let heads = pairs.chunks_exact(2).map(|pair| (pair[0], pair[1]));
+        Ok(Self {
+            heads: heads.collect(),
+            replacement,
+        })
+    }
 }
 
 /// Heads a link may name: more than any model the page trains has.

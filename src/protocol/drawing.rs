@@ -6,6 +6,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::analysis::ablation::HeadImportance;
 use crate::analysis::inference::ModelInsight;
 use crate::model::{HeadsOff, ModelConfig};
 
@@ -31,6 +32,11 @@ pub enum ToDrawing {
     /// What the model reads in each of the `count` 28×28 images beside this (a person's own
     /// set), every head on. Answered by [`FromDrawing::Read`].
     Read { id: u32, count: u32 },
+    /// Which heads matter: the accuracy on the first `images` test digits with each head alone
+    /// switched off, by zero where `zero`, else by its mean over the first test chunk. Asked
+    /// of a drawing worker of its own (the page's binary, on the CPU), never of the one the lab
+    /// draws with. Answered by [`FromDrawing::Heads`].
+    Heads { id: u32, images: u32, zero: bool },
 }
 
 /// A drawing worker to the page.
@@ -58,6 +64,10 @@ pub enum FromDrawing {
         id: u32,
         digits: Vec<u8>,
         probabilities: Vec<f32>,
+    },
+    Heads {
+        id: u32,
+        importance: HeadImportance,
     },
     /// Its 784 grey levels travel beside this.
     TestDigit {
@@ -89,6 +99,7 @@ impl FromDrawing {
             | Self::Distances { id, .. }
             | Self::TestDigit { id, .. }
             | Self::Read { id, .. }
+            | Self::Heads { id, .. }
             | Self::Refused { id, .. }
             | Self::Failed { id, .. } => Some(*id),
         }

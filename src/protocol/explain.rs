@@ -6,10 +6,8 @@
 use serde::{Deserialize, Serialize};
 
 use super::BackendKind;
-use crate::analysis::ablation::HeadImportance;
 use crate::analysis::explanation::Explanation;
 use crate::analysis::occlusion::{Comparison, OcclusionCurves};
-use crate::model::Replacement;
 
 /// The page to the explaining worker.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -44,15 +42,6 @@ pub enum ToExplainer {
         backend: BackendKind,
         images: u32,
     },
-    /// Which heads matter: the accuracy on the first `images` test digits with each head alone
-    /// switched off by `replacement` (a head's mean taken over the first test chunk), on
-    /// `backend`. Answered by [`FromExplainer::Heads`].
-    Heads {
-        id: u32,
-        backend: BackendKind,
-        images: u32,
-        replacement: Replacement,
-    },
 }
 
 /// The explaining worker to the page.
@@ -76,10 +65,6 @@ pub enum FromExplainer {
         id: u32,
         curves: OcclusionCurves,
     },
-    Heads {
-        id: u32,
-        importance: HeadImportance,
-    },
     /// The request failed; the page starts a fresh worker for the next one.
     Failed {
         id: u32,
@@ -96,7 +81,6 @@ impl FromExplainer {
             | Self::Explained { id, .. }
             | Self::Compared { id, .. }
             | Self::Curves { id, .. }
-            | Self::Heads { id, .. }
             | Self::Failed { id, .. } => Some(*id),
         }
     }

@@ -150,7 +150,7 @@ test("in Firefox digits taught under the prediction join the person's set, which
   await lab.stroke(ZERO);
   assert.equal(await lab.settledPrediction(), "0");
   await lab.click("teach-0");
-  assert.equal(await lab.text("teach-said"), "Kept as a 0: 2 in your set.");
+  await until(() => lab.text("teach-said"), (t) => t === "Kept as a 0: 2 in your set.", { what: "the digit kept" });
   const counted = async () => {
     // Heading for the card brings it in.
     await lab.evaluate(() => window.scrollTo(0, document.body.scrollHeight));

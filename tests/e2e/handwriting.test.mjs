@@ -50,7 +50,7 @@ test("digits taught under the prediction join the set, shown with what the model
   const lab = new LabPage(await app.browser.newPage());
   await lab.open(`${app.server.url}?backend=cpu`);
   await teach(lab, ONE, 1);
-  assert.equal(await lab.byTestId("teach-said").textContent(), "Kept as a 1: 1 in your set.");
+  await until(() => lab.byTestId("teach-said").textContent(), (t) => t === "Kept as a 1: 1 in your set.", { what: "the digit kept" });
   await teach(lab, ZERO, 0);
   await teach(lab, SEVEN, 7);
   await gallery(lab);
@@ -83,7 +83,7 @@ test("digits taught under the prediction join the set, shown with what the model
   await lab.byTestId("handwriting-delete-all").click();
   await count(lab, 0);
   // The labels chosen first: the names say which is which.
-  assert.equal(await open(lab, [[labelsSaved.name, labelsSaved.bytes], [images.name, images.bytes]]),
+  assert.equal(await open(lab, [[labelsSaved.name, labelsSaved.bytes], [images.name, images.bytes]], /^Added/),
     `Added 2 digits from ${labelsSaved.name} and ${images.name}.`);
   await count(lab, 2);
   assert.deepEqual(await labels(lab), ["7", "6"]);

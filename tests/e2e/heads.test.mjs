@@ -1,7 +1,7 @@
 // End-to-end: heads switched off. A click in the per-head grid switches a head off (its output
 // replaced by its mean over the first test chunk, or by zero) and the prediction follows, as
 // the native code reads the same image with the same heads off (`vit classify`); a link keeps
-// the heads; "which heads matter", measured in the explaining worker, is `vit ablate`'s table.
+// the heads; "which heads matter", measured in a worker of its own, is `vit ablate`'s table.
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
@@ -54,8 +54,8 @@ test("a click switches a head off: the prediction follows exactly as the native 
   await lab.page.locator('[data-head="3.8"]').click();
   await lab.page.locator('[data-head="5.7"]').click();
   assert.equal(await lab.page.locator('[data-head="3.8"]').getAttribute("aria-pressed"), "true");
-  assert.match(await lab.byTestId("heads-off").textContent(), /layer 3 head 8, layer 5 head 7 \(each replaced by its mean output\)/);
   const byMean = await readWith(lab, "3.8,5.7");
+  assert.match(await lab.byTestId("heads-off").textContent(), /layer 3 head 8, layer 5 head 7 \(each replaced by its mean output\)/);
   assert.match(await lab.byTestId("prediction-heads-off").textContent(), /^With heads switched off: layer 3 head 8, layer 5 head 7/);
   const nativeMean = await classifiedNatively(image, "3.8,5.7", "mean");
   const nativeOn = await classifiedNatively(image, "", "mean");
@@ -98,7 +98,7 @@ test("a click switches a head off: the prediction follows exactly as the native 
   await lab.page.close();
 });
 
-test("which heads matter: the table measured in the explaining worker is vit ablate's on the same test digits", async () => {
+test("which heads matter: the table measured in the card's own worker is vit ablate's on the same test digits", async () => {
   const lab = new LabPage(await app.browser.newPage());
   await lab.open(`${app.server.url}?backend=cpu`);
   const card = lab.byTestId("heads-matter-card");

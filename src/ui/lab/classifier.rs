@@ -106,6 +106,11 @@ impl Classifications {
                 let image: [u8; IMAGE_PIXELS] =
                     image.try_into().expect("the pad makes 28×28 images");
                 let off = self.effective_off();
+                // Heads switched off are read on the CPU copy (see `LabState::cpu_engine`).
+                let engine = match off.is_empty() {
+                    true => engine,
+                    false => self.lab.cpu_engine.get_value().unwrap_or(engine),
+                };
                 match engine.classify(&image, off.clone()).await {
                     Ok(classification) if self.lab.model_input.with_untracked(Option::is_some) => {
                         // The first reading with other heads off is not a drawing's latency

@@ -10,7 +10,7 @@ use crate::protocol::BackendKind;
 use crate::shipped::SHIPPED_CNN;
 use crate::ui::state::LabState;
 use crate::web::explain::ExplainingWorker;
-use crate::web::{self, AskError, FetchError, LinkError};
+use crate::web::{self, AskError, DrawingError, FetchError, LinkError};
 
 /// Why the explaining worker gave no answer.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -23,6 +23,9 @@ pub(super) enum ExplainError {
     Ask(#[from] AskError),
     #[error("the CNN to compare with did not load: {0}")]
     Cnn(#[from] FetchError),
+    /// A worker of the page's own binary (which measures which heads matter) failed.
+    #[error(transparent)]
+    Drawing(#[from] DrawingError),
 }
 
 #[derive(Clone, Copy)]

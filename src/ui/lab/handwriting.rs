@@ -77,7 +77,11 @@ pub(super) fn HandwritingCard() -> impl IntoView {
     let read_failed = RwSignal::new(None::<String>);
     Effect::new(move |_| {
         let images = images_memo.get();
-        let engine = lab.engine.get();
+        // Read on the CPU copy of the model in use (see `LabState::cpu_engine`).
+        let engine = lab
+            .engine
+            .get()
+            .map(|e| lab.cpu_engine.get_value().unwrap_or(e));
         reads.set(None);
         read_failed.set(None);
         let Some(engine) = engine.filter(|_| !images.is_empty()) else {
@@ -87,8 +91,8 @@ pub(super) fn HandwritingCard() -> impl IntoView {
             let current = || {
                 Arc::ptr_eq(&images, &images_memo.get_untracked())
                     && lab
-                        .engine
-                        .with_untracked(|e| e.as_ref().is_some_and(|e| Rc::ptr_eq(e, &engine)))
+                        .cpu_engine
+                        .with_value(|e| e.as_ref().is_none_or(|e| Rc::ptr_eq(e, &engine)))
             };
             let mut read = Vec::with_capacity(images.len());
             for part in images.chunks(READ_AT_ONCE) {

@@ -1,17 +1,24 @@
-//! Which heads matter: the accuracy each head's absence costs on some test digits, measured in
-//! the explaining worker when asked (never on the drawing's path), as a heat table whose cells
-//! switch that head off in the lab.
+//! Which heads matter: the accuracy each head's absence costs on some test digits, measured
+//! when asked in a worker of the card's own (the page's binary on the CPU, like the drawing
+//! worker, but never the one the lab draws with), as a heat table whose cells switch that head
+//! off in the lab. Not the explaining worker: its binary, which Train also fetches, is held to
+//! 3 MB, and the page's binary already holds heads switched off.
 
+use std::rc::Rc;
 use std::sync::Arc;
 
 use leptos::prelude::*;
+use leptos::task::spawn_local;
 
+use super::explainer::ExplainError;
 use super::heads_off::thousands;
-use super::question::{Answer, Question};
+use super::question::Answer;
 use crate::analysis::ablation::{HeadImportance, PAGE_IMPORTANCE_IMAGES, PAGE_MEAN_IMAGES};
 use crate::model::{HeadsOff, Replacement};
+use crate::protocol::BackendKind;
 use crate::ui::state::LabState;
 use crate::ui::widgets::{Export, ExportButton, paint};
+use crate::web::DrawingWorker;
 
 /// Test digits a person may measure on.
 const IMAGE_CHOICES: [u32; 5] = [100, 200, 500, 1000, 2500];
@@ -25,17 +32,18 @@ const TOP: f64 = 22.0;
 #[component]
 pub(super) fn HeadsMatter(depth: usize, heads: usize) -> impl IntoView {
     let lab = expect_context::<LabState>();
-    let question = Question::<Arc<HeadImportance>>::new();
-    let answer = question.answer();
+    let answer = RwSignal::new(Answer::<Arc<HeadImportance>>::Waiting);
+    let measurer: Measurer = StoredValue::new_local(None);
     let images = RwSignal::new(PAGE_IMPORTANCE_IMAGES as u32);
     let measure = move |_| {
-        let replacement = lab.heads_off.get_untracked().replacement;
+        let zero = lab.heads_off.get_untracked().replacement == Replacement::Zero;
         let count = images.get_untracked();
-        question.ask(false, move |worker, backend| async move {
-            worker
-                .heads(count, replacement, backend)
-                .await
-                .map(Arc::new)
+        answer.set(Answer::Asking);
+        spawn_local(async move {
+            answer.set(match measure_heads(lab, measurer, count, zero).await {
+                Ok(importance) => Answer::Ready(Arc::new(importance)),
+                Err(why) => Answer::Failed(why),
+            });
         });
     };
     // The last table measured stays, and saveable, while it is measured again.
@@ -80,7 +88,7 @@ pub(super) fn HeadsMatter(depth: usize, heads: usize) -> impl IntoView {
         </div>
         {move || answer.with(|a| match a {
             Answer::Failed(why) => Some(view! { <p class="error" role="alert">{format!("The measurement failed: {why}.")}</p> }.into_any()),
-            Answer::Asking => Some(view! { <p class="hint">"Measuring in the explaining worker: every head switched off in turn…"</p> }.into_any()),
+            Answer::Asking => Some(view! { <p class="hint">"Measuring in a worker of its own, on the CPU: every head switched off in turn…"</p> }.into_any()),
             _ => None,
         })}
         <p class="caption" data-testid="heads-matter-caption">{move || measured.with(|m| m.as_deref().map(caption))}</p>
@@ -92,6 +100,33 @@ pub(super) fn HeadsMatter(depth: usize, heads: usize) -> impl IntoView {
             {move || measured.get().map(|m| cells(&m, lab.heads_off))}
         </svg>
     }
+}
+
+/// The card's worker and the weights it holds.
+type Measurer = StoredValue<Option<(Rc<Vec<u8>>, Rc<DrawingWorker>)>, LocalStorage>;
+
+/// Which heads matter for the weights in use, in the card's worker (started, and given the
+/// weights, on first use and for other weights).
+async fn measure_heads(
+    lab: LabState,
+    measurer: Measurer,
+    count: u32,
+    zero: bool,
+) -> Result<HeadImportance, ExplainError> {
+    let weights = lab.weights.get_value().ok_or(ExplainError::NoWeights)?;
+    let held = measurer
+        .get_value()
+        .filter(|(kept, worker)| Rc::ptr_eq(kept, &weights) && worker.failure().is_none());
+    let worker = match held {
+        Some((_, worker)) => worker,
+        None => {
+            let worker = DrawingWorker::spawn(BackendKind::Cpu)?;
+            worker.load(&weights).await?;
+            measurer.set_value(Some((weights, worker.clone())));
+            worker
+        }
+    };
+    Ok(worker.heads(count, zero).await?)
 }
 
 /// One cell per head: its colour and the points lost.

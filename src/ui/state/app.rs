@@ -84,6 +84,7 @@ impl AppState {
     pub fn lab(self) -> LabState {
         LabState {
             engine: self.host.engine,
+            cpu_engine: self.host.cpu,
             weights: self.host.weights,
             on_failure: Callback::new(move |(failed_on, error): (BackendKind, DrawingError)| {
                 self.fail_over(failed_on, error)

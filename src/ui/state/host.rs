@@ -14,6 +14,9 @@ use crate::web::{self, DrawingError, DrawingWorker, Engine, LinkError};
 /// The engine everything reads, swapped when the model or the backend changes.
 pub type EngineSignal = RwSignal<Option<Rc<Engine>>, LocalStorage>;
 
+/// The model on the CPU, kept beside the one in use (which may be on WebGPU).
+pub type CpuEngine = StoredValue<Option<Rc<Engine>>, LocalStorage>;
+
 /// The bytes of the weights in use, once a model is.
 pub type WeightsBytes = StoredValue<Option<Rc<Vec<u8>>>, LocalStorage>;
 
@@ -52,7 +55,7 @@ pub struct ModelHost {
     /// Both backends' time per drawing, once the page has measured them.
     pub timings: RwSignal<Option<String>>,
     /// The same weights on the CPU.
-    cpu: StoredValue<Option<Rc<Engine>>, LocalStorage>,
+    pub cpu: CpuEngine,
     /// The drawing workers, kept across models: a new model is loaded into the same one.
     cpu_worker: StoredValue<Option<Rc<DrawingWorker>>, LocalStorage>,
     gpu_worker: StoredValue<Option<Rc<DrawingWorker>>, LocalStorage>,

@@ -3,7 +3,7 @@
 
 use leptos::prelude::*;
 
-use super::{EngineSignal, Revealed, ShownDigit, WeightsBytes};
+use super::{CpuEngine, EngineSignal, Revealed, ShownDigit, WeightsBytes};
 use crate::analysis::MapChoice;
 use crate::model::HeadsOff;
 use crate::protocol::BackendKind;
@@ -13,6 +13,9 @@ use crate::web::DrawingError;
 #[derive(Clone, Copy)]
 pub struct LabState {
     pub engine: EngineSignal,
+    /// The same model on the CPU: heads switched off and a person's set are read there (the
+    /// GPU's worker binary is held to 3 MB, and this model reads one drawing in milliseconds).
+    pub cpu_engine: CpuEngine,
     /// The bytes of the weights in use, for the explaining worker's own models.
     pub weights: WeightsBytes,
     /// Told where a classification failed and why, e.g. because the GPU was lost; answers

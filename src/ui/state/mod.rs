@@ -19,7 +19,7 @@ pub use app::{AppState, WeightsOffer};
 pub use asking::{Newest, WhenSettled};
 pub use batch_distance::{DistanceError, test_batch_distance};
 pub use handwriting::Handwriting;
-pub use host::{EngineSignal, HostError, ModelHost, WeightsBytes, browser_has_webgpu};
+pub use host::{CpuEngine, EngineSignal, HostError, ModelHost, WeightsBytes, browser_has_webgpu};
 pub use lab::LabState;
 pub use revealed::{Below, Revealed};
 pub use run_keeper::RunKeeper;

@@ -5,6 +5,7 @@ use std::rc::Rc;
 
 use futures::future::LocalBoxFuture;
 
+use crate::analysis::ablation::HeadImportance;
 use crate::analysis::inference::ModelInsight;
 use crate::data::IMAGE_PIXELS;
 use crate::model::{HeadsOff, ModelConfig};
@@ -12,6 +13,8 @@ use crate::protocol::{BackendKind, FromDrawing, ToDrawing, bytes_to_floats, imag
 use crate::web::asker::{AskError, Asker};
 use crate::web::link::{LinkError, WorkerRole};
 
+/// Which heads matter: every head switched off in turn, on up to 2,500 test digits.
+const HEADS_DEADLINE_MS: u32 = 600_000;
 /// Loading compiles every kernel, which takes seconds on a software GPU.
 const LOAD_DEADLINE_MS: u32 = 180_000;
 /// One classification, test digit or distance slice; a worker that takes longer is lost.
@@ -208,6 +211,23 @@ impl DrawingWorker {
                 } if digits.len() == images.len() && probabilities.len() == images.len() => {
                     Ok(digits.into_iter().zip(probabilities).collect())
                 }
+                other => Err(other),
+            },
+        )
+        .await
+    }
+
+    /// The accuracy each head's absence costs on the first `images` test digits, by zero
+    /// where `zero`, else by each head's mean (see [`ToDrawing::Heads`]).
+    pub async fn heads(&self, images: u32, zero: bool) -> Result<HeadImportance, DrawingError> {
+        let make = move |id| ToDrawing::Heads { id, images, zero };
+        self.ask(
+            make,
+            Vec::new(),
+            HEADS_DEADLINE_MS,
+            "test digits to switch heads off on",
+            |answer, _| match answer {
+                FromDrawing::Heads { importance, .. } => Ok(importance),
                 other => Err(other),
             },
         )

@@ -12,13 +12,19 @@ use futures::StreamExt;
 use futures::future::LocalBoxFuture;
 use wasm_bindgen_futures::spawn_local;
 
-use crate::analysis::ablation::{PAGE_MEAN_IMAGES, head_means_async};
-use crate::analysis::inference::{Classification, ModelInsight, most_probable};
+use crate::analysis::ablation::HeadImportance;
+#[cfg(not(feature = "gpu"))]
+use crate::analysis::ablation::{PAGE_MEAN_IMAGES, head_importance_async, head_means_async};
+#[cfg(not(feature = "gpu"))]
+use crate::analysis::inference::most_probable;
+use crate::analysis::inference::{Classification, ModelInsight};
 use crate::analysis::reading::Reading;
-use crate::data::{IMAGE_PIXELS, MAX_PERSONAL_DIGITS};
-use crate::model::{
-    Ablation, Classifier, HeadMeans, HeadsOff, Replacement, VisionTransformer, VitConfig,
-};
+use crate::data::IMAGE_PIXELS;
+#[cfg(not(feature = "gpu"))]
+use crate::data::MAX_PERSONAL_DIGITS;
+use crate::model::{Ablation, HeadMeans, HeadsOff};
+#[cfg(not(feature = "gpu"))]
+use crate::model::{Classifier, Replacement, VisionTransformer, VitConfig};
 use crate::protocol::{FromDrawing, ToDrawing, bytes_to_images, floats_to_bytes};
 use crate::weights;
 
@@ -73,7 +79,8 @@ impl DrawingModel {
             | ToDrawing::Classify { id, .. }
             | ToDrawing::Distances { id, .. }
             | ToDrawing::TestDigit { id, .. }
-            | ToDrawing::Read { id, .. } => *id,
+            | ToDrawing::Read { id, .. }
+            | ToDrawing::Heads { id, .. } => *id,
         };
         let answered = match request {
             ToDrawing::Load { id } => self.load(&bytes).await.map(|(config, insight)| {
@@ -93,7 +100,7 @@ impl DrawingModel {
                 .await
                 .map(|values| (FromDrawing::Distances { id, values }, None)),
             ToDrawing::Read { id, count } => {
-                self.read(&bytes, count as usize)
+                self.read_here(&bytes, count as usize)
                     .await
                     .map(|(digits, probabilities)| {
                         let read = FromDrawing::Read {
@@ -104,6 +111,10 @@ impl DrawingModel {
                         (read, None)
                     })
             }
+            ToDrawing::Heads { id, images, zero } => self
+                .heads_here(images as usize, zero)
+                .await
+                .map(|importance| (FromDrawing::Heads { id, importance }, None)),
             ToDrawing::TestDigit { id, index } => {
                 match self.digits.digit(index.map(|i| i as usize)).await {
                     Ok((index, label, image)) => {
@@ -176,7 +187,60 @@ impl DrawingModel {
             .map_err(|error| self.trouble(error))
     }
 
+    /// [`Self::read`] where this worker reads sets: on the CPU, in the page's own binary. The
+    /// GPU's worker (the `worker` binary, held to 3 MB) leaves that to the CPU's.
+    async fn read_here(&self, bytes: &[u8], count: usize) -> Result<(Vec<u8>, Vec<f32>), Trouble> {
+        #[cfg(feature = "gpu")]
+        {
+            let _ = (bytes, count);
+            Err(Trouble::Refused("a set is read on the CPU".into()))
+        }
+        #[cfg(not(feature = "gpu"))]
+        self.read(bytes, count).await
+    }
+
+    /// Which heads matter, where this worker measures it: on the CPU, in the page's own binary
+    /// (a worker started for it, never the one the lab draws with).
+    async fn heads_here(&self, images: usize, zero: bool) -> Result<HeadImportance, Trouble> {
+        #[cfg(feature = "gpu")]
+        {
+            let _ = (images, zero);
+            Err(Trouble::Refused(
+                "which heads matter is measured on the CPU".into(),
+            ))
+        }
+        #[cfg(not(feature = "gpu"))]
+        self.heads(images, zero).await
+    }
+
+    /// The accuracy each head's absence costs on the first `count` test digits.
+    #[cfg(not(feature = "gpu"))]
+    async fn heads(&self, count: usize, zero: bool) -> Result<HeadImportance, Trouble> {
+        let model = self.model()?;
+        let (Classifier::Vit(vit), Some(config)) = (&model.model, model.config.vit()) else {
+            return Err(Trouble::Refused("a CNN has no heads".into()));
+        };
+        let (replacement, means) = match zero {
+            true => (Replacement::Zero, None),
+            false => (
+                Replacement::Mean,
+                Some(self.means(vit, config, &model.device).await?),
+            ),
+        };
+        let (images, labels) = self
+            .digits
+            .slice(0, count)
+            .await
+            .map_err(|error| Trouble::Refused(error.to_string()))?;
+        let measured = (&images[..], &labels[..]);
+        let device = &model.device;
+        head_importance_async(vit, config, measured, replacement, means.as_deref(), device)
+            .await
+            .map_err(|error| Trouble::Refused(error.to_string()))
+    }
+
     /// The digit read in each of `count` images, and its probability.
+    #[cfg(not(feature = "gpu"))]
     async fn read(&self, bytes: &[u8], count: usize) -> Result<(Vec<u8>, Vec<f32>), Trouble> {
         let model = self.model()?;
         let images = bytes_to_images(bytes, count)
@@ -201,7 +265,22 @@ impl DrawingModel {
             .unzip())
     }
 
+    /// The heads `off` names switched off in `model`: on the CPU (the page's own binary); the
+    /// GPU's worker (held to 3 MB) leaves heads switched off to the CPU's.
+    #[cfg(feature = "gpu")]
+    async fn ablation(
+        &self,
+        _model: &LocalModel,
+        off: &HeadsOff,
+    ) -> Result<Option<Ablation>, Trouble> {
+        match off.is_empty() {
+            true => Ok(None),
+            false => Err(Trouble::Refused("heads are switched off on the CPU".into())),
+        }
+    }
+
     /// The heads `off` names switched off in `model` (none for a CNN or no heads).
+    #[cfg(not(feature = "gpu"))]
     async fn ablation(
         &self,
         model: &LocalModel,
@@ -233,6 +312,7 @@ impl DrawingModel {
     }
 
     /// The heads' mean outputs over the first test chunk, taken on first use.
+    #[cfg(not(feature = "gpu"))]
     async fn means(
         &self,
         vit: &VisionTransformer,

@@ -2,11 +2,9 @@
 
 use std::rc::Rc;
 
-use crate::analysis::ablation::HeadImportance;
 use crate::analysis::explanation::Explanation;
 use crate::analysis::occlusion::{Comparison, OcclusionCurves};
 use crate::data::IMAGE_PIXELS;
-use crate::model::Replacement;
 use crate::protocol::{BackendKind, FromExplainer, ToExplainer, images_to_bytes};
 use crate::web::asker::{AskError, Asker};
 use crate::web::link::{LinkError, WorkerRole};
@@ -137,34 +135,6 @@ impl ExplainingWorker {
                 "test digits to hide patches of",
                 |answer, _| match answer {
                     FromExplainer::Curves { curves, .. } => Ok(curves),
-                    other => Err(other),
-                },
-            )
-            .await
-    }
-
-    /// The accuracy each head's absence costs on the first `images` test digits, each
-    /// replaced by `replacement`, on `backend`.
-    pub async fn heads(
-        &self,
-        images: u32,
-        replacement: Replacement,
-        backend: BackendKind,
-    ) -> Result<HeadImportance, AskError> {
-        let make = |id| ToExplainer::Heads {
-            id,
-            backend,
-            images,
-            replacement,
-        };
-        self.0
-            .ask(
-                make,
-                Vec::new(),
-                CURVES_DEADLINE_MS,
-                "test digits to switch heads off on",
-                |answer, _| match answer {
-                    FromExplainer::Heads { importance, .. } => Ok(importance),
                     other => Err(other),
                 },
             )

@@ -10,15 +10,12 @@ use wasm_bindgen_futures::spawn_local;
 
 use burn::tensor::Device;
 
-use crate::analysis::ablation::{
-    AblationMeasureError, HeadImportance, PAGE_MEAN_IMAGES, head_importance_async, head_means_async,
-};
 use crate::analysis::occlusion::{
     Comparison, OcclusionCurves, compare_async, occlusion_curves_async,
 };
 use crate::analysis::relevance::{explain_async, explaining_model};
 use crate::data::{IMAGE_PIXELS, images_tensor};
-use crate::model::{Classifier, HeadMeans, Replacement, VisionTransformer, VitConfig};
+use crate::model::{Classifier, VisionTransformer, VitConfig};
 use crate::protocol::{FromExplainer, ToExplainer, bytes_to_images};
 use crate::weights::{self, ReadbackError, WeightsError, WeightsFile};
 
@@ -49,8 +46,6 @@ enum RequestError {
     NotAnImage,
     #[error(transparent)]
     TestDigits(#[from] TestDigitsError),
-    #[error(transparent)]
-    Heads(#[from] AblationMeasureError),
 }
 
 /// What the worker holds: the weights and the models that explain and compare.
@@ -67,10 +62,6 @@ struct Held {
     /// The ViT and the CNN, built on the first comparison on a backend: a click on a patch
     /// runs both, it does not upload them again.
     compared: Option<(BackendKind, Rc<[Classifier; 2]>)>,
-    /// The ViT without autodiff, built on the first "which heads matter" on a backend.
-    plain: Option<(BackendKind, Rc<VisionTransformer>)>,
-    /// Its heads' mean outputs over the first test chunk, taken on first use.
-    means: Option<(BackendKind, Rc<HeadMeans>)>,
 }
 
 /// The worker's entry point: requests are handled one at a time, in the order they came.
@@ -145,15 +136,6 @@ async fn handle(
             images,
         } => match curves(slot, digits, backend, images as usize).await {
             Ok(curves) => FromExplainer::Curves { id, curves },
-            Err(error) => failed(id, error),
-        },
-        ToExplainer::Heads {
-            id,
-            backend,
-            images,
-            replacement,
-        } => match heads(slot, digits, backend, images as usize, replacement).await {
-            Ok(importance) => FromExplainer::Heads { id, importance },
             Err(error) => failed(id, error),
         },
         ToExplainer::Explain { id, backend, class } => {
@@ -281,55 +263,6 @@ async fn curves(
     let (images, labels) = digits.slice(0, count).await?;
     let device = device_for(slot, backend).await?;
     Ok(occlusion_curves_async(&vit, &cnn, &images, &labels, &device, 1).await?)
-}
-
-/// The accuracy each head's absence costs on the first `count` test digits, a head's mean
-/// taken over the first test chunk (as the drawing worker takes it).
-async fn heads(
-    slot: &RefCell<Held>,
-    digits: &TestDigits,
-    backend: BackendKind,
-    count: usize,
-    replacement: Replacement,
-) -> Result<HeadImportance, RequestError> {
-    let file = slot
-        .borrow()
-        .weights
-        .clone()
-        .ok_or(RequestError::NoWeights)?;
-    let config: VitConfig = file.config.vit().cloned().ok_or(RequestError::NotAVit)?;
-    let device = device_for(slot, backend).await?;
-    let model = built_for(
-        slot,
-        backend,
-        |held| &mut held.plain,
-        || match file.into_model(&device) {
-            Classifier::Vit(model) => Ok(Rc::new(model)),
-            Classifier::Cnn(_) => Err(RequestError::NotAVit),
-        },
-    )?;
-    let held = slot.borrow().means.clone();
-    let means = match (replacement, held) {
-        (Replacement::Zero, _) => None,
-        (Replacement::Mean, Some((on, means))) if on == backend => Some(means),
-        (Replacement::Mean, _) => {
-            let (over, _) = digits.slice(0, PAGE_MEAN_IMAGES).await?;
-            let means = Rc::new(head_means_async(&model, &config, &over, &device).await?);
-            slot.borrow_mut().means = Some((backend, means.clone()));
-            Some(means)
-        }
-    };
-    let (images, labels) = digits.slice(0, count).await?;
-    let measured = (&images[..], &labels[..]);
-    let importance = head_importance_async(
-        &model,
-        &config,
-        measured,
-        replacement,
-        means.as_deref(),
-        &device,
-    );
-    Ok(importance.await?)
 }
 
 /// This worker's WebGPU device, or why there is none.
