@@ -12,7 +12,7 @@ use super::{IMAGE_PIXELS, IMAGE_SIDE, MnistSet};
 pub const MAX_PERSONAL_DIGITS: usize = 10_000;
 
 /// The names a set is saved under, in MNIST's own pattern: the page's export, and what
-/// `vit eval --data DIR` and `vit train --extra DIR` read in `DIR`.
+/// `vit eval --personal DIR` and `vit train --extra DIR` read in `DIR`.
 pub const PERSONAL_IMAGES_FILE: &str = "personal-images-idx3-ubyte.gz";
 pub const PERSONAL_LABELS_FILE: &str = "personal-labels-idx1-ubyte.gz";
 

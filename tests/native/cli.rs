@@ -666,7 +666,7 @@ fn eval_scores_a_persons_set_and_refuses_one_that_is_not() {
     );
     let eval = |dir: &std::path::Path| -> serde_json::Value {
         let out = vit(Command::new(VIT)
-            .args(["eval", "--weights", weights, "--json", "--data"])
+            .args(["eval", "--weights", weights, "--json", "--personal"])
             .arg(dir));
         assert!(out.starts_with("personal accuracy "), "{out}");
         serde_json::from_str(out.lines().last().unwrap()).unwrap()
@@ -688,7 +688,7 @@ fn eval_scores_a_persons_set_and_refuses_one_that_is_not() {
         "eval",
         "--weights",
         weights,
-        "--data",
+        "--personal",
         wrong.to_str().unwrap(),
     ]);
     assert!(
@@ -700,7 +700,7 @@ fn eval_scores_a_persons_set_and_refuses_one_that_is_not() {
         "eval",
         "--weights",
         weights,
-        "--data",
+        "--personal",
         missing.to_str().unwrap(),
     ]);
     assert!(stderr.contains("personal-images-idx3-ubyte.gz"), "{stderr}");
@@ -780,39 +780,28 @@ fn classify_switches_heads_off_as_the_link_names_them() {
     let by_zero = probabilities("3.8,5.7", "zero");
     let differ = |a: &[f64], b: &[f64]| a.iter().zip(b).any(|(x, y)| (x - y).abs() > 1e-5);
     assert!(differ(&on, &by_mean) && differ(&on, &by_zero) && differ(&by_mean, &by_zero));
-    let stderr = refused(&[
-        "classify",
-        "--weights",
-        &weights,
-        "--image",
-        image.to_str().unwrap(),
-        "--off",
-        "9.9",
-    ]);
-    assert!(
-        stderr.contains("layer 9, head 9 is not in a model of 6 layers of 8 heads"),
-        "{stderr}"
-    );
-    let stderr = refused(&[
-        "classify",
-        "--weights",
-        &weights,
-        "--image",
-        image.to_str().unwrap(),
-        "--off",
-        "0.1",
-    ]);
-    assert!(stderr.contains("layer.head"), "{stderr}");
     let cnn = format!("{root}/pretrained/cnn-teacher.safetensors");
-    let stderr = refused(&[
-        "classify",
-        "--weights",
-        &cnn,
-        "--image",
-        image.to_str().unwrap(),
-        "--off",
-        "1.1",
-    ]);
-    assert!(stderr.contains("a ViT's weights are needed"), "{stderr}");
+    let image_path = image.to_str().unwrap();
+    for (model, off, said) in [
+        (
+            &weights,
+            "9.9",
+            "layer 9, head 9 is not in a model of 6 layers of 8 heads",
+        ),
+        (&weights, "0.1", "layer.head"),
+        (&cnn, "1.1", "a ViT's weights are needed"),
+    ] {
+        let args = [
+            "classify",
+            "--weights",
+            model,
+            "--image",
+            image_path,
+            "--off",
+            off,
+        ];
+        let stderr = refused(&args);
+        assert!(stderr.contains(said), "{off}: {stderr}");
+    }
     std::fs::remove_file(image).unwrap();
 }

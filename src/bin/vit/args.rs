@@ -53,9 +53,10 @@ pub enum Command {
         #[arg(long, default_value_t = 5000, value_parser = at_least_one)]
         val: usize,
         /// Score a person's own set instead: the folder holding the lab's export
-        /// (personal-images-idx3-ubyte.gz and personal-labels-idx1-ubyte.gz).
+        /// (personal-images-idx3-ubyte.gz and personal-labels-idx1-ubyte.gz). Not `--data`,
+        /// which names the chunks' folder for every command.
         #[arg(long, value_name = "DIR", conflicts_with = "split")]
-        data: Option<PathBuf>,
+        personal: Option<PathBuf>,
         /// End with one line of JSON.
         #[arg(long)]
         json: bool,

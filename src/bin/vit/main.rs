@@ -102,10 +102,10 @@ fn run(command: Command) -> Result<(), CliError> {
             weights,
             split,
             val,
-            data,
+            personal,
             json,
             common,
-        } => eval::eval(weights, split, val, data, json, common),
+        } => eval::eval(weights, split, val, personal, json, common),
         Command::Occlusion {
             vit,
             cnn,

@@ -126,7 +126,7 @@ pub(super) fn HandwritingCard() -> impl IntoView {
     view! {
         <p class="hint">
             "Your own digits: draw one, then say what it is with the buttons under the prediction. The model's input (the 28×28 image it read) is kept with your label in this browser. Saved as MNIST's own files, they open in any MNIST tool and in "
-            <code>"vit eval --data DIR"</code>" and "<code>"vit train --extra DIR"</code>"."
+            <code>"vit eval --personal DIR"</code>" and "<code>"vit train --extra DIR"</code>"."
         </p>
         <SetFiles />
         <p class="caption" data-testid="handwriting-count" data-count=move || set.with(|s| s.len()).to_string()>
