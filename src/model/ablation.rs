@@ -104,10 +104,6 @@ impl HeadsOff {
         self.heads.is_empty()
     }
 
-    pub fn len(&self) -> usize {
-        self.heads.len()
-    }
-
     pub fn contains(&self, layer: usize, head: usize) -> bool {
         self.heads().any(|(l, h)| (l, h) == (layer, head))
     }

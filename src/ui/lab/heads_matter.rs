@@ -11,7 +11,7 @@ use leptos::prelude::*;
 use leptos::task::spawn_local;
 
 use super::explainer::ExplainError;
-use super::heads_off::thousands;
+use super::heads_off::{replaced_by, thousands};
 use super::question::Answer;
 use crate::analysis::ablation::{HeadImportance, PAGE_IMPORTANCE_IMAGES, PAGE_MEAN_IMAGES};
 use crate::model::{HeadsOff, Replacement};
@@ -163,10 +163,7 @@ fn cells(importance: &HeadImportance, off: RwSignal<HeadsOff>) -> impl IntoView 
 
 /// What was measured, under the table and the picture.
 fn caption(importance: &HeadImportance) -> String {
-    let by = match importance.replacement {
-        Replacement::Mean => "its mean output",
-        Replacement::Zero => "zero",
-    };
+    let by = replaced_by(importance.replacement);
     format!(
         "{} test digits, {:.1}% with every head; points lost with one head replaced by {by}",
         importance.images,

@@ -22,7 +22,16 @@ pub(super) fn thousands(n: usize) -> String {
     out
 }
 
-/// The heads off as the page words them: "layer 3 head 8, layer 5 head 7 (by their means)".
+/// What takes a switched-off head's place, as the page words it ("replaced by …").
+pub(super) fn replaced_by(replacement: Replacement) -> &'static str {
+    match replacement {
+        Replacement::Mean => "its mean output",
+        Replacement::Zero => "zero",
+    }
+}
+
+/// The heads off as the page words them: "switched off: layer 3 head 8, layer 5 head 7 (each
+/// replaced by its mean output)".
 pub(super) fn describe(off: &HeadsOff) -> String {
     if off.is_empty() {
         return "every head on".into();
@@ -31,11 +40,8 @@ pub(super) fn describe(off: &HeadsOff) -> String {
         .heads()
         .map(|(l, h)| format!("layer {} head {}", l + 1, h + 1))
         .collect();
-    let by = match off.replacement {
-        Replacement::Mean => "each replaced by its mean output",
-        Replacement::Zero => "each replaced by zero",
-    };
-    format!("switched off: {} ({by})", heads.join(", "))
+    let by = replaced_by(off.replacement);
+    format!("switched off: {} (each replaced by {by})", heads.join(", "))
 }
 
 /// The controls above the per-head grid. `switching` says whether a click on a head switches
