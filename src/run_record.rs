@@ -100,8 +100,21 @@ impl RunRecord {
                 cnn.widths, cnn.kernel_size, cnn.hidden
             ),
         };
+        let mix = match (&self.plan.mix, self.plan.train_limit) {
+            (Some(mix), Some(mnist)) => format!(
+                " · fine-tuned on {} of your digits ×{} with {mnist} MNIST digits",
+                mix.digits(),
+                mix.copies
+            ),
+            (Some(mix), None) => format!(
+                " · fine-tuned on {} of your digits ×{} with MNIST",
+                mix.digits(),
+                mix.copies
+            ),
+            (None, _) => String::new(),
+        };
         format!(
-            "{model} · lr {:.0e}, batch {}, {} epochs{} · seed {}",
+            "{model} · lr {:.0e}, batch {}, {} epochs{} · seed {}{mix}",
             self.plan.lr,
             self.plan.batch_size,
             self.plan.epochs,

@@ -81,6 +81,23 @@ impl PersonalSet {
         self.labels.is_empty()
     }
 
+    /// The set split to score a fine-tuning on it: every `every`th digit (the 2nd, 4th, …
+    /// for 2) is held out of training, to be scored before and after; `(trained, held out)`.
+    /// Everything is trained on for `every` below 2.
+    pub fn split_every(&self, every: usize) -> (PersonalSet, PersonalSet) {
+        let mut trained = PersonalSet::default();
+        let mut held_out = PersonalSet::default();
+        for (index, (image, &label)) in self.images.iter().zip(&self.labels).enumerate() {
+            let part = match every >= 2 && (index + 1) % every == 0 {
+                true => &mut held_out,
+                false => &mut trained,
+            };
+            part.images.push(*image);
+            part.labels.push(label);
+        }
+        (trained, held_out)
+    }
+
     /// The set as the training and evaluation code reads MNIST.
     pub fn to_set(&self) -> MnistSet {
         MnistSet {

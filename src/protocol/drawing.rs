@@ -37,6 +37,10 @@ pub enum ToDrawing {
     /// of a drawing worker of its own (the page's binary, on the CPU), never of the one the lab
     /// draws with. Answered by [`FromDrawing::Heads`].
     Heads { id: u32, images: u32, zero: bool },
+    /// How many of the first `images` test digits the model reads right, every head on.
+    /// Asked, like [`ToDrawing::Heads`], of a worker of its own on the CPU. Answered by
+    /// [`FromDrawing::Scored`].
+    Score { id: u32, images: u32 },
 }
 
 /// A drawing worker to the page.
@@ -69,6 +73,11 @@ pub enum FromDrawing {
         id: u32,
         importance: HeadImportance,
     },
+    Scored {
+        id: u32,
+        correct: u32,
+        images: u32,
+    },
     /// Its 784 grey levels travel beside this.
     TestDigit {
         id: u32,
@@ -100,6 +109,7 @@ impl FromDrawing {
             | Self::TestDigit { id, .. }
             | Self::Read { id, .. }
             | Self::Heads { id, .. }
+            | Self::Scored { id, .. }
             | Self::Refused { id, .. }
             | Self::Failed { id, .. } => Some(*id),
         }

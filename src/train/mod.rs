@@ -11,6 +11,7 @@ mod distill;
 mod evaluate;
 #[cfg(feature = "train")]
 mod half_job;
+mod mix;
 #[cfg(feature = "train")]
 mod objective;
 #[cfg(feature = "train")]
@@ -36,6 +37,7 @@ pub use evaluate::{Evaluation, classify_in_batches, count_correct, predictions};
 pub use half_job::{
     HalfDone, HalfDoneHeader, HalfHelper, HalfJob, HalfJobError, HalfJobHeader, parameter_values,
 };
+pub use mix::{MAX_COPIES, MAX_MIX_DIGITS, MixError, PersonalMix};
 #[cfg(feature = "train")]
 pub use objective::{BatchGradients, Objective, Teacher, cross_entropy};
 #[cfg(feature = "train")]

@@ -3,7 +3,9 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{Distillation, DistillationError, LrSchedule, OptimizerSettings};
+use super::{
+    Distillation, DistillationError, LrSchedule, MixError, OptimizerSettings, PersonalMix,
+};
 use crate::model::{Budget, ConfigError, CostError, ModelConfig, Preset, VitConfig};
 
 /// Why a plan cannot run.
@@ -29,6 +31,8 @@ pub enum PlanError {
     WeightDecay,
     #[error(transparent)]
     Distillation(#[from] DistillationError),
+    #[error("your digits: {0}")]
+    Mix(#[from] MixError),
     #[error("a teacher was given to a run whose plan does not distil")]
     NoDistillation,
     #[error(
@@ -62,6 +66,9 @@ pub struct TrainingPlan {
     /// Train on only the first this many training images (a data-scaling point).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub train_limit: Option<usize>,
+    /// A person's digits, trained on before the MNIST images (fine-tuning on them).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mix: Option<Box<PersonalMix>>,
 }
 
 impl TrainingPlan {
@@ -81,6 +88,7 @@ impl TrainingPlan {
             eval_every: 200,
             distillation: None,
             train_limit: None,
+            mix: None,
         }
     }
 
@@ -101,6 +109,7 @@ impl TrainingPlan {
             eval_every: 100,
             distillation: None,
             train_limit: None,
+            mix: None,
         }
     }
 
@@ -122,6 +131,7 @@ impl TrainingPlan {
             eval_every: 100,
             distillation: None,
             train_limit: None,
+            mix: None,
         }
     }
 
@@ -134,10 +144,17 @@ impl TrainingPlan {
         }
     }
 
-    /// The training images a run takes of the `available` ones.
+    /// The training images a run takes of the `available` ones, and its mix's.
     pub fn train_images(&self, available: usize) -> usize {
-        self.train_limit
-            .map_or(available, |limit| limit.min(available))
+        let mnist = self
+            .train_limit
+            .map_or(available, |limit| limit.min(available));
+        mnist.saturating_add(self.mix_images())
+    }
+
+    /// The images of a person's an epoch takes (0 without a mix).
+    pub fn mix_images(&self) -> usize {
+        self.mix.as_deref().map_or(0, PersonalMix::images)
     }
 
     /// The preset as the page offers it: fewer epochs, and frequent small evaluations so the
@@ -186,6 +203,9 @@ impl TrainingPlan {
         }
         if self.weight_decay < 0.0 || !self.weight_decay.is_finite() {
             return Err(PlanError::WeightDecay);
+        }
+        if let Some(mix) = &self.mix {
+            mix.validate()?;
         }
         if let Some(distillation) = &self.distillation {
             distillation.validate()?;

@@ -9,8 +9,8 @@ use burn::tensor::{Device, Int, Tensor};
 use super::optimizer::Moments;
 use super::plan::PlanError;
 use super::{
-    CellDigits, HalfHelper, History, LrSchedule, SessionState, Smoothing, StepOutput, StepPoint,
-    StepReport, Teacher, TestReport, Trainer, TrainingPlan, test_report,
+    CellDigits, HalfHelper, History, LrSchedule, PersonalMix, SessionState, Smoothing, StepOutput,
+    StepPoint, StepReport, Teacher, TestReport, Trainer, TrainingPlan, test_report,
 };
 use crate::data::{Augmentation, Batch, MnistSet};
 use crate::model::{Budget, Classifier, seed_randomness, seeded};
@@ -152,7 +152,8 @@ impl Session {
 
     fn from_parts(mut trainer: Trainer, state: SessionState) -> Self {
         trainer.step = state.step;
-        Self {
+        let mix = state.plan.mix.as_deref().map(PersonalMix::to_set);
+        let mut session = Self {
             schedule: state.plan.schedule(state.train_items),
             augmentation: state.plan.augment.then(Augmentation::default),
             plan: state.plan,
@@ -171,8 +172,15 @@ impl Session {
             last_evaluation: None,
             arrivals: VecDeque::new(),
             complete: false,
-            scheduled: false,
+            // A mix's MNIST images join on the schedule from the first step, so that its
+            // batches never depend on how fast they arrive.
+            scheduled: mix.is_some(),
+        };
+        // A person's digits come first (a saved run's take back their places).
+        if let Some(mix) = mix {
+            session.add_train(&mix);
         }
+        session
     }
 
     /// Moves the loaded images over from `other` (a session being replaced).
@@ -180,7 +188,9 @@ impl Session {
         let train = std::mem::take(&mut other.train);
         self.test = std::mem::take(&mut other.test);
         self.complete = other.complete;
-        self.add_train(&train);
+        // A mix's digits are this session's already.
+        let own = self.plan.mix_images().min(train.len());
+        self.add_train(&train.slice(own..train.len()));
         for set in std::mem::take(&mut other.arrivals) {
             self.offer_train(set);
         }
@@ -228,8 +238,9 @@ impl Session {
 
     /// The pass may take more images at this step (a saved run's own always).
     fn joining_open(&self) -> bool {
+        let mnist = self.train.len().saturating_sub(self.plan.mix_images());
         self.train.len() < self.rejoining
-            || self.train.len() <= (self.step() / JOIN_STEPS).saturating_mul(JOIN_IMAGES)
+            || mnist <= (self.step() / JOIN_STEPS).saturating_mul(JOIN_IMAGES)
     }
 
     fn join_due(&mut self) {

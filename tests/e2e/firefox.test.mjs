@@ -6,6 +6,7 @@ import assert from "node:assert/strict";
 import { ONE, ZERO, oldRun, runDatabase, seedOldStores, until } from "./support.mjs";
 import { assertCpuEngineFeatures, browserFeatures, pauseAndResume } from "./engine-lab.mjs";
 import { FirefoxLab, servedAppInFirefox } from "./firefox-support.mjs";
+import { SHEAR, fineTune, handwriting, teachAll } from "./handwriting-digits.mjs";
 
 const app = servedAppInFirefox();
 
@@ -164,6 +165,17 @@ test("in Firefox digits taught under the prediction join the person's set, which
   await lab.reload();
   await lab.waitFor("model-ready", 300_000);
   await counted();
+  assertNoErrors(lab);
+  await lab.close();
+});
+
+test("in Firefox twenty slanted digits drawn and labelled, then fine-tuned on: the held-out ones are read better", async () => {
+  const lab = await FirefoxLab.open(app.browser, `${app.server.url}?backend=cpu`);
+  await teachAll(lab, handwriting(SHEAR));
+  const { seconds, personal, test: mnist } = await fineTune(lab);
+  console.log(`Firefox: fine-tuning ${seconds.toFixed(0)} s; held-out ${personal.before[0]}/10 -> ${personal.after[0]}/10; MNIST ${mnist.before[0]} -> ${mnist.after[0]} of ${mnist.before[1]}`);
+  assert.ok(personal.after[0] > personal.before[0], `held out: ${personal.before[0]} -> ${personal.after[0]} of 10`);
+  assert.ok(Math.abs(mnist.after[0] - mnist.before[0]) <= mnist.before[1] / 100, "MNIST within a point");
   assertNoErrors(lab);
   await lab.close();
 });

@@ -61,6 +61,7 @@ fn plan(epochs: usize, rate: Rate, test_images: usize) -> TrainingPlan {
         eval_every: 0,
         distillation: None,
         train_limit: None,
+        mix: None,
     }
 }
 

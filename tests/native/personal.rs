@@ -207,3 +207,21 @@ fn the_two_files_are_told_apart_by_what_they_hold_in_either_order() {
         })
     ));
 }
+
+/// A fine-tuning holds every `every`th digit out, to score it before and after.
+#[test]
+fn every_nth_digit_is_held_out_and_the_rest_trained_on() {
+    let all = set(7);
+    let (trained, held_out) = all.split_every(3);
+    assert_eq!(held_out.labels, [2, 5]);
+    assert_eq!(held_out.images, [all.images[2], all.images[5]]);
+    assert_eq!(trained.labels, [0, 1, 3, 4, 6]);
+    assert_eq!(trained.images[2], all.images[3]);
+    let (trained, held_out) = all.split_every(2);
+    assert_eq!((trained.len(), held_out.len()), (4, 3));
+    for every in [0, 1] {
+        let (trained, held_out) = all.split_every(every);
+        assert_eq!(trained, all);
+        assert!(held_out.is_empty());
+    }
+}

@@ -599,3 +599,110 @@ fn a_run_limited_to_some_images_takes_those_and_does_not_wait_for_the_rest() {
     };
     assert!(refused.validate().is_err());
 }
+
+/// Fine-tuning on a person's digits: they travel in the plan and come first, each `copies`
+/// times an epoch, before the plan's MNIST images, which join on the schedule (never at once,
+/// never depending on when they arrive); the run starts from the weights given, and a
+/// checkpoint continues it with nothing but MNIST's chunks offered again.
+#[test]
+fn a_fine_tuning_mix_trains_a_persons_digits_with_mnist_and_resumes_from_its_checkpoint() {
+    use vitlab::data::{IMAGE_PIXELS, PersonalSet};
+    use vitlab::train::{MAX_COPIES, MixError, PersonalMix, PlanError};
+    let device = device();
+    let chunk = train_chunks(1).remove(0);
+    // Six digits from the end of the chunk, drawn white on black: unlike any MNIST digit.
+    let own = chunk.slice(2494..2500);
+    let set = PersonalSet {
+        images: own
+            .images
+            .chunks(IMAGE_PIXELS)
+            .map(|image| std::array::from_fn(|i| 255 - image[i]))
+            .collect(),
+        labels: own.labels.clone(),
+    };
+    let base = Session::new(tiny_plan(), 100, &device).unwrap();
+    let start = weights::to_safetensors(&base.inference_model(), &base.plan.config);
+    let plan = TrainingPlan {
+        epochs: 2,
+        train_limit: Some(46),
+        mix: Some(Box::new(PersonalMix::new(&set, 3))),
+        ..tiny_plan()
+    };
+    let fine_tune = || {
+        let (model, _) = weights::load(&start, &device).unwrap();
+        Session::from_model(plan.clone(), 60_000, model, &device).unwrap()
+    };
+    let mut original = fine_tune();
+    assert_eq!(original.train_items(), 46 + 6 * 3);
+    assert_eq!(original.steps_per_epoch(), 2);
+    assert_eq!(
+        original.train_loaded(),
+        18,
+        "the person's digits, 3 times each"
+    );
+    assert!(
+        !original.can_step(),
+        "MNIST's first images are due at step 0"
+    );
+    original.offer_train(chunk.clone());
+    assert_eq!(original.train_loaded(), 64);
+    let first = run_steps(&mut original, 1);
+    let checkpoint = Checkpoint::decode(&original.checkpoint().encode(), &Budget::PAGE).unwrap();
+    assert_eq!(
+        checkpoint.state.plan, plan,
+        "the digits travel in the saved plan"
+    );
+    let rest = run_steps(&mut original, 3);
+    assert!(original.is_finished());
+
+    let mut resumed = Session::resume(checkpoint, &device).unwrap();
+    assert_eq!(resumed.train_loaded(), 18);
+    assert!(!resumed.can_step(), "it waits for MNIST's images");
+    resumed.offer_train(chunk.clone());
+    assert_eq!(
+        run_steps(&mut resumed, 3),
+        rest,
+        "the same batches, loss for loss"
+    );
+    assert_eq!(
+        resumed.checkpoint().encode(),
+        original.checkpoint().encode()
+    );
+    // The same plan from the same weights: the same first step.
+    let mut again = fine_tune();
+    again.offer_train(chunk);
+    assert_eq!(run_steps(&mut again, 1), first);
+
+    let with = |mix: PersonalMix| {
+        TrainingPlan {
+            mix: Some(Box::new(mix)),
+            ..tiny_plan()
+        }
+        .validate()
+    };
+    let mix = PersonalMix::new(&set, 3);
+    let mut labelled_ten = mix.clone();
+    labelled_ten.labels[2] = 10;
+    assert_eq!(
+        with(labelled_ten),
+        Err(PlanError::Mix(MixError::Label {
+            index: 2,
+            label: 10
+        }))
+    );
+    let mut short = mix.clone();
+    short.pixels.pop();
+    assert!(matches!(
+        with(short),
+        Err(PlanError::Mix(MixError::Pixels { .. }))
+    ));
+    for copies in [0, MAX_COPIES + 1] {
+        let mix = PersonalMix {
+            copies,
+            ..mix.clone()
+        };
+        assert_eq!(with(mix), Err(PlanError::Mix(MixError::Copies(copies))));
+    }
+    let none = PersonalMix::new(&PersonalSet::default(), 3);
+    assert_eq!(with(none), Err(PlanError::Mix(MixError::Digits)));
+}

@@ -339,6 +339,7 @@ fn plan_of(args: &TrainArgs, scored_images: usize) -> Result<TrainingPlan, CliEr
         eval_every: 0,
         // A mix with a person's set has applied the limit to MNIST's part already.
         train_limit: args.limit.filter(|_| args.extra.is_none()),
+        mix: None,
         distillation: args.teacher.as_ref().map(|_| Distillation {
             kind: match args.distill {
                 DistillChoice::Soft => DistillationKind::Soft,

@@ -22,7 +22,7 @@ use crate::shipped::DEFAULT_WEIGHTS;
 use crate::ui::inductive_bias::InductiveBias;
 use crate::ui::lab::Lab;
 use crate::ui::runs::RunsPanel;
-use crate::ui::state::{AppState, Below, Handwriting};
+use crate::ui::state::{AppState, Below, FineTuning, Handwriting};
 use crate::ui::training::TrainingPanel;
 use crate::ui::widgets::ErrorBanner;
 use crate::web;
@@ -48,6 +48,7 @@ pub fn App() -> impl IntoView {
     provide_context(app);
     provide_context(app.lab());
     provide_context(Handwriting::new());
+    provide_context(FineTuning::new());
     let offline = RwSignal::new(Offline::Preparing);
     let first_screen_end = NodeRef::<leptos::html::Div>::new();
     spawn_local(async move {

@@ -9,6 +9,7 @@ use std::sync::Arc;
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 
+use super::fine_tune::LearnMyHandwriting;
 use crate::data::{PERSONAL_IMAGES_FILE, PERSONAL_LABELS_FILE, PersonalSet};
 use crate::ui::state::{Handwriting, LabState};
 use crate::ui::widgets::{Export, ExportButton, HeatCanvas, Palette, read_file};
@@ -150,6 +151,7 @@ pub(super) fn HandwritingCard() -> impl IntoView {
         {move || set.with(|s| s.len() > SHOWN).then(|| view! {
             <p class="hint">{move || format!("The newest {SHOWN} shown; {} more are in the set and its files.", set.with(|s| s.len()).saturating_sub(SHOWN))}</p>
         })}
+        <LearnMyHandwriting />
     }
 }
 

@@ -11,6 +11,7 @@ mod draw_card;
 mod draw_pad;
 mod explain;
 mod explainer;
+mod fine_tune;
 mod handwriting;
 mod heads_matter;
 mod heads_off;

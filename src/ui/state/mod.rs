@@ -8,6 +8,7 @@
 mod app;
 mod asking;
 mod batch_distance;
+mod fine_tuning;
 mod handwriting;
 mod host;
 mod lab;
@@ -18,6 +19,7 @@ mod shown_digit;
 pub use app::{AppState, WeightsOffer};
 pub use asking::{Newest, WhenSettled};
 pub use batch_distance::{DistanceError, test_batch_distance};
+pub use fine_tuning::{FineTuneStart, FineTuning};
 pub use handwriting::Handwriting;
 pub use host::{CpuEngine, EngineSignal, HostError, ModelHost, WeightsBytes, browser_has_webgpu};
 pub use lab::LabState;

@@ -12,7 +12,7 @@ use crate::protocol::{BackendKind, DataProgress, FromTrainer, RunState, ToTraine
 use crate::run_store::{KeeperError, Rest, StoreError};
 use crate::run_view::{RunEffect, RunView, RunViewStoreFields};
 use crate::train::TrainingPlan;
-use crate::ui::state::{AppState, WhenSettled};
+use crate::ui::state::{AppState, FineTuneStart, FineTuning, WhenSettled};
 use crate::ui::widgets::offer_download;
 use crate::web::{TrainerLost, TrainerWorker};
 
@@ -39,6 +39,7 @@ impl TrainingControl {
         trainer.send_drawing_when_it_settles();
         trainer.continue_what_the_table_asks();
         trainer.let_go_of_a_deleted_run();
+        trainer.fine_tune_when_asked();
         trainer
     }
 
@@ -71,23 +72,81 @@ impl TrainingControl {
 
     pub fn start(self) {
         let plan = self.plan.form.get_untracked();
+        self.begin(plan, None, |_| {});
+    }
+
+    /// A new run of `plan`, from `weights` where given (fine-tuning), else from a fresh
+    /// model; `told` hears its id once it is kept and sent, or why it did not start.
+    fn begin(
+        self,
+        plan: TrainingPlan,
+        weights: Option<Vec<u8>>,
+        told: impl FnOnce(Result<u64, String>) + 'static,
+    ) {
         if let Err(message) = plan.validate() {
-            self.run
-                .failure()
-                .set(Some(format!("This plan cannot run: {message}")));
-            return;
+            let why = format!("This plan cannot run: {message}");
+            self.run.failure().set(Some(why.clone()));
+            return told(Err(why));
         }
         self.clear_for_a_new_run();
         // Starting from the click: a second click cannot start a second run meanwhile.
         self.run.state().set(RunState::Starting);
         spawn_local(async move {
             match self.app.keeper.start(plan.clone()).await {
-                Ok(run) => self.send(ToTrainer::Start {
-                    plan,
-                    backend: self.backend(),
-                    run,
-                }),
-                Err(error) => self.not_started(format!("Not started: {error}.")),
+                Ok(run) => {
+                    let start = ToTrainer::Start {
+                        plan,
+                        backend: self.backend(),
+                        run,
+                    };
+                    self.send_with(start, weights);
+                    told(Ok(run));
+                }
+                Err(error) => {
+                    let why = format!("Not started: {error}.");
+                    self.not_started(why.clone());
+                    told(Err(why));
+                }
+            }
+        });
+    }
+
+    /// "Learn my handwriting", asked in the lab: a run like any other, unless one is under
+    /// way (it would lose its place).
+    fn fine_tune_when_asked(self) {
+        let Some(fine_tuning) = use_context::<FineTuning>() else {
+            return;
+        };
+        Effect::new(move |_| {
+            let Some(ask) = fine_tuning.asked.get() else {
+                return;
+            };
+            fine_tuning.asked.set(None);
+            if self.running() {
+                let why =
+                    "Pause or stop the run in training first: fine-tuning is a run of its own.";
+                return fine_tuning
+                    .started
+                    .set(Some(FineTuneStart::Refused(why.into())));
+            }
+            let told = move |started: Result<u64, String>| {
+                let started = started.map_or_else(FineTuneStart::Refused, FineTuneStart::Started);
+                fine_tuning.started.set(Some(started));
+            };
+            self.begin(ask.plan.clone(), Some(ask.weights.to_vec()), told);
+        });
+        // Its steps and its failure, told back while it is this tab's run.
+        let keeper = self.app.keeper;
+        let shown = self.shown;
+        Effect::new(move |_| {
+            let steps = shown
+                .report
+                .with(|r| r.as_ref().map(|r| (r.point.step, r.total_steps)));
+            let failure = shown.failure.get();
+            let ours = matches!(fine_tuning.started.get(), Some(FineTuneStart::Started(run)) if keeper.tab_run() == Some(run));
+            if ours {
+                fine_tuning.steps.set(steps);
+                fine_tuning.failed.set(failure);
             }
         });
     }

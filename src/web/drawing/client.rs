@@ -234,6 +234,25 @@ impl DrawingWorker {
         .await
     }
 
+    /// How many of the first `images` test digits the model reads right, and of how many
+    /// (fewer where the first test chunk holds fewer).
+    pub async fn score(&self, images: u32) -> Result<(u32, u32), DrawingError> {
+        let make = move |id| ToDrawing::Score { id, images };
+        self.ask(
+            make,
+            Vec::new(),
+            HEADS_DEADLINE_MS,
+            "test digits to score",
+            |answer, _| match answer {
+                FromDrawing::Scored {
+                    correct, images, ..
+                } if correct <= images => Ok((correct, images)),
+                other => Err(other),
+            },
+        )
+        .await
+    }
+
     /// Test digit `index`, or one at random.
     pub async fn test_digit(&self, index: Option<u32>) -> Result<TestDigit, DrawingError> {
         let make = move |id| ToDrawing::TestDigit { id, index };

@@ -80,7 +80,8 @@ impl DrawingModel {
             | ToDrawing::Distances { id, .. }
             | ToDrawing::TestDigit { id, .. }
             | ToDrawing::Read { id, .. }
-            | ToDrawing::Heads { id, .. } => *id,
+            | ToDrawing::Heads { id, .. }
+            | ToDrawing::Score { id, .. } => *id,
         };
         let answered = match request {
             ToDrawing::Load { id } => self.load(&bytes).await.map(|(config, insight)| {
@@ -115,6 +116,18 @@ impl DrawingModel {
                 .heads_here(images as usize, zero)
                 .await
                 .map(|importance| (FromDrawing::Heads { id, importance }, None)),
+            ToDrawing::Score { id, images } => {
+                self.score_here(images as usize)
+                    .await
+                    .map(|(correct, images)| {
+                        let scored = FromDrawing::Scored {
+                            id,
+                            correct,
+                            images,
+                        };
+                        (scored, None)
+                    })
+            }
             ToDrawing::TestDigit { id, index } => {
                 match self.digits.digit(index.map(|i| i as usize)).await {
                     Ok((index, label, image)) => {
@@ -211,6 +224,41 @@ impl DrawingModel {
         }
         #[cfg(not(feature = "gpu"))]
         self.heads(images, zero).await
+    }
+
+    /// [`Self::score`] where this worker scores: on the CPU, in the page's own binary.
+    async fn score_here(&self, count: usize) -> Result<(u32, u32), Trouble> {
+        #[cfg(feature = "gpu")]
+        {
+            let _ = count;
+            Err(Trouble::Refused("test digits are scored on the CPU".into()))
+        }
+        #[cfg(not(feature = "gpu"))]
+        self.score(count).await
+    }
+
+    /// How many of the first `count` test digits the model reads right, of how many.
+    #[cfg(not(feature = "gpu"))]
+    async fn score(&self, count: usize) -> Result<(u32, u32), Trouble> {
+        let model = self.model()?;
+        let (images, labels) = self
+            .digits
+            .slice(0, count)
+            .await
+            .map_err(|error| Trouble::Refused(error.to_string()))?;
+        let probabilities = model
+            .probabilities(&images)
+            .await
+            .map_err(|error| self.trouble(error))?;
+        let classes = model.config.num_classes().max(1);
+        let correct = probabilities
+            .chunks(classes)
+            .zip(&labels)
+            .filter(|(row, label)| most_probable(row) == usize::from(**label))
+            .count();
+        // At most a test chunk's digits.
+        let count = |n: usize| u32::try_from(n).unwrap_or(u32::MAX);
+        Ok((count(correct), count(labels.len())))
     }
 
     /// The accuracy each head's absence costs on the first `count` test digits.

@@ -33,6 +33,8 @@ enum SessionError {
     New(PlanError),
     #[error("the saved run: {0}")]
     Saved(SavedRunError),
+    #[error("the weights to start from: {0}")]
+    Start(String),
 }
 
 pub(super) async fn handle(
@@ -44,7 +46,13 @@ pub(super) async fn handle(
     match message {
         ToTrainer::Start { plan, backend, run } => {
             // A run of its own: a start that fails (offline, a bad manifest, a lost device)
-            // leaves its record as it is.
+            // leaves its record as it is. Weights beside the message are its start
+            // (fine-tuning); a mix of a person's digits never starts from nothing.
+            if plan.mix.is_some() && bytes.is_none() {
+                return fail_without_run(
+                    "This fine-tuning run was not saved before it stopped: fine-tune again from the lab.",
+                );
+            }
             let trial = plan.clone();
             launch(
                 runner,
@@ -53,8 +61,19 @@ pub(super) async fn handle(
                 &trial,
                 None,
                 |manifest, device| {
-                    Session::new(plan, manifest.items(Split::Train), device)
-                        .map_err(SessionError::New)
+                    let items = manifest.items(Split::Train);
+                    let Some(bytes) = bytes else {
+                        return Session::new(plan, items, device).map_err(SessionError::New);
+                    };
+                    let (model, config) = weights::load(&bytes, device)
+                        .map_err(|error| SessionError::Start(error.to_string()))?;
+                    if config != plan.config {
+                        return Err(SessionError::Start(
+                            "they are not the plan's model".to_string(),
+                        ));
+                    }
+                    plan.validate().map_err(SessionError::New)?;
+                    Session::from_model(plan, items, model, device).map_err(SessionError::New)
                 },
             )
             .await;
@@ -230,6 +249,11 @@ async fn launch(
         workers: 1,
     };
     new_run.announce();
+    // A run from given weights is kept before its first step: a reload continues it from
+    // them, never from a fresh model.
+    if new_run.saved_step.is_none() && new_run.session.plan.mix.is_some() {
+        new_run.save().await;
+    }
     new_run.set_state(RunState::Running);
     runner.begin(new_run);
     spawn_local(load_data(source, manifest, inbox.clone()));
