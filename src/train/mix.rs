@@ -17,6 +17,8 @@ pub enum MixError {
     Label { index: usize, label: u8 },
     #[error("each digit is shown 1 to {MAX_COPIES} times an epoch, not {0}")]
     Copies(usize),
+    #[error("{0} of your digits an epoch is more than the {MAX_MIX_IMAGES} a mix may take")]
+    Images(usize),
 }
 
 /// Digits a fine-tuning plan may carry: a set drawn by hand is far smaller, and each is ~2 kB
@@ -24,6 +26,9 @@ pub enum MixError {
 pub const MAX_MIX_DIGITS: usize = 1_000;
 /// Times a digit may come back in an epoch: more only learns those few strokes by heart.
 pub const MAX_COPIES: usize = 100;
+/// A person's images an epoch, copies counted: as many as MNIST's training split (47 MB of
+/// pixels held while the run trains).
+pub const MAX_MIX_IMAGES: usize = 60_000;
 
 /// The digits a run trains on before MNIST's, each `copies` times an epoch.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -69,6 +74,9 @@ impl PersonalMix {
         }
         if !(1..=MAX_COPIES).contains(&self.copies) {
             return Err(MixError::Copies(self.copies));
+        }
+        if self.images() > MAX_MIX_IMAGES {
+            return Err(MixError::Images(self.images()));
         }
         Ok(())
     }

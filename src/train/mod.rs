@@ -37,7 +37,7 @@ pub use evaluate::{Evaluation, classify_in_batches, count_correct, predictions};
 pub use half_job::{
     HalfDone, HalfDoneHeader, HalfHelper, HalfJob, HalfJobError, HalfJobHeader, parameter_values,
 };
-pub use mix::{MAX_COPIES, MAX_MIX_DIGITS, MixError, PersonalMix};
+pub use mix::{MAX_COPIES, MAX_MIX_DIGITS, MAX_MIX_IMAGES, MixError, PersonalMix};
 #[cfg(feature = "train")]
 pub use objective::{BatchGradients, Objective, Teacher, cross_entropy};
 #[cfg(feature = "train")]

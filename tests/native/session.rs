@@ -607,7 +607,7 @@ fn a_run_limited_to_some_images_takes_those_and_does_not_wait_for_the_rest() {
 #[test]
 fn a_fine_tuning_mix_trains_a_persons_digits_with_mnist_and_resumes_from_its_checkpoint() {
     use vitlab::data::{IMAGE_PIXELS, PersonalSet};
-    use vitlab::train::{MAX_COPIES, MixError, PersonalMix, PlanError};
+    use vitlab::train::{MAX_COPIES, MAX_MIX_DIGITS, MixError, PersonalMix, PlanError};
     let device = device();
     let chunk = train_chunks(1).remove(0);
     // Six digits from the end of the chunk, drawn white on black: unlike any MNIST digit.
@@ -705,4 +705,20 @@ fn a_fine_tuning_mix_trains_a_persons_digits_with_mnist_and_resumes_from_its_che
     }
     let none = PersonalMix::new(&PersonalSet::default(), 3);
     assert_eq!(with(none), Err(PlanError::Mix(MixError::Digits)));
+    // 1,000 digits, each 100 times: 100,000 images an epoch, past the cap.
+    let many = PersonalSet {
+        images: vec![set.images[0]; MAX_MIX_DIGITS],
+        labels: vec![1; MAX_MIX_DIGITS],
+    };
+    let too_many = PersonalMix::new(&many, MAX_COPIES);
+    assert_eq!(
+        with(too_many),
+        Err(PlanError::Mix(MixError::Images(
+            MAX_MIX_DIGITS * MAX_COPIES
+        )))
+    );
+    let mut over = PersonalMix::new(&many, 1);
+    over.labels.push(1);
+    over.pixels.extend_from_slice(&set.images[0]);
+    assert_eq!(with(over), Err(PlanError::Mix(MixError::Digits)));
 }
