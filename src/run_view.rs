@@ -7,7 +7,7 @@ use crate::analysis::timeline::Timeline;
 use crate::protocol::{
     BackendKind, DataProgress, FromTrainer, RunState, SavedSummary, WeightsPurpose,
 };
-use crate::train::{CellDigits, History, StepReport, TestReport, TrainingPlan};
+use crate::train::{CellDigits, History, PersonalMix, StepReport, TestReport, TrainingPlan};
 
 /// Notices kept on screen, newest last.
 pub const MAX_NOTICES: usize = 4;
@@ -44,6 +44,8 @@ pub struct RunView {
     pub failure: Option<String>,
     /// The run saved in this browser, or why it cannot be resumed.
     pub saved: Option<Result<SavedSummary, String>>,
+    /// The person's digits the run fine-tunes on, if it does (its plan is not the form's).
+    pub fine_tunes_on: Option<usize>,
 }
 
 /// What a message asks of the page beyond its view: each message is read once, here.
@@ -98,6 +100,7 @@ impl RunView {
                 self.history = history;
                 // Also sent after a NaN rolled the run back: the last report is not its state.
                 self.report = None;
+                self.fine_tunes_on = plan.mix.as_deref().map(PersonalMix::digits);
                 return RunEffect::Started { plan };
             }
             FromTrainer::State { state } => {
@@ -198,6 +201,7 @@ impl RunView {
         self.timeline = Timeline::default();
         self.failure = None;
         self.notices.clear();
+        self.fine_tunes_on = None;
     }
 
     /// Forgets the run altogether (Reset).

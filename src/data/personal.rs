@@ -81,14 +81,15 @@ impl PersonalSet {
         self.labels.is_empty()
     }
 
-    /// The set split to score a fine-tuning on it: every `every`th digit (the 2nd, 4th, …
-    /// for 2) is held out of training, to be scored before and after; `(trained, held out)`.
-    /// Everything is trained on for `every` below 2.
-    pub fn split_every(&self, every: usize) -> (PersonalSet, PersonalSet) {
+    /// Fold `fold` of `folds`, to score a fine-tuning on the set: the digits whose place leaves
+    /// `fold` over `folds` are held out of training (each digit by exactly one fold), to be
+    /// scored before and after; `(trained, held out)`. Everything is trained on for `folds`
+    /// below 2.
+    pub fn fold(&self, folds: usize, fold: usize) -> (PersonalSet, PersonalSet) {
         let mut trained = PersonalSet::default();
         let mut held_out = PersonalSet::default();
         for (index, (image, &label)) in self.images.iter().zip(&self.labels).enumerate() {
-            let part = match every >= 2 && (index + 1) % every == 0 {
+            let part = match folds >= 2 && index % folds == fold {
                 true => &mut held_out,
                 false => &mut trained,
             };

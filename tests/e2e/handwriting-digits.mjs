@@ -14,7 +14,7 @@ export const SHEAR = 1.4;
 // The two pages' ways of clicking and reading an element by its data-testid.
 const click = (lab, id) => ("byTestId" in lab ? lab.byTestId(id).click() : lab.click(id));
 const text = (lab, id) => ("byTestId" in lab ? lab.byTestId(id).textContent() : lab.text(id));
-const evaluate = (lab, fn) => ("byTestId" in lab ? lab.page.evaluate(fn) : lab.evaluate(fn));
+const evaluate = (lab, fn, arg) => ("byTestId" in lab ? lab.page.evaluate(fn, arg) : lab.evaluate(fn, arg));
 const attribute = (lab, id, name) => ("byTestId" in lab ? lab.byTestId(id).getAttribute(name) : lab.attribute(id, name));
 
 /** The digits of one of the project's MNIST chunks (`www/mnist`): raw deflate of a 12-byte
@@ -88,18 +88,19 @@ export async function teachAll(lab, digits) {
   }
 }
 
-/** Fine-tunes on the set holding out every second digit; the scores before and after. */
-export async function fineTune(lab, { timeout = 1_200_000 } = {}) {
+/** Fine-tunes on the set, scored as `scoring` (the select's value: "2" holds out every second
+ * digit, "folds-5" each digit in turn) once the card says `mix`; the scores before and after. */
+export async function fineTune(lab, { scoring = "2", mix = / 10 held out to score\.$/, timeout = 1_200_000 } = {}) {
   // Heading for the card brings it in.
   await evaluate(lab, () => window.scrollTo(0, document.body.scrollHeight));
   await until(() => evaluate(lab, () => document.querySelector('[data-testid="fine-tune"]') !== null), (shown) => shown,
     { what: "the fine-tuning card" });
-  await evaluate(lab, () => {
-    const every = document.querySelector('[data-testid="fine-tune-every"]');
-    every.value = "2";
-    every.dispatchEvent(new Event("change", { bubbles: true }));
-  });
-  await until(() => text(lab, "fine-tune-mix"), (t) => / 10 held out to score\.$/.test(t), { what: "10 digits held out" });
+  await evaluate(lab, (value) => {
+    const scoring = document.querySelector('[data-testid="fine-tune-scoring"]');
+    scoring.value = value;
+    scoring.dispatchEvent(new Event("change", { bubbles: true }));
+  }, scoring);
+  await until(() => text(lab, "fine-tune-mix"), (t) => mix.test(t), { what: `the mix saying ${mix}` });
   const started = Date.now();
   await click(lab, "fine-tune-start");
   await until(() => attribute(lab, "fine-tune", "data-stage"), (s) => s === "compared" || s === "failed",

@@ -208,19 +208,20 @@ fn the_two_files_are_told_apart_by_what_they_hold_in_either_order() {
     ));
 }
 
-/// A fine-tuning holds every `every`th digit out, to score it before and after.
+/// A fine-tuning holds a fold of the set out, to score it before and after: each digit is
+/// held out by exactly one fold.
 #[test]
-fn every_nth_digit_is_held_out_and_the_rest_trained_on() {
+fn each_digit_is_held_out_by_one_fold_and_the_rest_trained_on() {
     let all = set(7);
-    let (trained, held_out) = all.split_every(3);
+    let (trained, held_out) = all.fold(3, 2);
     assert_eq!(held_out.labels, [2, 5]);
     assert_eq!(held_out.images, [all.images[2], all.images[5]]);
     assert_eq!(trained.labels, [0, 1, 3, 4, 6]);
     assert_eq!(trained.images[2], all.images[3]);
-    let (trained, held_out) = all.split_every(2);
-    assert_eq!((trained.len(), held_out.len()), (4, 3));
-    for every in [0, 1] {
-        let (trained, held_out) = all.split_every(every);
+    let folds: Vec<Vec<u8>> = (0..3).map(|fold| all.fold(3, fold).1.labels).collect();
+    assert_eq!(folds, [vec![0, 3, 6], vec![1, 4], vec![2, 5]]);
+    for folds in [0, 1] {
+        let (trained, held_out) = all.fold(folds, 0);
         assert_eq!(trained, all);
         assert!(held_out.is_empty());
     }

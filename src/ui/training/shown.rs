@@ -29,6 +29,7 @@ pub(super) struct Shown {
     /// The run saved in this browser, or why it cannot be resumed (as the browser layer
     /// says it).
     pub saved: Memo<Option<Result<SavedSummary, String>>>,
+    pub fine_tunes_on: Memo<Option<usize>>,
 }
 
 impl Shown {
@@ -48,6 +49,7 @@ impl Shown {
             notices: Memo::new(move |_| run.notices().get()),
             failure: Memo::new(move |_| run.failure().get()),
             saved: Memo::new(move |_| run.saved().get()),
+            fine_tunes_on: Memo::new(move |_| run.fine_tunes_on().get()),
         }
     }
 }

@@ -17,6 +17,11 @@ pub(super) fn RunStatus() -> impl IntoView {
             }}
             {move || shown.device_note.get().map(|n| view! { <span class="note">" — " {n}</span> })}
         </p>
+        {move || shown.fine_tunes_on.get().map(|digits| view! {
+            <p class="hint" data-testid="run-fine-tunes">{format!(
+                "Fine-tuning a model on {digits} of your digits (Learn my handwriting, in the lab): its plan is its own, not the form's."
+            )}</p>
+        })}
         {move || shown.failure.get().map(|message| view! { <p class="error" data-testid="training-error" role="alert">{message}</p> })}
         <ul class="notices">
             {move || shown.notices.get().into_iter().map(|notice| view! { <li class:warning=notice.warning>{notice.message}</li> }).collect_view()}

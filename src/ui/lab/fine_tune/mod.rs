@@ -1,0 +1,364 @@
+//! "Learn my handwriting": the model in use fine-tuned on the person's set mixed with MNIST,
+//! as runs of the training panel (its worker, its progress, their records in the runs table),
+//! scored on digits each run held out (`scoring.rs`); then before and after side by side
+//! (`compare.rs`, `before_after.rs`).
+
+mod before_after;
+mod compare;
+mod scoring;
+
+use std::rc::Rc;
+
+use leptos::prelude::*;
+use leptos::task::spawn_local;
+
+use super::heads_off::thousands;
+use crate::data::PersonalSet;
+use crate::model::ModelConfig;
+use crate::run_record::RunRecord;
+use crate::run_store::short_name;
+use crate::train::{PersonalMix, TrainingPlan};
+use crate::ui::state::{FineTuneStart, FineTuning, Handwriting, LabState, RunKeeper};
+use crate::web::sleep_ms;
+use before_after::BeforeAfter;
+use compare::{Comparison, Judge, SCORED_TEST_DIGITS, compare};
+use scoring::Scoring;
+
+/// Times each of the person's digits comes back in an epoch.
+const COPIES: [usize; 5] = [5, 10, 20, 50, 100];
+/// MNIST training digits mixed in, so that MNIST is not forgotten.
+const MNIST: [usize; 5] = [500, 1000, 2000, 5000, 10000];
+const EPOCHS: [usize; 3] = [1, 2, 3];
+/// The recipe: small steps from where the model is (a tenth of the lab model's peak rate),
+/// augmented, as `vit train --init-from … --extra` tried it (`pretrained/README.md`).
+const BATCH: usize = 64;
+const LEARNING_RATE: f64 = 2e-4;
+
+/// What the person chose.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct MixChoice {
+    copies: usize,
+    mnist: usize,
+    epochs: usize,
+    scoring: Scoring,
+}
+
+impl Default for MixChoice {
+    fn default() -> Self {
+        Self {
+            copies: 20,
+            mnist: 2_000,
+            epochs: 1,
+            scoring: Scoring::HoldOut(4),
+        }
+    }
+}
+
+impl MixChoice {
+    fn plan(self, config: ModelConfig, trained: &PersonalSet) -> TrainingPlan {
+        TrainingPlan {
+            config,
+            epochs: self.epochs,
+            batch_size: BATCH,
+            lr: LEARNING_RATE,
+            warmup_epochs: None,
+            weight_decay: 0.05,
+            label_smoothing: 0.0,
+            augment: true,
+            seed: 7,
+            eval_images: 1_000,
+            eval_every: 0,
+            distillation: None,
+            train_limit: Some(self.mnist),
+            mix: Some(Box::new(PersonalMix::new(trained, self.copies))),
+        }
+    }
+
+    /// The mix in words, for a set of `digits`: what an epoch of the model kept takes, and
+    /// what is scored.
+    fn describe(self, set: &PersonalSet) -> String {
+        let (parts, last) = self.scoring.parts(set);
+        let (kept, scored) = match &last {
+            Some(all) => (all.len(), set.len()),
+            None => (
+                parts.first().map_or(0, |p| p.trained.len()),
+                parts.iter().map(|p| p.scores.len()).sum(),
+            ),
+        };
+        let yours = kept * self.copies;
+        let images = yours + self.mnist;
+        let epoch = format!(
+            "{kept} of your digits × {} = {}, with {} MNIST digits ({:.0}% yours), {} steps of {BATCH}.",
+            self.copies,
+            thousands(yours),
+            thousands(self.mnist),
+            100.0 * yours as f64 / images.max(1) as f64,
+            images.div_ceil(BATCH) * self.epochs
+        );
+        match last {
+            Some(_) => format!(
+                "{} runs: {} that each hold out a fold, then one on every digit, of which an epoch is {epoch} All {scored} scored.",
+                parts.len() + 1,
+                parts.len()
+            ),
+            None => format!("An epoch: {epoch} {scored} held out to score."),
+        }
+    }
+}
+
+/// Where the newest fine-tuning stands.
+#[derive(Clone)]
+enum Stage {
+    Idle,
+    /// Run `part` of `parts`, once the training panel has started it.
+    Training {
+        run: Option<u64>,
+        part: usize,
+        parts: usize,
+    },
+    Comparing,
+    Compared(Rc<Comparison>),
+    Failed(String),
+}
+
+impl Stage {
+    fn name(&self) -> &'static str {
+        match self {
+            Self::Idle => "idle",
+            Self::Training { .. } => "training",
+            Self::Comparing => "comparing",
+            Self::Compared(_) => "compared",
+            Self::Failed(_) => "failed",
+        }
+    }
+
+    fn busy(&self) -> bool {
+        matches!(self, Self::Training { .. } | Self::Comparing)
+    }
+}
+
+/// What the runs need: the training panel's door and the runs kept.
+#[derive(Clone, Copy)]
+struct Runs {
+    fine_tuning: FineTuning,
+    keeper: RunKeeper,
+}
+
+/// The form, the button, and the comparison once the runs have finished.
+#[component]
+pub(super) fn LearnMyHandwriting() -> impl IntoView {
+    let lab = expect_context::<LabState>();
+    let handwriting = expect_context::<Handwriting>();
+    let fine_tuning = expect_context::<FineTuning>();
+    let runs = Runs {
+        fine_tuning,
+        keeper: expect_context::<crate::ui::state::AppState>().keeper,
+    };
+    let choice = RwSignal::new(MixChoice::default());
+    let stage = RwSignal::new_local(Stage::Idle);
+    let fits = move || choice.with(|c| c.scoring.fits(handwriting.set.with(|s| s.len())));
+    let can_start = move || fits() && lab.engine.with(Option::is_some) && !stage.with(Stage::busy);
+    let start = move |_| {
+        let (Some(base), Some(config)) = (
+            lab.weights.get_value(),
+            lab.engine
+                .with_untracked(|e| e.as_ref().map(|e| e.config.clone())),
+        ) else {
+            return;
+        };
+        let chosen = choice.get_untracked();
+        let set = handwriting.set.get_untracked();
+        // Busy from the click: a second click, or a look at the stage, never finds the last
+        // comparison meanwhile.
+        stage.set(Stage::Training {
+            run: None,
+            part: 1,
+            parts: 1,
+        });
+        spawn_local(async move {
+            let learned = learn(runs, (base, config), &set, chosen, stage).await;
+            stage.set(match learned {
+                Ok(comparison) => Stage::Compared(Rc::new(comparison)),
+                Err(why) => Stage::Failed(why),
+            });
+        });
+    };
+    let progress = move |run: Option<u64>, part: usize, parts: usize| {
+        let which = match (parts, part == parts) {
+            (1, _) => String::new(),
+            (_, true) => format!("Run {part} of {parts}, on every digit: "),
+            (_, false) => format!("Run {part} of {parts}, fold {part} held out: "),
+        };
+        let Some(run) = run else {
+            return format!("{which}starting…");
+        };
+        let name = short_name(run);
+        match (fine_tuning.failed.get(), fine_tuning.steps.get()) {
+            (Some(why), _) => format!("{which}run {name} stopped: {why}"),
+            (None, Some((step, total))) => format!(
+                "{which}fine-tuning as run {name}: step {step} of {total} (its charts are in the training panel)."
+            ),
+            (None, None) => format!("{which}fine-tuning as run {name}: fetching MNIST's digits…"),
+        }
+    };
+    view! {
+        <div class="fine-tune" data-testid="fine-tune" data-stage=move || stage.with(|s| s.name())>
+            <h3>"Learn my handwriting"</h3>
+            <p class="hint">
+                "Fine-tunes the model in use on your digits, augmented and mixed with MNIST's so that MNIST is not forgotten, as a run of the training panel (kept in the runs table like any other). Digits held out of the run are scored before and after, with MNIST's first "
+                {thousands(SCORED_TEST_DIGITS as usize)}" test digits; a small set can be scored a digit at a time, each held out by one of five runs before a last run learns them all."
+            </p>
+            <MixForm choice=choice />
+            <p class="caption" data-testid="fine-tune-mix">{move || handwriting.set.with(|set| choice.get().describe(set))}</p>
+            <div class="buttons">
+                <button class="primary" data-testid="fine-tune-start" prop:disabled=move || !can_start() on:click=start>
+                    "Learn my handwriting"
+                </button>
+            </div>
+            <p class="teach-said" data-testid="fine-tune-status" role="status">{move || stage.with(|s| match s {
+                Stage::Idle if !fits() => "Teach it a few digits first: some to learn from, and some to score.".to_string(),
+                Stage::Idle => String::new(),
+                Stage::Training { run, part, parts } => progress(*run, *part, *parts),
+                Stage::Comparing => "Finished: the model it started from and the fine-tuned ones read the scored digits and MNIST's, on the CPU…".to_string(),
+                Stage::Compared(c) => format!("Run {} compared with the model it started from.", short_name(c.run)),
+                Stage::Failed(why) => why.clone(),
+            })}</p>
+            {move || stage.with(|s| match s {
+                Stage::Compared(c) => Some(view! { <BeforeAfter comparison=c.clone() /> }.into_any()),
+                _ => None,
+            })}
+        </div>
+    }
+}
+
+/// The runs `chosen` asks for on `set` from the model `base`, one after another, then the
+/// comparison.
+async fn learn(
+    runs: Runs,
+    (base, config): (Rc<Vec<u8>>, ModelConfig),
+    set: &PersonalSet,
+    chosen: MixChoice,
+    stage: RwSignal<Stage, LocalStorage>,
+) -> Result<Comparison, String> {
+    let (parts, last) = chosen.scoring.parts(set);
+    let count = parts.len() + usize::from(last.is_some());
+    let mut plans: Vec<(PersonalSet, Option<Vec<usize>>)> = parts
+        .into_iter()
+        .map(|part| (part.trained, Some(part.scores)))
+        .collect();
+    plans.extend(last.map(|all| (all, None)));
+    let mut judges = Vec::new();
+    let mut kept = None;
+    for (index, (trained, scores)) in plans.into_iter().enumerate() {
+        let part = index + 1;
+        stage.set(Stage::Training {
+            run: None,
+            part,
+            parts: count,
+        });
+        let plan = chosen.plan(config.clone(), &trained);
+        let (run, weights) = train(runs, plan, base.clone(), |run| {
+            stage.set(Stage::Training {
+                run: Some(run),
+                part,
+                parts: count,
+            })
+        })
+        .await?;
+        let weights = Rc::new(weights);
+        if let Some(scores) = scores {
+            judges.push(Judge {
+                weights: weights.clone(),
+                scores,
+            });
+        }
+        kept = Some((run, weights));
+    }
+    let kept = kept.ok_or_else(|| "there was nothing to learn from".to_string())?;
+    stage.set(Stage::Comparing);
+    let folds = matches!(chosen.scoring, Scoring::Folds(_)).then_some(judges.len());
+    compare((&base, &config), set, &judges, kept, folds)
+        .await
+        .map_err(|why| format!("The comparison failed: {why}."))
+}
+
+/// One run asked of the training panel and waited for: its id, told to `started` once it is
+/// kept, and its weights once it has finished.
+async fn train(
+    runs: Runs,
+    plan: TrainingPlan,
+    base: Rc<Vec<u8>>,
+    started: impl Fn(u64),
+) -> Result<(u64, Vec<u8>), String> {
+    runs.fine_tuning.ask(plan, base);
+    let run = loop {
+        match runs.fine_tuning.started.get_untracked() {
+            Some(FineTuneStart::Started(run)) => break run,
+            Some(FineTuneStart::Refused(why)) => return Err(why),
+            None => sleep_ms(100).await,
+        }
+    };
+    started(run);
+    let finished = |r: &RunRecord| r.has_weights && r.total_steps > 0 && r.step >= r.total_steps;
+    let mut seen = false;
+    loop {
+        if let Some(why) = runs.fine_tuning.failed.get_untracked() {
+            return Err(format!("Run {} stopped: {why}", short_name(run)));
+        }
+        let record = runs
+            .keeper
+            .records
+            .with_untracked(|records| records.iter().find(|r| r.id == run).map(finished));
+        match record {
+            Some(true) => break,
+            Some(false) => seen = true,
+            None if seen => return Err(format!("Run {} was deleted.", short_name(run))),
+            None => {}
+        }
+        sleep_ms(250).await;
+    }
+    Ok((run, runs.keeper.weights(run).await?))
+}
+
+/// The mix, the epochs and the digits held out.
+#[component]
+fn MixForm(choice: RwSignal<MixChoice>) -> impl IntoView {
+    let select = move |label: &'static str,
+                       testid: &'static str,
+                       options: &'static [usize],
+                       read: fn(&MixChoice) -> usize,
+                       apply: fn(&mut MixChoice, usize)| {
+        let change = move |event| {
+            if let Ok(value) = event_target_value(&event).parse::<usize>() {
+                choice.update(|c| apply(c, value));
+            }
+        };
+        view! {
+            <label>{label}
+                <select data-testid=testid on:change=change>
+                    {options.iter().map(|&n| view! {
+                        <option value=n.to_string() selected=move || choice.with(|c| read(c) == n)>{n.to_string()}</option>
+                    }).collect_view()}
+                </select>
+            </label>
+        }
+    };
+    view! {
+        <div class="mix-form">
+            {select("each of your digits ×", "fine-tune-copies", &COPIES, |c| c.copies, |c, v| c.copies = v)}
+            {select("MNIST digits", "fine-tune-mnist", &MNIST, |c| c.mnist, |c, v| c.mnist = v)}
+            {select("epochs", "fine-tune-epochs", &EPOCHS, |c| c.epochs, |c, v| c.epochs = v)}
+            <label>"scored on "
+                <select data-testid="fine-tune-scoring" on:change=move |event| {
+                    if let Some(scoring) = Scoring::parse(&event_target_value(&event)) {
+                        choice.update(|c| c.scoring = scoring);
+                    }
+                }>
+                    {Scoring::CHOICES.map(|s| view! {
+                        <option value=s.value() selected=move || choice.with(|c| c.scoring == s)>{s.label()}</option>
+                    }).collect_view()}
+                </select>
+            </label>
+        </div>
+    }
+}

@@ -1,0 +1,79 @@
+//! How a fine-tuning on a person's set is scored: a part held out of its one run, or, for a
+//! set too small to spare a part, each digit in turn: `k` runs that each hold out a fold and
+//! score it, then one more on every digit, which is the model kept (k-fold cross-validation).
+
+use crate::data::PersonalSet;
+
+/// The folds of "each digit in turn" (fewer for a set of fewer digits).
+const FOLDS: usize = 5;
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(super) enum Scoring {
+    /// Every this many digits, one is held out.
+    HoldOut(usize),
+    /// Each digit is held out by one of this many runs.
+    Folds(usize),
+}
+
+/// One run of a fine-tuning: what it trains on, and which digits of the set it scores.
+pub(super) struct Part {
+    pub trained: PersonalSet,
+    pub scores: Vec<usize>,
+}
+
+impl Scoring {
+    pub const CHOICES: [Scoring; 6] = [
+        Scoring::HoldOut(2),
+        Scoring::HoldOut(3),
+        Scoring::HoldOut(4),
+        Scoring::HoldOut(5),
+        Scoring::HoldOut(10),
+        Scoring::Folds(FOLDS),
+    ];
+
+    /// As an option's value.
+    pub fn value(self) -> String {
+        match self {
+            Self::HoldOut(every) => every.to_string(),
+            Self::Folds(folds) => format!("folds-{folds}"),
+        }
+    }
+
+    pub fn parse(value: &str) -> Option<Self> {
+        Self::CHOICES.into_iter().find(|c| c.value() == value)
+    }
+
+    pub fn label(self) -> String {
+        match self {
+            Self::HoldOut(every) => format!("1 digit in {every} held out"),
+            Self::Folds(folds) => format!("each digit in turn ({folds} folds)"),
+        }
+    }
+
+    /// Whether a set of `digits` can be scored this way: every run has digits to learn from
+    /// and digits to score.
+    pub fn fits(self, digits: usize) -> bool {
+        match self {
+            Self::HoldOut(every) => digits >= every,
+            Self::Folds(_) => digits >= 2,
+        }
+    }
+
+    /// The runs that score `set`, in order, and the digits of one more run that learns every
+    /// digit, where the scoring runs do not give the model kept (a held-out part's one run
+    /// is the model kept).
+    pub fn parts(self, set: &PersonalSet) -> (Vec<Part>, Option<PersonalSet>) {
+        let part = |folds: usize, fold: usize| Part {
+            trained: set.fold(folds, fold).0,
+            scores: (fold..set.len()).step_by(folds).collect(),
+        };
+        match self {
+            Self::HoldOut(every) => (vec![part(every, every - 1)], None),
+            Self::Folds(folds) => {
+                let folds = folds.min(set.len()).max(2);
+                let parts = (0..folds).map(|fold| part(folds, fold)).collect();
+                (parts, Some(set.clone()))
+            }
+        }
+    }
+}
