@@ -81,10 +81,9 @@ impl PersonalSet {
         self.labels.is_empty()
     }
 
-    /// Fold `fold` of `folds`, to score a fine-tuning on the set: the digits whose place leaves
-    /// `fold` over `folds` are held out of training (each digit by exactly one fold), to be
-    /// scored before and after; `(trained, held out)`. Everything is trained on for `folds`
-    /// below 2.
+    /// Fold `fold` of `folds`, to score a fine-tuning on the set: digit `index` is held out of
+    /// training where `index % folds == fold` (each digit by exactly one fold), to be scored
+    /// before and after; `(trained, held out)`. Everything is trained on for `folds` below 2.
     pub fn fold(&self, folds: usize, fold: usize) -> (PersonalSet, PersonalSet) {
         let mut trained = PersonalSet::default();
         let mut held_out = PersonalSet::default();

@@ -17,7 +17,9 @@ pub enum MixError {
     Label { index: usize, label: u8 },
     #[error("each digit is shown 1 to {MAX_COPIES} times an epoch, not {0}")]
     Copies(usize),
-    #[error("{0} of your digits an epoch is more than the {MAX_MIX_IMAGES} a mix may take")]
+    #[error(
+        "{0} images of yours an epoch (copies counted) is more than the {MAX_MIX_IMAGES} a mix may take"
+    )]
     Images(usize),
 }
 
@@ -52,7 +54,7 @@ impl PersonalMix {
         self.labels.len()
     }
 
-    /// Images an epoch takes of them: bounded by [`MAX_MIX_DIGITS`] × [`MAX_COPIES`] once
+    /// Images an epoch takes of them: at most [`MAX_MIX_IMAGES`] once
     /// [`PersonalMix::validate`] holds.
     pub fn images(&self) -> usize {
         self.digits().saturating_mul(self.copies)

@@ -63,7 +63,8 @@ pub struct TrainingPlan {
     /// Learn from a teacher's predictions too (the teacher comes with the run, not the plan).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub distillation: Option<Distillation>,
-    /// Train on only the first this many training images (a data-scaling point).
+    /// Train on only the first this many MNIST training images (a data-scaling point, or the
+    /// MNIST part of a mix).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub train_limit: Option<usize>,
     /// A person's digits, trained on before the MNIST images (fine-tuning on them).

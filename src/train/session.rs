@@ -80,7 +80,8 @@ pub const JOIN_IMAGES: usize = 2500;
 
 impl Session {
     /// A fresh model for `plan`; an epoch is `train_items` images (the whole training split,
-    /// whether it has arrived yet or not), or the plan's `train_limit` of them.
+    /// whether it has arrived yet or not), or the plan's `train_limit` of them, and its mix's
+    /// copies of a person's digits.
     pub fn new(plan: TrainingPlan, train_items: usize, device: &Device) -> Result<Self, PlanError> {
         Self::new_within(plan, train_items, device, &Budget::PAGE)
     }
@@ -238,9 +239,8 @@ impl Session {
 
     /// The pass may take more images at this step (a saved run's own always).
     fn joining_open(&self) -> bool {
-        let mnist = self.train.len().saturating_sub(self.plan.mix_images());
         self.train.len() < self.rejoining
-            || mnist <= (self.step() / JOIN_STEPS).saturating_mul(JOIN_IMAGES)
+            || self.mnist_loaded() <= (self.step() / JOIN_STEPS).saturating_mul(JOIN_IMAGES)
     }
 
     fn join_due(&mut self) {
@@ -304,11 +304,16 @@ impl Session {
         self.train.len()
     }
 
+    /// MNIST's training images loaded: those beside a mix's.
+    pub fn mnist_loaded(&self) -> usize {
+        self.train.len().saturating_sub(self.plan.mix_images())
+    }
+
     pub fn step(&self) -> usize {
         self.trainer.step
     }
 
-    /// Images an epoch takes: the split's, or the plan's `train_limit` of them.
+    /// Images an epoch takes: the split's, or the plan's `train_limit` of them, and its mix's.
     pub fn train_items(&self) -> usize {
         self.train_items
     }

@@ -16,8 +16,8 @@ pub use inductive_bias::InductiveBias;
 pub use lab::{AnalysisView, AttentionTimeline, AttentionView, CnnView, DrawPad, Lab, Prediction};
 pub use runs::RunsPanel;
 pub use state::{
-    AppState, Below, DistanceError, EngineSignal, Handwriting, HostError, LabState, ModelHost,
-    Revealed, RunKeeper, ShownDigit, WeightsOffer, browser_has_webgpu,
+    AppState, Below, DistanceError, EngineSignal, FineTuning, Handwriting, HostError, LabState,
+    ModelHost, Revealed, RunKeeper, ShownDigit, WeightsOffer, browser_has_webgpu,
 };
 pub use training::TrainingPanel;
 pub use widgets::{ErrorBanner, HeatCanvas, LineChart, Palette, Series, paint};

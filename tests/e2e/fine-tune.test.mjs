@@ -38,6 +38,16 @@ test("twenty slanted digits drawn and labelled: fine-tuning reads the held-out o
   await until(() => row.count(), (n) => n === 1, { what: "the fine-tuning in the runs table" });
   const run = await row.getAttribute("data-run");
 
+  // Stop waiting: the card lets go, the run goes on in the training panel to its end.
+  await lab.byTestId("fine-tune-scoring").selectOption("folds-5");
+  await lab.byTestId("fine-tune-start").click();
+  await until(() => lab.byTestId("fine-tune-status").textContent(), (t) => /fine-tuning as run #\d+: step/.test(t), { what: "the first fold training" });
+  await lab.byTestId("fine-tune-stop-waiting").click();
+  assert.equal(await lab.byTestId("fine-tune").getAttribute("data-stage"), "failed");
+  assert.match(await lab.byTestId("fine-tune-status").textContent(), /^Stopped waiting: a run under way goes on in the training panel/);
+  await until(() => lab.byTestId("run-state").textContent(), (t) => t === "finished", { what: "the run let go finishing in the panel" });
+  assert.equal(await lab.byTestId("fine-tune").getAttribute("data-stage"), "failed", "a run let go changes nothing in the card");
+
   // Each digit in turn: five runs each hold out a fold, a sixth learns all twenty.
   const folds = await fineTune(lab, { scoring: "folds-5", mix: /^6 runs: 5 that each hold out a fold, .* All 20 scored\.$/ });
   console.log(`five folds and a last run in the page: ${folds.seconds.toFixed(0)} s; all 20 digits ${folds.personal.before[0]}/20 -> ` +
@@ -48,7 +58,7 @@ test("twenty slanted digits drawn and labelled: fine-tuning reads the held-out o
   assert.match(await lab.byTestId("fine-tune-personal").textContent(), /^your 20 digits, each held out by one of 5 runs/);
   const kept = lab.byTestId("run-row").filter({ hasText: "fine-tuned on 20 of your digits ×20" });
   await until(() => kept.count(), (n) => n === 1, { what: "the run on every digit in the runs table" });
-  assert.equal(await lab.byTestId("run-row").filter({ hasText: "fine-tuned on 16 of your digits ×20" }).count(), 5, "the folds' runs");
+  assert.equal(await lab.byTestId("run-row").filter({ hasText: "fine-tuned on 16 of your digits ×20" }).count(), 6, "the folds' runs, and the one let go");
   // The training panel says whose plan it ran.
   assert.match(await lab.byTestId("run-fine-tunes").textContent(), /^Fine-tuning a model on 20 of your digits/);
   // Drawing with it: the lab now uses its weights.

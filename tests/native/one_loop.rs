@@ -291,3 +291,49 @@ fn a_run_saved_by_either_resumes_in_the_other_as_if_never_stopped() {
     assert_same(&read_checkpoint(&checkpoint_of(&out)), &straight);
     std::fs::remove_dir_all(dir).unwrap();
 }
+
+/// A run fine-tuned in the page carries the person's digits in its plan: `vit train
+/// --resume-from` continues it with them (and with the MNIST count they were mixed with),
+/// whatever its own options say.
+#[test]
+fn a_fine_tuning_saved_by_the_page_resumes_on_the_command_line_with_its_digits() {
+    use vitlab::data::PersonalSet;
+    use vitlab::train::PersonalMix;
+    let dir = scratch("mix-resume");
+    let (train, _) = data();
+    let own = train.slice(0..6);
+    let set = PersonalSet {
+        images: own
+            .images
+            .chunks(vitlab::data::IMAGE_PIXELS)
+            .map(|image| image.try_into().unwrap())
+            .collect(),
+        labels: own.labels.clone(),
+    };
+    let plan = TrainingPlan {
+        train_limit: Some(IMAGES),
+        mix: Some(Box::new(PersonalMix::new(&set, 3))),
+        ..plan(1, Rate::Constant, 100)
+    };
+    let mut session = Session::new(plan.clone(), 60_000, &device()).unwrap();
+    session.add_train(&train);
+    // One step in, as a page would save it at a pause.
+    let pending = session.begin_step().expect("its data is here");
+    let loss = pending.loss.clone().into_scalar::<f32>();
+    let correct = pending.correct.clone().into_scalar::<i64>();
+    session.finish_step(&pending, loss, correct, 0.01).unwrap();
+    let saved = dir.join("fine-tuned.ckpt");
+    std::fs::write(&saved, session.checkpoint().encode()).unwrap();
+    let out = dir.join("continued.safetensors");
+    let from = saved.display().to_string();
+    cli_train(&out, 1, Rate::Constant, &["--resume-from", &from]);
+    let continued = read_checkpoint(&checkpoint_of(&out));
+    assert_eq!(continued.state.plan.mix, plan.mix, "the digits came along");
+    assert_eq!(continued.state.train_items, IMAGES + 18);
+    assert_eq!(
+        continued.state.step,
+        (IMAGES + 18).div_ceil(64),
+        "one epoch of both"
+    );
+    std::fs::remove_dir_all(dir).unwrap();
+}

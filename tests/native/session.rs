@@ -670,8 +670,28 @@ fn a_fine_tuning_mix_trains_a_persons_digits_with_mnist_and_resumes_from_its_che
     );
     // The same plan from the same weights: the same first step.
     let mut again = fine_tune();
-    again.offer_train(chunk);
+    again.offer_train(chunk.clone());
     assert_eq!(run_steps(&mut again, 1), first);
+
+    // MNIST's chunks join on their schedule counted in MNIST images alone: the second chunk
+    // at step 4, as without a mix (counting the person's 18 would hold it to step 8).
+    let mut joined = Session::from_model(
+        TrainingPlan {
+            train_limit: Some(2600),
+            ..plan.clone()
+        },
+        60_000,
+        weights::load(&start, &device).unwrap().0,
+        &device,
+    )
+    .unwrap();
+    assert_eq!(joined.mnist_loaded(), 0);
+    joined.offer_train(chunk.clone());
+    joined.offer_train(chunk.clone());
+    assert_eq!(joined.mnist_loaded(), 2500);
+    run_steps(&mut joined, 4);
+    assert_eq!(joined.mnist_loaded(), 2600);
+    assert_eq!(joined.train_loaded(), 2618);
 
     let with = |mix: PersonalMix| {
         TrainingPlan {

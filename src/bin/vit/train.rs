@@ -540,6 +540,12 @@ fn resumed(
             " (its optimiser moments start afresh)"
         }
     );
+    // A person's digits (a run fine-tuned in the page) are the run's own, and so is the
+    // count of MNIST images they were mixed with: the pass saved indexes both.
+    if saved.plan.mix.is_some() {
+        plan.mix = saved.plan.mix.clone();
+        plan.train_limit = saved.plan.train_limit;
+    }
     // Allowed (a longer --epochs restarts the schedule warm), but never silent.
     let mut changes = changed_options(&saved.plan, &plan);
     let now_items = plan.train_images(train_items);

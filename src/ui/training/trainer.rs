@@ -142,7 +142,10 @@ impl TrainingControl {
             let steps = shown
                 .report
                 .with(|r| r.as_ref().map(|r| (r.point.step, r.total_steps)));
-            let failure = shown.failure.get();
+            // The run's own failure, not a refusal the panel says meanwhile (a paused run's).
+            let failure = (shown.state.get() == RunState::Failed)
+                .then(|| shown.failure.get())
+                .flatten();
             let ours = matches!(fine_tuning.started.get(), Some(FineTuneStart::Started(run)) if keeper.tab_run() == Some(run));
             if ours {
                 fine_tuning.steps.set(steps);
@@ -166,8 +169,9 @@ impl TrainingControl {
     }
 
     /// Continues run `run` from its checkpoint (or from its plan, which its seed makes the same
-    /// as its step 0, if it has none yet), in its own record; it becomes the tab's run,
-    /// unless another tab is training it.
+    /// as its step 0, if it has none yet: the worker refuses that for a fine-tuning, whose
+    /// step 0 is weights it was sent), in its own record; it becomes the tab's run, unless
+    /// another tab is training it.
     fn continue_run(self, run: u64, backend: Option<BackendKind>) {
         spawn_local(async move {
             let (record, checkpoint) = match self.app.keeper.continue_run(run).await {

@@ -69,9 +69,10 @@ async fn main_loop(inbox: Rc<Inbox>) {
             run.session.data_complete();
         }
         if let Some(generation) = inbox.no_training_data.take() {
-            // Without a single training image the run would wait for data forever.
+            // Without a single MNIST image the run would wait for data forever (or, fine-tuning,
+            // learn a person's digits alone and forget MNIST).
             if generation == inbox.generation.get()
-                && runner.run().is_some_and(|r| r.session.train_loaded() == 0)
+                && runner.run().is_some_and(|r| r.session.mnist_loaded() == 0)
             {
                 runner.end();
                 fail_without_run(

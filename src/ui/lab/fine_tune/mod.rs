@@ -17,7 +17,7 @@ use crate::data::PersonalSet;
 use crate::model::ModelConfig;
 use crate::run_record::RunRecord;
 use crate::run_store::short_name;
-use crate::train::{PersonalMix, TrainingPlan};
+use crate::train::{MAX_MIX_DIGITS, MAX_MIX_IMAGES, PersonalMix, TrainingPlan};
 use crate::ui::state::{FineTuneStart, FineTuning, Handwriting, LabState, RunKeeper};
 use crate::web::sleep_ms;
 use before_after::BeforeAfter;
@@ -72,6 +72,32 @@ impl MixChoice {
             train_limit: Some(self.mnist),
             mix: Some(Box::new(PersonalMix::new(trained, self.copies))),
         }
+    }
+
+    /// Why a set of `digits` cannot be fine-tuned on this way, if it cannot: nothing to learn
+    /// from or to score, or a run with more digits or images than a mix may take.
+    fn refusal(self, digits: usize) -> Option<String> {
+        if !self.scoring.fits(digits) {
+            return Some(
+                "Teach it a few digits first: some to learn from, and some to score.".into(),
+            );
+        }
+        let largest = self.scoring.largest_run(digits);
+        if largest > MAX_MIX_DIGITS {
+            return Some(format!(
+                "A run learns from at most {} of your digits ({} here): hold more out, or fine-tune on part of the set.",
+                thousands(MAX_MIX_DIGITS),
+                thousands(largest)
+            ));
+        }
+        let images = largest.saturating_mul(self.copies);
+        (images > MAX_MIX_IMAGES).then(|| {
+            format!(
+                "{} images of yours an epoch is more than the {} a run may take: fewer copies.",
+                thousands(images),
+                thousands(MAX_MIX_IMAGES)
+            )
+        })
     }
 
     /// The mix in words, for a set of `digits`: what an epoch of the model kept takes, and
@@ -137,11 +163,44 @@ impl Stage {
     }
 }
 
-/// What the runs need: the training panel's door and the runs kept.
+/// What the runs need: the training panel's door, the runs kept, and which attempt is the
+/// newest (a click on "Stop waiting" or a new start leaves an older one behind: it stops
+/// quietly and changes nothing shown).
 #[derive(Clone, Copy)]
 struct Runs {
     fine_tuning: FineTuning,
     keeper: RunKeeper,
+    attempt: StoredValue<u32>,
+}
+
+/// An attempt left behind.
+struct Abandoned;
+
+impl Runs {
+    /// Whether attempt `mine` is still the newest.
+    fn current(self, mine: u32) -> Result<(), Abandoned> {
+        (self.attempt.get_value() == mine)
+            .then_some(())
+            .ok_or(Abandoned)
+    }
+}
+
+/// Why an attempt ended without a comparison.
+enum Ended {
+    Failed(String),
+    Abandoned,
+}
+
+impl From<String> for Ended {
+    fn from(why: String) -> Self {
+        Self::Failed(why)
+    }
+}
+
+impl From<Abandoned> for Ended {
+    fn from(_: Abandoned) -> Self {
+        Self::Abandoned
+    }
 }
 
 /// The form, the button, and the comparison once the runs have finished.
@@ -153,11 +212,13 @@ pub(super) fn LearnMyHandwriting() -> impl IntoView {
     let runs = Runs {
         fine_tuning,
         keeper: expect_context::<crate::ui::state::AppState>().keeper,
+        attempt: StoredValue::new(0),
     };
     let choice = RwSignal::new(MixChoice::default());
     let stage = RwSignal::new_local(Stage::Idle);
-    let fits = move || choice.with(|c| c.scoring.fits(handwriting.set.with(|s| s.len())));
-    let can_start = move || fits() && lab.engine.with(Option::is_some) && !stage.with(Stage::busy);
+    let refusal = move || choice.with(|c| c.refusal(handwriting.set.with(|s| s.len())));
+    let can_start =
+        move || refusal().is_none() && lab.engine.with(Option::is_some) && !stage.with(Stage::busy);
     let start = move |_| {
         let (Some(base), Some(config)) = (
             lab.weights.get_value(),
@@ -175,13 +236,21 @@ pub(super) fn LearnMyHandwriting() -> impl IntoView {
             part: 1,
             parts: 1,
         });
+        runs.attempt.update_value(|a| *a += 1);
+        let mine = runs.attempt.get_value();
         spawn_local(async move {
-            let learned = learn(runs, (base, config), &set, chosen, stage).await;
-            stage.set(match learned {
-                Ok(comparison) => Stage::Compared(Rc::new(comparison)),
-                Err(why) => Stage::Failed(why),
-            });
+            match learn(runs, mine, (base, config), &set, chosen, stage).await {
+                Ok(comparison) => stage.set(Stage::Compared(Rc::new(comparison))),
+                Err(Ended::Failed(why)) => stage.set(Stage::Failed(why)),
+                Err(Ended::Abandoned) => {}
+            }
         });
+    };
+    let stop_waiting = move |_| {
+        runs.attempt.update_value(|a| *a += 1);
+        stage.set(Stage::Failed(
+            "Stopped waiting: a run under way goes on in the training panel and stays in the runs table.".into(),
+        ));
     };
     let progress = move |run: Option<u64>, part: usize, parts: usize| {
         let which = match (parts, part == parts) {
@@ -214,10 +283,12 @@ pub(super) fn LearnMyHandwriting() -> impl IntoView {
                 <button class="primary" data-testid="fine-tune-start" prop:disabled=move || !can_start() on:click=start>
                     "Learn my handwriting"
                 </button>
+                {move || stage.with(Stage::busy).then(|| view! {
+                    <button data-testid="fine-tune-stop-waiting" on:click=stop_waiting>"Stop waiting"</button>
+                })}
             </div>
             <p class="teach-said" data-testid="fine-tune-status" role="status">{move || stage.with(|s| match s {
-                Stage::Idle if !fits() => "Teach it a few digits first: some to learn from, and some to score.".to_string(),
-                Stage::Idle => String::new(),
+                Stage::Idle => refusal().unwrap_or_default(),
                 Stage::Training { run, part, parts } => progress(*run, *part, *parts),
                 Stage::Comparing => "Finished: the model it started from and the fine-tuned ones read the scored digits and MNIST's, on the CPU…".to_string(),
                 Stage::Compared(c) => format!("Run {} compared with the model it started from.", short_name(c.run)),
@@ -235,34 +306,46 @@ pub(super) fn LearnMyHandwriting() -> impl IntoView {
 /// comparison.
 async fn learn(
     runs: Runs,
+    mine: u32,
     (base, config): (Rc<Vec<u8>>, ModelConfig),
     set: &PersonalSet,
     chosen: MixChoice,
     stage: RwSignal<Stage, LocalStorage>,
-) -> Result<Comparison, String> {
+) -> Result<Comparison, Ended> {
     let (parts, last) = chosen.scoring.parts(set);
-    let count = parts.len() + usize::from(last.is_some());
-    let mut plans: Vec<(PersonalSet, Option<Vec<usize>>)> = parts
+    let mut plans: Vec<(TrainingPlan, Option<Vec<usize>>)> = parts
         .into_iter()
-        .map(|part| (part.trained, Some(part.scores)))
+        .map(|part| {
+            (
+                chosen.plan(config.clone(), &part.trained),
+                Some(part.scores),
+            )
+        })
         .collect();
-    plans.extend(last.map(|all| (all, None)));
+    plans.extend(last.map(|all| (chosen.plan(config.clone(), &all), None)));
+    // Every run checked before the first trains: none is refused after others have run.
+    for (plan, _) in &plans {
+        plan.validate()
+            .map_err(|why| format!("This fine-tuning cannot run: {why}."))?;
+    }
+    let count = plans.len();
+    let show = |shown: Stage| -> Result<(), Abandoned> {
+        runs.current(mine)?;
+        stage.set(shown);
+        Ok(())
+    };
     let mut judges = Vec::new();
     let mut kept = None;
-    for (index, (trained, scores)) in plans.into_iter().enumerate() {
+    for (index, (plan, scores)) in plans.into_iter().enumerate() {
         let part = index + 1;
-        stage.set(Stage::Training {
-            run: None,
+        let training = |run| Stage::Training {
+            run,
             part,
             parts: count,
-        });
-        let plan = chosen.plan(config.clone(), &trained);
-        let (run, weights) = train(runs, plan, base.clone(), |run| {
-            stage.set(Stage::Training {
-                run: Some(run),
-                part,
-                parts: count,
-            })
+        };
+        show(training(None))?;
+        let (run, weights) = train(runs, mine, plan, base.clone(), |run| {
+            let _ = show(training(Some(run)));
         })
         .await?;
         let weights = Rc::new(weights);
@@ -275,35 +358,44 @@ async fn learn(
         kept = Some((run, weights));
     }
     let kept = kept.ok_or_else(|| "there was nothing to learn from".to_string())?;
-    stage.set(Stage::Comparing);
+    show(Stage::Comparing)?;
     let folds = matches!(chosen.scoring, Scoring::Folds(_)).then_some(judges.len());
-    compare((&base, &config), set, &judges, kept, folds)
+    let compared = compare((&base, &config), set, &judges, kept, folds)
         .await
-        .map_err(|why| format!("The comparison failed: {why}."))
+        .map_err(|why| format!("The comparison failed: {why}."))?;
+    runs.current(mine)?;
+    Ok(compared)
 }
 
 /// One run asked of the training panel and waited for: its id, told to `started` once it is
-/// kept, and its weights once it has finished.
+/// kept, and its weights once it has finished. Paused, it is waited for; failed, let go in
+/// the training panel (another run took its place), deleted, or never kept, it ends the
+/// attempt with that said.
 async fn train(
     runs: Runs,
+    mine: u32,
     plan: TrainingPlan,
     base: Rc<Vec<u8>>,
     started: impl Fn(u64),
-) -> Result<(u64, Vec<u8>), String> {
+) -> Result<(u64, Vec<u8>), Ended> {
     runs.fine_tuning.ask(plan, base);
     let run = loop {
+        runs.current(mine)?;
         match runs.fine_tuning.started.get_untracked() {
             Some(FineTuneStart::Started(run)) => break run,
-            Some(FineTuneStart::Refused(why)) => return Err(why),
+            Some(FineTuneStart::Refused(why)) => return Err(why.into()),
             None => sleep_ms(100).await,
         }
     };
     started(run);
+    let name = short_name(run);
     let finished = |r: &RunRecord| r.has_weights && r.total_steps > 0 && r.step >= r.total_steps;
+    let began = crate::web::now_ms();
     let mut seen = false;
     loop {
+        runs.current(mine)?;
         if let Some(why) = runs.fine_tuning.failed.get_untracked() {
-            return Err(format!("Run {} stopped: {why}", short_name(run)));
+            return Err(format!("Run {name} stopped: {why}").into());
         }
         let record = runs
             .keeper
@@ -311,14 +403,29 @@ async fn train(
             .with_untracked(|records| records.iter().find(|r| r.id == run).map(finished));
         match record {
             Some(true) => break,
+            Some(false) if runs.keeper.tab_run() != Some(run) => {
+                return Err(format!(
+                    "Run {name} was let go in the training panel before it finished (it stays in the runs table)."
+                )
+                .into());
+            }
             Some(false) => seen = true,
-            None if seen => return Err(format!("Run {} was deleted.", short_name(run))),
+            None if seen => return Err(format!("Run {name} was deleted.").into()),
+            None if crate::web::now_ms() - began > RECORD_WAIT_MS => {
+                return Err(format!(
+                    "Run {name} is not kept in this browser (the runs table says why), so it cannot be compared."
+                )
+                .into());
+            }
             None => {}
         }
         sleep_ms(250).await;
     }
     Ok((run, runs.keeper.weights(run).await?))
 }
+
+/// How long a started run may take to appear in the runs table (it is kept before it is sent).
+const RECORD_WAIT_MS: f64 = 10_000.0;
 
 /// The mix, the epochs and the digits held out.
 #[component]

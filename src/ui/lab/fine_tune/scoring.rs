@@ -59,6 +59,16 @@ impl Scoring {
         }
     }
 
+    /// The most digits one of the runs learns from, for a set of `digits`.
+    pub fn largest_run(self, digits: usize) -> usize {
+        match self {
+            // Digits every-1, 2·every-1, … are held out.
+            Self::HoldOut(every) => digits - digits / every,
+            // The last run learns them all.
+            Self::Folds(_) => digits,
+        }
+    }
+
     /// The runs that score `set`, in order, and the digits of one more run that learns every
     /// digit, where the scoring runs do not give the model kept (a held-out part's one run
     /// is the model kept).
