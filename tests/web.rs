@@ -11,7 +11,7 @@ use vitlab::data::{IMAGE_PIXELS, IMAGE_SIDE};
 use vitlab::model::HeadsOff;
 use vitlab::protocol::BackendKind;
 use vitlab::ui::{
-    EngineSignal, FineTuning, Handwriting, Lab, LabState, MapChoice, Revealed, ShownDigit, paint,
+    EngineSignal, Handwriting, Lab, LabState, MapChoice, Revealed, ShownDigit, paint,
 };
 use vitlab::web::drawing::{DrawingError, DrawingWorker, InThread};
 use vitlab::web::{Engine, LocalModel, start_device};
@@ -269,7 +269,6 @@ async fn the_lab_mounts_and_a_stroke_gets_a_prediction() {
             model_input: RwSignal::new(None),
         });
         provide_context(Handwriting::new());
-        provide_context(FineTuning::new());
         view! { <Lab /> }
     });
     assert_eq!(by_test_id("prediction").text_content().unwrap(), "–");

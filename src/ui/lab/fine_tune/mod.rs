@@ -18,7 +18,7 @@ use crate::model::ModelConfig;
 use crate::run_record::RunRecord;
 use crate::run_store::short_name;
 use crate::train::{MAX_MIX_DIGITS, MAX_MIX_IMAGES, PersonalMix, TrainingPlan};
-use crate::ui::state::{FineTuneStart, FineTuning, Handwriting, LabState, RunKeeper};
+use crate::ui::state::{AppState, FineTuneStart, FineTuning, Handwriting, LabState, RunKeeper};
 use crate::web::sleep_ms;
 use before_after::BeforeAfter;
 use compare::{Comparison, Judge, SCORED_TEST_DIGITS, compare};
@@ -208,10 +208,15 @@ impl From<Abandoned> for Ended {
 pub(super) fn LearnMyHandwriting() -> impl IntoView {
     let lab = expect_context::<LabState>();
     let handwriting = expect_context::<Handwriting>();
-    let fine_tuning = expect_context::<FineTuning>();
+    // Fine-tuning is a run of the page's training panel, kept with its runs: a lab on its own
+    // (a test's) has neither, and no such card.
+    let (Some(app), Some(fine_tuning)) = (use_context::<AppState>(), use_context::<FineTuning>())
+    else {
+        return ().into_any();
+    };
     let runs = Runs {
         fine_tuning,
-        keeper: expect_context::<crate::ui::state::AppState>().keeper,
+        keeper: app.keeper,
         attempt: StoredValue::new(0),
     };
     let choice = RwSignal::new(MixChoice::default());
@@ -300,6 +305,7 @@ pub(super) fn LearnMyHandwriting() -> impl IntoView {
             })}
         </div>
     }
+    .into_any()
 }
 
 /// The runs `chosen` asks for on `set` from the model `base`, one after another, then the
