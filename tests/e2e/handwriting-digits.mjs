@@ -76,8 +76,27 @@ export function handwriting(shear) {
   return picked;
 }
 
-/** Draws each digit stroke by stroke and says what it is. */
+/** Deletes the set kept in this browser, if there is one (a browser profile that earlier tests
+ * used keeps theirs): once the kept set has been read, "Delete all" is enabled for a set that
+ * is not empty. */
+async function emptySet(lab) {
+  await evaluate(lab, () => window.scrollTo(0, document.body.scrollHeight));
+  const deleteAll = () => evaluate(lab, () => {
+    const button = document.querySelector('[data-testid="handwriting-delete-all"]');
+    return button !== null && !button.disabled;
+  });
+  const deadline = Date.now() + 5_000;
+  while (Date.now() < deadline && !(await deleteAll())) await new Promise((r) => setTimeout(r, 200));
+  if (await deleteAll()) {
+    await click(lab, "handwriting-delete-all");
+    await click(lab, "handwriting-delete-all");
+    await until(() => attribute(lab, "handwriting-count", "data-count"), (c) => c === "0", { what: "an empty set" });
+  }
+}
+
+/** Draws each digit stroke by stroke and says what it is, in a set emptied first. */
 export async function teachAll(lab, digits) {
+  await emptySet(lab);
   for (const [k, { label, image }] of digits.entries()) {
     await lab.clear();
     for (const line of strokes(image)) await lab.stroke(line);
