@@ -280,7 +280,7 @@ pub(super) fn LearnMyHandwriting() -> impl IntoView {
             <h3>"Learn my handwriting"</h3>
             <p class="hint">
                 "Fine-tunes the model in use on your digits, augmented and mixed with MNIST's so that MNIST is not forgotten, as a run of the training panel (kept in the runs table like any other). Digits held out of the run are scored before and after, with MNIST's first "
-                {thousands(SCORED_TEST_DIGITS as usize)}" test digits; a small set can be scored a digit at a time, each held out by one of five runs before a last run learns them all."
+                {thousands(SCORED_TEST_DIGITS as usize)}" test digits; a small set can be scored a digit at a time, each held out by one of five runs before a last run learns them all. After a reload the run under way can be continued in the training panel, but this comparison is not made."
             </p>
             <MixForm choice=choice />
             <p class="caption" data-testid="fine-tune-mix">{move || handwriting.set.with(|set| choice.get().describe(set))}</p>
