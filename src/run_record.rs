@@ -100,19 +100,17 @@ impl RunRecord {
                 cnn.widths, cnn.kernel_size, cnn.hidden
             ),
         };
-        let mix = match (&self.plan.mix, self.plan.train_limit) {
-            (Some(mix), Some(mnist)) => format!(
-                " · fine-tuned on {} of your digits ×{} with {mnist} MNIST digits",
+        let mix = self.plan.mix.as_ref().map_or_else(String::new, |mix| {
+            let mnist = self
+                .plan
+                .train_limit
+                .map_or_else(|| "MNIST".into(), |n| format!("{n} MNIST digits"));
+            format!(
+                " · fine-tuned on {} of your digits ×{} with {mnist}",
                 mix.digits(),
                 mix.copies
-            ),
-            (Some(mix), None) => format!(
-                " · fine-tuned on {} of your digits ×{} with MNIST",
-                mix.digits(),
-                mix.copies
-            ),
-            (None, _) => String::new(),
-        };
+            )
+        });
         format!(
             "{model} · lr {:.0e}, batch {}, {} epochs{} · seed {}{mix}",
             self.plan.lr,

@@ -240,22 +240,13 @@ impl DrawingModel {
     /// How many of the first `count` test digits the model reads right, of how many.
     #[cfg(not(feature = "gpu"))]
     async fn score(&self, count: usize) -> Result<(u32, u32), Trouble> {
-        let model = self.model()?;
         let (images, labels) = self
             .digits
             .slice(0, count)
             .await
             .map_err(|error| Trouble::Refused(error.to_string()))?;
-        let probabilities = model
-            .probabilities(&images)
-            .await
-            .map_err(|error| self.trouble(error))?;
-        let classes = model.config.num_classes().max(1);
-        let correct = probabilities
-            .chunks(classes)
-            .zip(&labels)
-            .filter(|(row, label)| most_probable(row) == usize::from(**label))
-            .count();
+        let (digits, _) = self.read_images(&images).await?;
+        let correct = digits.iter().zip(&labels).filter(|(d, l)| d == l).count();
         // At most a test chunk's digits.
         let count = |n: usize| u32::try_from(n).unwrap_or(u32::MAX);
         Ok((count(correct), count(labels.len())))
@@ -290,7 +281,6 @@ impl DrawingModel {
     /// The digit read in each of `count` images, and its probability.
     #[cfg(not(feature = "gpu"))]
     async fn read(&self, bytes: &[u8], count: usize) -> Result<(Vec<u8>, Vec<f32>), Trouble> {
-        let model = self.model()?;
         let images = bytes_to_images(bytes, count)
             .filter(|_| count <= MAX_PERSONAL_DIGITS)
             .ok_or_else(|| {
@@ -299,8 +289,18 @@ impl DrawingModel {
                     bytes.len()
                 ))
             })?;
+        self.read_images(&images).await
+    }
+
+    /// The digit the model reads in each of `images`, and its probability.
+    #[cfg(not(feature = "gpu"))]
+    async fn read_images(
+        &self,
+        images: &[[u8; IMAGE_PIXELS]],
+    ) -> Result<(Vec<u8>, Vec<f32>), Trouble> {
+        let model = self.model()?;
         let probabilities = model
-            .probabilities(&images)
+            .probabilities(images)
             .await
             .map_err(|error| self.trouble(error))?;
         let classes = model.config.num_classes().max(1);

@@ -102,15 +102,10 @@ impl MixChoice {
 
     /// The mix in words, for a set of `digits`: what an epoch of the model kept takes, and
     /// what is scored.
-    fn describe(self, set: &PersonalSet) -> String {
-        let (parts, last) = self.scoring.parts(set);
-        let (kept, scored) = match &last {
-            Some(all) => (all.len(), set.len()),
-            None => (
-                parts.first().map_or(0, |p| p.trained.len()),
-                parts.iter().map(|p| p.scores.len()).sum(),
-            ),
-        };
+    fn describe(self, digits: usize) -> String {
+        // Counted, not split: this runs at every change of the set or the choice.
+        let kept = self.scoring.largest_run(digits);
+        let scored = self.scoring.scored(digits);
         let yours = kept * self.copies;
         let images = yours + self.mnist;
         let epoch = format!(
@@ -121,13 +116,15 @@ impl MixChoice {
             100.0 * yours as f64 / images.max(1) as f64,
             images.div_ceil(BATCH) * self.epochs
         );
-        match last {
-            Some(_) => format!(
-                "{} runs: {} that each hold out a fold, then one on every digit, of which an epoch is {epoch} All {scored} scored.",
-                parts.len() + 1,
-                parts.len()
-            ),
-            None => format!("An epoch: {epoch} {scored} held out to score."),
+        match self.scoring {
+            Scoring::Folds(_) => {
+                let folds = self.scoring.folds(digits);
+                format!(
+                    "{} runs: {folds} that each hold out a fold, then one on every digit, of which an epoch is {epoch} All {scored} scored.",
+                    folds + 1
+                )
+            }
+            Scoring::HoldOut(_) => format!("An epoch: {epoch} {scored} held out to score."),
         }
     }
 }
@@ -283,7 +280,7 @@ pub(super) fn LearnMyHandwriting() -> impl IntoView {
                 {thousands(SCORED_TEST_DIGITS as usize)}" test digits; a small set can be scored a digit at a time, each held out by one of five runs before a last run learns them all. After a reload the run under way can be continued in the training panel, but this comparison is not made."
             </p>
             <MixForm choice=choice />
-            <p class="caption" data-testid="fine-tune-mix">{move || handwriting.set.with(|set| choice.get().describe(set))}</p>
+            <p class="caption" data-testid="fine-tune-mix">{move || handwriting.set.with(|set| choice.get().describe(set.len()))}</p>
             <div class="buttons">
                 <button class="primary" data-testid="fine-tune-start" prop:disabled=move || !can_start() on:click=start>
                     "Learn my handwriting"

@@ -59,6 +59,23 @@ impl Scoring {
         }
     }
 
+    /// The folds of "each digit in turn" for a set of `digits` (fewer for a small set, two at
+    /// least); 1 for a held-out part.
+    pub fn folds(self, digits: usize) -> usize {
+        match self {
+            Self::HoldOut(_) => 1,
+            Self::Folds(folds) => folds.min(digits).max(2),
+        }
+    }
+
+    /// The digits scored, for a set of `digits`: the held-out part's, or all of them.
+    pub fn scored(self, digits: usize) -> usize {
+        match self {
+            Self::HoldOut(every) => digits / every,
+            Self::Folds(_) => digits,
+        }
+    }
+
     /// The most digits one of the runs learns from, for a set of `digits`.
     pub fn largest_run(self, digits: usize) -> usize {
         match self {
@@ -79,8 +96,8 @@ impl Scoring {
         };
         match self {
             Self::HoldOut(every) => (vec![part(every, every - 1)], None),
-            Self::Folds(folds) => {
-                let folds = folds.min(set.len()).max(2);
+            Self::Folds(_) => {
+                let folds = self.folds(set.len());
                 let parts = (0..folds).map(|fold| part(folds, fold)).collect();
                 (parts, Some(set.clone()))
             }
