@@ -6,6 +6,7 @@
 pub mod analysis;
 pub mod data;
 pub mod model;
+pub mod place;
 pub mod protocol;
 pub mod rng;
 pub mod run_record;

@@ -15,6 +15,7 @@ pub mod preprocess;
 pub mod reading;
 #[cfg(feature = "train")]
 pub mod relevance;
+pub mod story;
 pub mod timeline;
 
 pub use map_choice::MapChoice;

@@ -29,4 +29,4 @@ pub use dropout::{bernoulli_mask, dropout, kernel_dropout, with_mask_stream};
 pub use fused::{CpuKernels, fast_math};
 pub use patch_embed::PatchEmbedding;
 pub use randomness::{seed_randomness, seeded};
-pub use vit::{VisionTransformer, VitOutput};
+pub use vit::{StoryPass, VisionTransformer, VitOutput};

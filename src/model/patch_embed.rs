@@ -43,6 +43,16 @@ impl PatchEmbedding {
     /// - images: `[batch, channels, height, width]`
     /// - output: `[batch, num_patches + 1, dim]`
     pub fn forward(&self, images: Tensor<4>) -> Tensor<3> {
+        self.place(self.project(images)) // [B, N + 1, D]
+    }
+
+    /// Each patch flattened and projected by E: the patch tokens before the class token
+    /// joins and the positions are added (what the lab's story shows as step 3).
+    ///
+    /// # Shapes
+    /// - images: `[batch, channels, height, width]`
+    /// - output: `[batch, num_patches, dim]`
+    pub fn project(&self, images: Tensor<4>) -> Tensor<3> {
         let [batch, channels, height, width] = images.dims();
         let p = self.patch_size;
         let (rows, cols) = (height / p, width / p);
@@ -50,8 +60,16 @@ impl PatchEmbedding {
             .reshape([batch, channels, rows, p, cols, p]) // [B, C, rows, P, cols, P]
             .permute([0, 2, 4, 1, 3, 5]) // [B, rows, cols, C, P, P], as the seed's unfold
             .reshape([batch, rows * cols, channels * p * p]); // [B, N, P²·C]
-        let tokens = fused::linear(&self.proj, &patches); // [B, N, D]
-        let [_, _, dim] = tokens.dims();
+        fused::linear(&self.proj, &patches) // [B, N, D]
+    }
+
+    /// The class token in front of the projected patches, and the learned positions added.
+    ///
+    /// # Shapes
+    /// - tokens: `[batch, num_patches, dim]`
+    /// - output: `[batch, num_patches + 1, dim]`
+    pub fn place(&self, tokens: Tensor<3>) -> Tensor<3> {
+        let [batch, _, dim] = tokens.dims();
         let cls = self.cls_token.val().expand([batch, 1, dim]); // [B, 1, D]
         let tokens = Tensor::cat(vec![cls, tokens], 1); // [B, N + 1, D]
         let tokens = tokens + self.pos_embedding.val(); // [B, N + 1, D]

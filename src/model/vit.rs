@@ -32,6 +32,8 @@ struct Passes<'a> {
     lens: bool,
     /// Keep each layer's heads' outputs.
     heads: bool,
+    /// Keep the tokens as they enter the first block, before and after their positions.
+    tokens: bool,
     ablation: Option<&'a Ablation>,
 }
 
@@ -51,6 +53,24 @@ struct Read {
     lens: Vec<Tensor<2>>,
     /// `depth` × `[batch, tokens, dim]`, where asked.
     heads: Vec<Tensor<3>>,
+    /// The projected patches, `[batch, patches, dim]`, and the tokens that enter the first
+    /// block, `[batch, tokens, dim]`, where asked.
+    tokens: Option<(Tensor<3>, Tensor<3>)>,
+}
+
+/// Everything one image's path through a ViT shows, from one pass: what the lab's story
+/// ("how the ViT reads your digit") draws step by step.
+#[derive(Debug, Clone)]
+pub struct StoryPass {
+    /// Each patch flattened and projected by E, `[batch, patches, dim]`.
+    pub projected: Tensor<3>,
+    /// The class token in front and the positions added: the first block's input,
+    /// `[batch, tokens, dim]`.
+    pub embedded: Tensor<3>,
+    /// The logits and every layer's attention.
+    pub output: VitOutput,
+    /// The logit lens: `depth` × `[batch, classes]`, the last the logits themselves.
+    pub lens: Vec<Tensor<2>>,
 }
 
 impl VisionTransformer {
@@ -122,6 +142,30 @@ impl VisionTransformer {
         (read.output, read.lens)
     }
 
+    /// The whole path of `images` through the model, with the heads `ablation` names
+    /// switched off: the tokens as they are made, every layer's attention, the logit lens and
+    /// the logits, from one pass.
+    ///
+    /// # Shapes
+    /// - images: `[batch, channels, height, width]`
+    /// - see [`StoryPass`]
+    pub fn forward_story(&self, images: Tensor<4>, ablation: Option<&Ablation>) -> StoryPass {
+        let passes = Passes {
+            lens: true,
+            tokens: true,
+            ablation,
+            ..Passes::default()
+        };
+        let read = self.forward_reading(images, &[], passes);
+        let (projected, embedded) = read.tokens.expect("asked for");
+        StoryPass {
+            projected,
+            embedded,
+            output: read.output,
+            lens: read.lens,
+        }
+    }
+
     /// Class scores with the heads `ablation` names switched off.
     ///
     /// # Shapes
@@ -167,7 +211,9 @@ impl VisionTransformer {
     /// The forward pass, probed and with heads switched off as `passes` says, and what else
     /// it reads on the way.
     fn forward_reading(&self, images: Tensor<4>, probes: &[Tensor<4>], passes: Passes<'_>) -> Read {
-        let mut tokens = self.patch_embed.forward(images); // [B, N + 1, D]
+        let projected = self.patch_embed.project(images); // [B, N, D]
+        let mut tokens = self.patch_embed.place(projected.clone()); // [B, N + 1, D]
+        let kept_tokens = passes.tokens.then(|| (projected, tokens.clone()));
         let depth = self.layers.len();
         let mut attention = Vec::with_capacity(depth);
         let mut lens = Vec::with_capacity(if passes.lens { depth } else { 0 });
@@ -193,6 +239,7 @@ impl VisionTransformer {
             output: VitOutput { logits, attention },
             lens,
             heads,
+            tokens: kept_tokens,
         }
     }
 

@@ -22,6 +22,11 @@ pub enum ToDrawing {
     /// their mean outputs taken on first use over the first test chunk and kept with the
     /// model) and read what the page shows of it. Answered by [`FromDrawing::Classified`].
     Classify { id: u32, off: HeadsOff },
+    /// The story of the 28×28 image beside this through a ViT (see
+    /// [`crate::analysis::story`]), with the heads `off` names switched off. Asked of the
+    /// CPU's worker (the page's own binary) whatever draws; answered by
+    /// [`FromDrawing::Story`].
+    Story { id: u32, off: HeadsOff },
     /// Mean attention distance per layer and head over `count` test digits from the
     /// `first`th (the worker fetches and keeps the first test chunk). Answered by
     /// [`FromDrawing::Distances`].
@@ -57,6 +62,11 @@ pub enum FromDrawing {
     /// The packed reading (see [`crate::analysis::reading::Reading`]) travels beside this as
     /// little-endian `f32`s.
     Classified {
+        id: u32,
+    },
+    /// The packed story (see [`crate::analysis::story::Story`]) travels beside this as
+    /// little-endian `f32`s.
+    Story {
         id: u32,
     },
     Distances {
@@ -105,6 +115,7 @@ impl FromDrawing {
             Self::Listening => None,
             Self::Loaded { id, .. }
             | Self::Classified { id }
+            | Self::Story { id }
             | Self::Distances { id, .. }
             | Self::TestDigit { id, .. }
             | Self::Read { id, .. }

@@ -5,6 +5,7 @@ use leptos::prelude::*;
 
 use crate::analysis::data_scaling::{self, ScalingPoint};
 use crate::model::{Architecture, CnnConfig};
+use crate::place::Part;
 use crate::run_record::RunRecord;
 use crate::ui::state::AppState;
 use crate::ui::widgets::{LineChart, Series, on_first_sight};
@@ -53,7 +54,7 @@ pub fn InductiveBias() -> impl IntoView {
         Err(error) => return view! { <p class="error">{error.to_string()}</p> }.into_any(),
     };
     view! {
-        <section class="card wide" data-testid="inductive-bias">
+        <section class="card wide" data-testid="inductive-bias" id=Part::VitAgainstCnn.slug() tabindex="-1">
             <h2>"ViT against CNN"</h2>
             <div class="analysis">
                 <DataScaling points=points />

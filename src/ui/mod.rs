@@ -6,18 +6,22 @@
 mod app;
 mod inductive_bias;
 mod lab;
+mod places;
 mod runs;
 mod state;
+mod story;
 mod training;
 mod widgets;
 
 pub use app::App;
 pub use inductive_bias::InductiveBias;
-pub use lab::{AnalysisView, AttentionTimeline, AttentionView, CnnView, DrawPad, Lab, Prediction};
+pub use lab::{
+    AnalysisView, AttentionTimeline, AttentionView, CnnView, DrawPad, Lab, Prediction, provide_lab,
+};
 pub use runs::RunsPanel;
 pub use state::{
     AppState, Below, DistanceError, EngineSignal, FineTuning, Handwriting, HostError, LabState,
-    ModelHost, Revealed, RunKeeper, ShownDigit, WeightsOffer, browser_has_webgpu,
+    ModelHost, PadStrokes, Revealed, RunKeeper, ShownDigit, WeightsOffer, browser_has_webgpu,
 };
 pub use training::TrainingPanel;
 pub use widgets::{ErrorBanner, HeatCanvas, LineChart, Palette, Series, paint};

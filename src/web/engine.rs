@@ -6,6 +6,7 @@ use std::rc::Rc;
 
 use crate::analysis::inference::ModelInsight;
 use crate::analysis::reading::Reading;
+use crate::analysis::story::Story;
 use crate::data::IMAGE_PIXELS;
 use crate::model::{HeadsOff, ModelConfig};
 
@@ -49,6 +50,25 @@ impl Engine {
         Reading::from_packed(&packed, &self.config).ok_or(DrawingError::WrongLength {
             found: packed.len(),
             expected: Reading::packed_len(&self.config),
+        })
+    }
+
+    /// The image's path through the model, with the heads `off` names switched off (a
+    /// ViT's; the worker refuses a CNN's). Ask the CPU's engine: only it tells stories.
+    pub async fn story(
+        &self,
+        image: &[u8; IMAGE_PIXELS],
+        off: HeadsOff,
+    ) -> Result<Story, DrawingError> {
+        let packed = self.worker.story(image, off).await?;
+        let Some(config) = self.config.vit() else {
+            return Err(DrawingError::Refused(
+                "a CNN has no tokens to follow".into(),
+            ));
+        };
+        Story::from_packed(&packed, config).ok_or(DrawingError::WrongLength {
+            found: packed.len(),
+            expected: Story::packed_len(config),
         })
     }
 

@@ -6,6 +6,7 @@
 
 use wasm_bindgen::JsCast;
 
+pub mod address;
 mod asker;
 mod cache;
 mod chunks;

@@ -11,7 +11,8 @@ const app = servedApp();
 
 /** axe-core's serious and critical violations on the page as it is, one line each. */
 async function seriousViolations(page) {
-  await page.evaluate(axeSource);
+  // Once a page: another place is shown in the same document.
+  if (!(await page.evaluate(() => "axe" in globalThis))) await page.evaluate(axeSource);
   const { violations } = await page.evaluate(() => globalThis.axe.run(document, { resultTypes: ["violations"] }));
   return violations
     .filter((v) => v.impact === "serious" || v.impact === "critical")
@@ -36,12 +37,18 @@ for (const colorScheme of ["light", "dark"]) {
     await lab.open(`${app.server.url}?backend=cpu&preset=seed&depth=1&dim=32&heads=4&mlp=64&batch=32`);
     await lab.stroke([[0.5, 0.15], [0.5, 0.85]]);
     await lab.settledPrediction();
+    await lab.place("train");
     await lab.byTestId("train-button").click();
     await until(() => numberIn(lab, "training-step"), (s) => s >= 101, { timeout: 300_000, what: "an evaluation" });
     await lab.byTestId("stop-button").click();
     await lab.byTestId("confusion-cell-1-1").click();
     await lab.byTestId("cell-digits").waitFor();
-    const violations = await seriousViolations(lab.page);
+    // Every place, each as the drawing and the run left it: the training place first.
+    const violations = [];
+    for (const place of ["train", "draw", "runs", "experiments", "handwriting"]) {
+      await lab.place(place);
+      violations.push(...(await seriousViolations(lab.page)).map((v) => `${place}: ${v}`));
+    }
     console.log(`axe-core, ${colorScheme}: ${violations.length} serious or critical`);
     assert.deepEqual(violations, []);
     await context.close();
@@ -61,21 +68,24 @@ test("on a 360-px phone with touch: the pad fills the width, nothing scrolls sid
   await touchStroke(page, "draw-canvas", [[0.5, 0.15], [0.5, 0.35], [0.5, 0.55], [0.5, 0.85]]);
   assert.equal(await lab.settledPrediction(), "1");
   assert.equal(await page.evaluate(() => window.scrollY), scrolled, "drawing does not scroll the page");
-  // The panels stack: the prediction under the pad, the training panel under both.
+  // The panels stack: the prediction under the pad.
   const prediction = await lab.byTestId("prediction-card").boundingBox();
   assert.ok(prediction.y >= pad.y + pad.height, "the prediction under the pad");
-  // One tap, straight after the quick stroke: the pad keeps its touches from becoming a fling
-  // whose stopping would take this tap.
+  // One tap, straight after the quick stroke, opens the training place: the pad keeps its
+  // touches from becoming a fling whose stopping would take this tap. Another trains.
+  await lab.byTestId("nav-train").tap();
+  await page.locator('main[data-place="train"]').waitFor();
   await lab.byTestId("train-button").tap();
   await until(() => numberIn(lab, "training-step"), (s) => s >= 3, { timeout: 120_000, what: "step 3" });
   await lab.byTestId("stop-button").tap();
   await context.close();
 });
 
-/** Presses Tab until the focus is on an element matching `selector`; fails past `most`. */
-async function tabTo(page, selector, most = 300) {
+/** Presses `key` (Tab, or Shift+Tab to go back) until the focus is on an element matching
+ * `selector`; fails past `most`. */
+async function tabTo(page, selector, key = "Tab", most = 300) {
   for (let presses = 0; presses < most; presses++) {
-    await page.keyboard.press("Tab");
+    await page.keyboard.press(key);
     if (await page.evaluate((s) => document.activeElement?.matches(s), selector)) return;
   }
   throw new Error(`${selector} is not reached by Tab`);
@@ -91,6 +101,10 @@ test("by keyboard alone: a test digit into the model, another map, a run started
   await tabTo(lab.page, ".thumb");
   await lab.page.keyboard.press("Enter");
   await until(() => lab.page.locator(".attention-main .caption").textContent(), (t) => /layer 1, mean of heads/.test(t), { what: "the map chosen" });
+  // Back up to the navigation bar, to the training place.
+  await tabTo(lab.page, '[data-testid="nav-train"]', "Shift+Tab");
+  await lab.page.keyboard.press("Enter");
+  await lab.page.locator('main[data-place="train"]').waitFor();
   await tabTo(lab.page, '[data-testid="train-button"]');
   await lab.page.keyboard.press("Enter");
   await until(() => numberIn(lab, "training-step"), (s) => s >= 2, { timeout: 120_000, what: "step 2" });

@@ -68,7 +68,7 @@ for (const name of options.engines.split(",")) {
     await lab.close();
 
     const trainer = await engine.lab(browser);
-    await trainer.goto(`${server.url}?backend=cpu&preset=seed`);
+    await trainer.goto(`${server.url}?backend=cpu&preset=seed#train`);
     await trainer.waitFor("model-ready", 300_000);
     await trainer.click("train-button");
     await until(() => trainer.number("training-step"), (s) => s >= 1, { what: "the first step", timeout: 300_000 });

@@ -34,7 +34,7 @@ for (const { backend, workers } of runs) {
   await watchLongTasks(page);
   await countGpu(page);
   const lab = new LabPage(page);
-  await lab.open(`${server.url}?backend=${backend}${workers === "1" ? "&cpu-workers=1" : ""}`);
+  await lab.open(`${server.url}?backend=${backend}${workers === "1" ? "&cpu-workers=1" : ""}#train`);
   // Let the page finish its own start-up work (the attention-distance batch) first.
   await page.waitForTimeout(5000);
   const idle = await settleGpu(page);

@@ -32,12 +32,14 @@ for (const backend of ["cpu", "webgpu"]) {
       return seen.size;
     });
     assert.ok(colours > 8, `the attention map has ${colours} colours`);
-    // Fig. 7's distances for this drawing: one dot per layer and head (6 × 8 in the lab model).
-    // The card is built once the page has been quiet a moment (or is scrolled to): waited for.
+    // Fig. 7's distances for this drawing, in the experiments: one dot per layer and head (6 × 8
+    // in the lab model).
+    await lab.place("experiments");
     const dots = lab.byTestId("distance-chart").locator('circle[fill="#3b528b"]');
     await until(() => dots.count(), (n) => n === 48, { what: "a dot per layer and head", timeout: 60_000 });
 
     // A stroke through the 0, then Undo: the same image again, so the same probabilities.
+    await lab.place("draw");
     await lab.stroke([[0.2, 0.5], [0.8, 0.5]]);
     await until(() => lab.probabilities(), (p) => p.some((v, d) => Math.abs(v - zero[d]) > 1e-4), { what: "a new reading" });
     await lab.byTestId("undo-button").click();
@@ -110,8 +112,10 @@ test("the shipped CNN reads digits in the page and shows what it builds in inste
   lab.page.on("pageerror", (error) => errors.push(error.message));
   await lab.open(`${app.server.url}?backend=cpu`);
   await lab.byTestId("shipped-model").selectOption("pretrained/cnn-teacher.safetensors");
+  await lab.place("experiments");
   await lab.byTestId("cnn-view").waitFor({ timeout: 60_000 });
   assert.match(await lab.byTestId("model-source").textContent(), /cnn-teacher/);
+  await lab.place("draw");
   await lab.stroke(ONE);
   assert.equal(await lab.settledPrediction(), "1");
   await lab.clear();
@@ -121,6 +125,7 @@ test("the shipped CNN reads digits in the page and shows what it builds in inste
   assert.ok(Math.abs(total - 1) < 1e-3, `probabilities sum to ${total}`);
   // No attention to show: the CNN's receptive fields (3, 8, 18 px) and its 32 filters instead.
   assert.equal(await lab.byTestId("attention-map").count(), 0);
+  await lab.place("experiments");
   const fields = await Promise.all([1, 2, 3].map((l) => lab.byTestId(`receptive-field-${l}`).getAttribute("data-value")));
   assert.deepEqual(fields, ["3", "8", "18"]);
   assert.equal(await lab.byTestId("cnn-view").locator("canvas").count(), 32);
@@ -141,6 +146,7 @@ test("the shipped CNN reads digits in the page and shows what it builds in inste
 test("the ViT-against-CNN card charts accuracy against training-set size, with its table", async () => {
   const lab = new LabPage(await app.browser.newPage());
   await lab.open(`${app.server.url}?backend=cpu`);
+  await lab.place("experiments");
   const chart = lab.byTestId("data-scaling-chart");
   await chart.scrollIntoViewIfNeeded();
   // Two models at four sizes.

@@ -19,12 +19,16 @@ export const selector = (id) => `[data-testid="${id}"]`;
  */
 export class EngineLab {
   async waitFor(id, timeout = 60_000) {
+    await this.waitForCss(selector(id), timeout);
+  }
+  /** Waits until `css` matches an element. */
+  async waitForCss(css, timeout = 60_000) {
     const deadline = Date.now() + timeout;
     while (Date.now() < deadline) {
-      if (await this.count(id)) return;
+      if (await this.countOf(css)) return;
       await sleep(100);
     }
-    throw new Error(`no [data-testid="${id}"] within ${timeout} ms`);
+    throw new Error(`no ${css} within ${timeout} ms`);
   }
   /** How many elements carry the testid. */
   async count(id) {
@@ -57,6 +61,18 @@ export class EngineLab {
   }
   async backend() {
     return this.text("backend");
+  }
+  /** Opens a place through the navigation bar, as a person would, and waits until it is shown
+   * (as `LabPage.place`). */
+  async place(name) {
+    await this.click(`nav-${name}`);
+    await this.waitForCss(`main[data-place="${name}"]`);
+  }
+  /** Opens the head switches (a <details>) if they are closed (as `LabPage.openHeadSwitches`). */
+  async openHeadSwitches() {
+    const open = `${selector("head-switches")}[open]`;
+    if (!(await this.countOf(open))) await this.clickAt(`${selector("head-switches")} summary`);
+    await this.waitForCss(open);
   }
   /** Draws a polyline given in pad fractions (0..1), as `LabPage.stroke`. */
   async stroke(points) {

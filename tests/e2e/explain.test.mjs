@@ -34,6 +34,7 @@ async function explainOne(backend, timeout) {
   assert.match(await lab.backend(), backend === "cpu" ? /CPU/ : /WebGPU/);
   await lab.stroke(ONE);
   assert.equal(await lab.settledPrediction(), "1");
+  await lab.place("experiments");
   await explained(lab, timeout);
   assert.equal(await lab.byTestId("relevance-caption").textContent(), "gradient relevance for 1");
   // The lens ends where the model does: the last block reads the prediction.
@@ -92,6 +93,7 @@ test("patches hidden: a click hides one from both models, read as the native cod
   await lab.open(`${app.server.url}?backend=cpu`);
   await lab.stroke(ONE);
   assert.equal(await lab.settledPrediction(), "1");
+  await lab.place("experiments");
   const readings = lab.byTestId("occlusion-readings");
   await until(() => readings.getAttribute("data-state"), (s) => s === "ready", { what: "both models' readings", timeout: 120_000 });
   const shown = /^(\d+) hidden · ViT reads (\d) \((\d+)%\) · CNN reads (\d) \((\d+)%\) · ViT with their tokens dropped reads (\d) \((\d+)%\)$/;
@@ -134,6 +136,7 @@ test("patches hidden: a click hides one from both models, read as the native cod
   await lab.byTestId("occlusion-clear").click();
   await until(() => readings.textContent(), (t) => t.startsWith("0 hidden · ViT reads 1"), { what: "every patch shown again", timeout: 60_000 });
 
+  // Before a first measurement the chart's empty state offers it.
   await lab.byTestId("occlusion-measure").click();
   const chart = lab.byTestId("occlusion-chart");
   await until(async () => Number(await chart.getAttribute("data-points")), (n) => n === 60, { what: "six curves of ten points", timeout: 300_000 });
@@ -171,12 +174,16 @@ test("every map and chart of the lab saves as a PNG and its numbers as a CSV, wh
   const lab = new LabPage(await app.browser.newPage());
   await lab.open(`${app.server.url}?backend=cpu`);
   // Nothing drawn, nothing to save: the drawing's figures wait for one.
-  assert.ok(await lab.byTestId("attention-maps-png").isDisabled());
-  assert.ok(await lab.byTestId("explanation-maps-csv").isDisabled());
+  assert.ok(await lab.byTestId("attention-maps-png").isHidden());
+  await lab.place("experiments");
+  assert.ok(await lab.byTestId("explanation-maps-csv").isHidden());
+  await lab.place("draw");
   await lab.stroke(ONE);
   assert.equal(await lab.settledPrediction(), "1");
+  await lab.place("experiments");
   await explained(lab, 120_000);
-  assert.ok(await lab.byTestId("attention-maps-png").isEnabled());
+  await lab.place("draw");
+  assert.ok(await lab.byTestId("attention-maps-png").isVisible());
   const values = (rows, map) => rows.filter((row) => row[0] === map).map((row) => Number(row[3]));
 
   // The large map (rollout unless another is picked): picture and numbers.
@@ -201,7 +208,8 @@ test("every map and chart of the lab saves as a PNG and its numbers as a CSV, wh
   assert.equal(sheet.width, 24 + 96 * (heads + 1) + 10 * heads);
   assert.ok(sheet.distinct > 50, `a heat map's many colours (${sheet.distinct})`);
 
-  // Fig. 7: each patch's position embedding is most like itself (cosine 1).
+  // Fig. 7, in the experiments: each patch's position embedding is most like itself (cosine 1).
+  await lab.place("experiments");
   const [, ...similarity] = await lab.savedCsv("position-similarity-csv");
   assert.equal(similarity.length, 49 * 49);
   for (const patch of [0, 24, 48]) {

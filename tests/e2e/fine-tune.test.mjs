@@ -34,19 +34,25 @@ test("twenty slanted digits drawn and labelled: fine-tuning reads the held-out o
   assert.ok(picture.png && picture.width > 0, "the maps as one PNG");
 
   // The run is a run: in the table, named for what it learned from, with its weights.
+  await lab.place("runs");
   const row = lab.byTestId("run-row").filter({ hasText: "fine-tuned on 10 of your digits ×20 with 2000 MNIST digits" });
   await until(() => row.count(), (n) => n === 1, { what: "the fine-tuning in the runs table" });
   const run = await row.getAttribute("data-run");
 
   // Stop waiting: the card lets go, the run goes on in the training panel to its end.
+  await lab.place("handwriting");
   await lab.byTestId("fine-tune-scoring").selectOption("folds-5");
   await lab.byTestId("fine-tune-start").click();
   await until(() => lab.byTestId("fine-tune-status").textContent(), (t) => /fine-tuning as run #\d+: step/.test(t), { what: "the first fold training" });
   await lab.byTestId("fine-tune-stop-waiting").click();
   assert.equal(await lab.byTestId("fine-tune").getAttribute("data-stage"), "failed");
   assert.match(await lab.byTestId("fine-tune-status").textContent(), /^Stopped waiting: a run under way goes on in the training panel/);
-  await until(() => lab.byTestId("run-state").textContent(), (t) => t === "finished", { what: "the run let go finishing in the panel" });
+  // The navigation bar marks Train while a run trains: watched from here, the card in view.
+  const training = lab.byTestId("nav-train").locator(".running");
+  await until(() => training.count(), (n) => n === 0, { what: "the run let go ending" });
   assert.equal(await lab.byTestId("fine-tune").getAttribute("data-stage"), "failed", "a run let go changes nothing in the card");
+  await lab.place("train");
+  await until(() => lab.byTestId("run-state").textContent(), (t) => t === "finished", { what: "the run let go finishing in the panel" });
 
   // Each digit in turn: five runs each hold out a fold, a sixth learns all twenty.
   const folds = await fineTune(lab, { scoring: "folds-5", mix: /^6 runs: 5 that each hold out a fold, .* All 20 scored\.$/ });
@@ -56,21 +62,26 @@ test("twenty slanted digits drawn and labelled: fine-tuning reads the held-out o
   assert.ok(folds.personal.after[0] > folds.personal.before[0], `out of fold: ${folds.personal.before[0]} -> ${folds.personal.after[0]} of 20`);
   assert.ok(Math.abs(points(folds.test.after) - points(folds.test.before)) <= 1, "MNIST within a point");
   assert.match(await lab.byTestId("fine-tune-personal").textContent(), /^your 20 digits, each held out by one of 5 runs/);
+  // Drawing with it: the lab now uses its weights. (The comparison is the card's: clicked
+  // before the place is left.)
+  await lab.byTestId("fine-tune-use").click();
+  await until(() => lab.byTestId("model-source").textContent(), (t) => t.includes("fine-tuned run"), { what: "the fine-tuned model in use" });
+  await lab.place("runs");
   const kept = lab.byTestId("run-row").filter({ hasText: "fine-tuned on 20 of your digits ×20" });
   await until(() => kept.count(), (n) => n === 1, { what: "the run on every digit in the runs table" });
   assert.equal(await lab.byTestId("run-row").filter({ hasText: "fine-tuned on 16 of your digits ×20" }).count(), 6, "the folds' runs, and the one let go");
   // The training panel says whose plan it ran.
+  await lab.place("train");
   assert.match(await lab.byTestId("run-fine-tunes").textContent(), /^Fine-tuning a model on 20 of your digits/);
-  // Drawing with it: the lab now uses its weights.
-  await lab.byTestId("fine-tune-use").click();
-  await until(() => lab.byTestId("model-source").textContent(), (t) => t.includes("fine-tuned run"), { what: "the fine-tuned model in use" });
 
   await lab.page.reload();
   await lab.byTestId("model-ready").waitFor({ timeout: 300_000 });
-  await lab.byTestId("handwriting-card").scrollIntoViewIfNeeded();
+  await lab.place("handwriting");
   await until(() => lab.byTestId("handwriting-count").getAttribute("data-count"), (c) => c === "20", { what: "the set after a reload" });
+  await lab.place("runs");
   await until(() => lab.page.locator(`[data-testid="run-row"][data-run="${run}"]`).count(), (n) => n === 1,
     { what: "the run after a reload" });
+  await lab.place("handwriting");
 
   // The set saves as MNIST's files and opens again to the same bytes.
   const images = await lab.saved("handwriting-images");

@@ -23,7 +23,8 @@ export function servedAppInFirefox() {
 /**
  * The lab in puppeteer ([`PageLab`]). It records the page's uncaught errors (`pageerror`, the
  * page's and its workers') and console errors from the moment it is made, and the workers
- * started, page's and workers' alike.
+ * started, page's and workers' alike. Its places and head switches open as [`EngineLab`]'s
+ * `place` and `openHeadSwitches` open them, through puppeteer's clicks.
  */
 export class FirefoxLab extends PageLab {
   constructor(page) {

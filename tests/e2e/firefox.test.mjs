@@ -78,7 +78,7 @@ test("asked for WebGPU, Firefox's note is short and plain", async () => {
 test("in Firefox a short run trains in two CPU workers, its loss falls, it pauses, resumes and stops", async () => {
   // No ?backend=: the training worker tries WebGPU, falls back to the CPU and says so. A small
   // ViT (2 layers of 32) so that the loss falls within seconds: 1,875 steps in all.
-  const lab = await FirefoxLab.open(app.browser, `${app.server.url}?preset=seed&depth=2&dim=32&heads=4&mlp=64&batch=64&epochs=2&seed=1`);
+  const lab = await FirefoxLab.open(app.browser, `${app.server.url}?preset=seed&depth=2&dim=32&heads=4&mlp=64&batch=64&epochs=2&seed=1#train`);
   await lab.click("train-button");
   const step = () => lab.number("training-step");
   await until(step, (s) => s >= 10, { what: "step 10" });
@@ -103,9 +103,10 @@ test("in Firefox a short run trains in two CPU workers, its loss falls, it pause
   await until(() => lab.text("run-state"), (s) => s === "stopped", { what: "stopped" });
   const stoppedAt = await step();
   assert.ok(stoppedAt < 1875, `stopped at step ${stoppedAt}, before the run's end`);
+  assert.equal(await lab.count("training-error"), 0);
+  await lab.place("runs");
   await until(() => lab.count("run-row"), (n) => n === 1, { what: "a row for the run" });
   assert.equal(await lab.count("runs-error"), 0);
-  assert.equal(await lab.count("training-error"), 0);
   assertNoErrors(lab);
   await lab.close();
 });
@@ -116,11 +117,13 @@ test("in Firefox: runs of earlier pages move into the database and continue; a r
   await seeding.goto(`${app.server.url}favicon.svg`);
   await seedOldStores(seeding, [{ id, ...(await oldRun(4, 100)) }], null);
   await seeding.close();
-  const lab = await FirefoxLab.open(app.browser, `${app.server.url}?backend=cpu&cpu-workers=1&preset=seed&depth=1&dim=32&heads=4&mlp=64&batch=32&epochs=1`);
+  const lab = await FirefoxLab.open(app.browser, `${app.server.url}?backend=cpu&cpu-workers=1&preset=seed&depth=1&dim=32&heads=4&mlp=64&batch=32&epochs=1#runs`);
   // This Firefox keeps one profile for the file's tests: the earlier test's run is here too.
   const row = `[data-testid="run-row"][data-run="${id}"]`;
   await until(() => lab.countOf(row), (n) => n === 1, { what: "the moved run's row", timeout: 60_000 });
+  // Continue opens the training place.
   await lab.clickAt(`${row} [data-testid="continue-run"]`);
+  await lab.waitForCss('main[data-place="train"]');
   const step = () => lab.number("training-step");
   await until(step, (s) => s >= 12, { what: "steps past the checkpoint's 10" });
   // The pause's checkpoint held back: the reload comes before it is written, and the run is
@@ -136,6 +139,7 @@ test("in Firefox: runs of earlier pages move into the database and continue; a r
   await until(step, (s) => s > kept, { what: "steps after the resume" });
   await lab.click("stop-button");
   await until(() => lab.text("run-state"), (s) => s === "stopped", { what: "stopped" });
+  await lab.place("runs");
   assert.equal(await lab.countOf(row), 1, "the run, once");
   assert.equal(await lab.count("runs-error"), 0);
   assertNoErrors(lab);
@@ -153,8 +157,7 @@ test("in Firefox digits taught under the prediction join the person's set, which
   await lab.click("teach-0");
   await until(() => lab.text("teach-said"), (t) => t === "Kept as a 0: 2 in your set.", { what: "the digit kept" });
   const counted = async () => {
-    // Heading for the card brings it in.
-    await lab.evaluate(() => window.scrollTo(0, document.body.scrollHeight));
+    await lab.place("handwriting");
     await lab.waitFor("handwriting-card", 60_000);
     return until(() => lab.attribute("handwriting-count", "data-count"), (c) => c === "2", { what: "2 digits in the set" });
   };

@@ -77,14 +77,11 @@ export function handwriting(shear) {
 }
 
 /** Deletes the set kept in this browser, if there is one (a browser profile that earlier tests
- * used keeps theirs): once the kept set has been read, "Delete all" is enabled for a set that
- * is not empty. */
+ * used keeps theirs): once the kept set has been read, "Delete all" is there for a set that is
+ * not empty. */
 async function emptySet(lab) {
-  await evaluate(lab, () => window.scrollTo(0, document.body.scrollHeight));
-  const deleteAll = () => evaluate(lab, () => {
-    const button = document.querySelector('[data-testid="handwriting-delete-all"]');
-    return button !== null && !button.disabled;
-  });
+  await lab.place("handwriting");
+  const deleteAll = () => evaluate(lab, () => document.querySelector('[data-testid="handwriting-delete-all"]') !== null);
   const deadline = Date.now() + 5_000;
   while (Date.now() < deadline && !(await deleteAll())) await new Promise((r) => setTimeout(r, 200));
   if (await deleteAll()) {
@@ -97,6 +94,7 @@ async function emptySet(lab) {
 /** Draws each digit stroke by stroke and says what it is, in a set emptied first. */
 export async function teachAll(lab, digits) {
   await emptySet(lab);
+  await lab.place("draw");
   for (const [k, { label, image }] of digits.entries()) {
     await lab.clear();
     for (const line of strokes(image)) await lab.stroke(line);
@@ -110,8 +108,8 @@ export async function teachAll(lab, digits) {
 /** Fine-tunes on the set, scored as `scoring` (the select's value: "2" holds out every second
  * digit, "folds-5" each digit in turn) once the card says `mix`; the scores before and after. */
 export async function fineTune(lab, { scoring = "2", mix = / 10 held out to score\.$/, timeout = 1_200_000 } = {}) {
-  // Heading for the card brings it in.
-  await evaluate(lab, () => window.scrollTo(0, document.body.scrollHeight));
+  // The card is in the handwriting place, once the set has a digit.
+  await lab.place("handwriting");
   await until(() => evaluate(lab, () => document.querySelector('[data-testid="fine-tune"]') !== null), (shown) => shown,
     { what: "the fine-tuning card" });
   await evaluate(lab, (value) => {

@@ -19,10 +19,10 @@ async function teach(lab, stroke, label) {
   await lab.byTestId(`teach-${label}`).click();
 }
 
+/** The set's card, in the handwriting place. */
 async function gallery(lab) {
-  const card = lab.byTestId("handwriting-card");
-  await card.scrollIntoViewIfNeeded();
-  return card;
+  await lab.place("handwriting");
+  return lab.byTestId("handwriting-card");
 }
 
 async function count(lab, expected) {
@@ -126,6 +126,7 @@ test("hostile set files are refused with a message and nothing kept changes; a h
   }));
   await lab.page.reload();
   await lab.byTestId("model-ready").waitFor({ timeout: 300_000 });
+  await lab.place("draw");
   await teach(lab, ONE, 1);
   await gallery(lab);
   const alert = lab.byTestId("handwriting-card").locator(".error");

@@ -41,15 +41,19 @@ test("a click switches a head off: the prediction follows exactly as the native 
   await lab.stroke(ONE);
   assert.equal(await lab.settledPrediction(), "1");
   const allOn = await lab.probabilities();
-  // The model's input as the lab gives it to the workers (the occlusion card shows it too).
+  // The model's input as the lab gives it to the workers (the occlusion card, in the
+  // experiments, shows it too).
+  await lab.place("experiments");
   const readings = lab.byTestId("occlusion-readings");
   await until(() => readings.getAttribute("data-state"), (s) => s === "ready", { what: "the occlusion card's reading", timeout: 120_000 });
   const image = await readings.getAttribute("data-image");
   assert.equal(image.length, 2 * 784);
 
   // A click on a head's map shows it large until the grid is told that a click switches off.
+  await lab.place("draw");
   await lab.page.locator('[data-head="3.8"]').click();
   assert.equal(await lab.byTestId("heads-off").getAttribute("data-off"), "");
+  await lab.openHeadSwitches();
   await lab.byTestId("switch-heads").click();
   await lab.page.locator('[data-head="3.8"]').click();
   await lab.page.locator('[data-head="5.7"]').click();
@@ -73,6 +77,7 @@ test("a click switches a head off: the prediction follows exactly as the native 
   console.log(`layer 3 head 8 and layer 5 head 7 off: the page and vit classify differ by ${meanGap.toExponential(1)} (mean) and ${zeroGap.toExponential(1)} (zero); P(1) ${allOn[1].toFixed(4)} on, ${byMean[1].toFixed(4)} by mean, ${byZero[1].toFixed(4)} by zero`);
 
   // The link keeps the heads and how they are replaced; opened, it reads the drawing so.
+  await lab.place("train");
   const link = lab.byTestId("share-link");
   await link.scrollIntoViewIfNeeded();
   const href = await until(() => link.getAttribute("href"), (h) => h.includes("off="), { what: "the link with heads off" });
@@ -88,6 +93,10 @@ test("a click switches a head off: the prediction follows exactly as the native 
   await shared.page.close();
 
   // A click brings a head back; the button brings them all back, to the reading with every head.
+  // (The grid, built again with its place, shows a head on a click until told otherwise.)
+  await lab.place("draw");
+  await lab.openHeadSwitches();
+  await lab.byTestId("switch-heads").click();
   await lab.page.locator('[data-head="5.7"]').scrollIntoViewIfNeeded();
   await lab.page.locator('[data-head="5.7"]').click();
   await readWith(lab, "3.8");
@@ -101,6 +110,7 @@ test("a click switches a head off: the prediction follows exactly as the native 
 test("which heads matter: the table measured in the card's own worker is vit ablate's on the same test digits", async () => {
   const lab = new LabPage(await app.browser.newPage());
   await lab.open(`${app.server.url}?backend=cpu`);
+  await lab.place("experiments");
   const card = lab.byTestId("heads-matter-card");
   await card.scrollIntoViewIfNeeded();
   await lab.byTestId("heads-matter-images").selectOption("100");
@@ -122,6 +132,7 @@ test("which heads matter: the table measured in the card's own worker is vit abl
   assert.ok(picture.png && picture.width > 200 && picture.distinct > 20, `a picture of the table: ${JSON.stringify(picture)}`);
   // A cell switches its head off in the lab.
   await lab.page.locator(".heat-table .cell").nth(2 * 8 + 7).click();
+  await lab.place("draw");
   assert.equal(await lab.byTestId("heads-off").getAttribute("data-off"), "3.8");
   console.log(`which heads matter on 100 test digits: measured in the page in ${took.toFixed(1)} s, CSV equal to vit ablate's`);
   await lab.page.close();

@@ -1,8 +1,9 @@
-// End-to-end: the page's geometry, as people see it. At every width from a phone to a wide
-// desktop, before a drawing, after one and while training: every card wide enough for its
-// content and inside the page, nothing scrolls sideways, no title wraps word by word. Writes a
-// screenshot of each width and state to tests/e2e/output/ for a person to look at. And the
-// static first screen in index.html (painted before the app arrives) lays out as the app's own.
+// End-to-end: the page's geometry, as people see it. In every place at every width from a phone
+// to a wide desktop, before a drawing, after one and while training: every card wide enough for
+// its content and inside the page, nothing scrolls sideways, no title wraps word by word. Writes
+// a screenshot of each state, place and width to tests/e2e/output/ for a person to look at. And
+// the static first screen in index.html (painted before the app arrives) lays out as the app's
+// own.
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { mkdir } from "node:fs/promises";
@@ -12,6 +13,9 @@ import { LabPage, ONE, numberIn, servedApp, until } from "./support.mjs";
 
 const app = servedApp();
 const WIDTHS = [320, 360, 390, 768, 1024, 1280, 1440, 1920, 2560];
+/** The places, each with the fewest cards it shows: the draw place's three (the pad, the
+ * prediction, the heatmaps), the experiments' five, one in each of the others. */
+const PLACES = { draw: 3, train: 1, runs: 1, experiments: 5, handwriting: 1 };
 const OUTPUT = fileURLToPath(new URL("output/", import.meta.url));
 /** The narrowest a card may be (the prediction's bars); the heatmaps' card holds the large map
  * (280 px) and its padding. The collapse this guards against left the heatmaps 40 px wide. */
@@ -47,10 +51,10 @@ function geometry(page) {
   });
 }
 
-function assertHolds(layout, state) {
-  const at = `${layout.viewport} px, ${state}`;
+function assertHolds(layout, state, place) {
+  const at = `${layout.viewport} px, ${state}, ${place}`;
   assert.ok(layout.pageWidth <= layout.viewport, `${at}: the page is ${layout.pageWidth} px wide`);
-  assert.ok(layout.cards.length >= 3, `${at}: ${layout.cards.length} cards`);
+  assert.ok(layout.cards.length >= PLACES[place], `${at}: ${layout.cards.length} cards`);
   const narrowest = Math.min(NARROWEST_CARD, layout.viewport - 40);
   if (layout.heatmaps) {
     const least = Math.min(NARROWEST_HEATMAPS, layout.viewport - 16);
@@ -69,37 +73,47 @@ function assertHolds(layout, state) {
   }
 }
 
-/** Measures and photographs every width in `state`. */
-async function everyWidth(page, state) {
+/** Measures and photographs every place at every width in `state`, opening each through the
+ * navigation bar. */
+async function everyWidth(lab, state) {
+  const { page } = lab;
   for (const width of WIDTHS) {
     await page.setViewportSize({ width, height: 900 });
-    // Two frames: the layout has followed the new width.
-    await page.evaluate(() => new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve))));
-    const layout = await geometry(page);
-    await page.screenshot({ path: `${OUTPUT}layout-${state}-${width}.png` });
-    if (width <= 1024) await page.screenshot({ path: `${OUTPUT}layout-${state}-${width}-full.png`, fullPage: true });
-    assertHolds(layout, state);
+    for (const place of Object.keys(PLACES)) {
+      await lab.place(place);
+      // Two frames: the layout has followed the new width and place.
+      await page.evaluate(() => new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve))));
+      const layout = await geometry(page);
+      await page.screenshot({ path: `${OUTPUT}layout-${state}-${place}-${width}.png` });
+      if (width <= 1024) await page.screenshot({ path: `${OUTPUT}layout-${state}-${place}-${width}-full.png`, fullPage: true });
+      assertHolds(layout, state, place);
+    }
   }
 }
 
-test("at every width from 320 to 2560 px, before a drawing, after one and while training, every card holds its content", async () => {
+test("in every place at every width from 320 to 2560 px, before a drawing, after one and while training, every card holds its content", async () => {
   await mkdir(OUTPUT, { recursive: true });
   for (const colorScheme of ["light", "dark"]) {
     const context = await app.browser.newContext({ colorScheme, viewport: { width: 1440, height: 900 } });
     const lab = new LabPage(await context.newPage());
     await lab.open(`${app.server.url}?backend=cpu&preset=seed&depth=1&dim=32&heads=4&mlp=64&batch=32`);
-    await everyWidth(lab.page, `${colorScheme}-start`);
+    await everyWidth(lab, `${colorScheme}-start`);
     await lab.page.setViewportSize({ width: 1440, height: 900 });
+    await lab.place("draw");
     await lab.stroke(ONE);
     await lab.settledPrediction();
     // The explanation fills in once the drawing settles: the card that once squeezed the rest.
+    await lab.place("experiments");
     await until(() => lab.byTestId("explanations").getAttribute("data-state"), (s) => s === "ready", { what: "the explanation", timeout: 180_000 });
-    await everyWidth(lab.page, `${colorScheme}-drawn`);
+    await everyWidth(lab, `${colorScheme}-drawn`);
     if (colorScheme === "light") {
+      // Started in the training place; the others visited while it trains.
       await lab.page.setViewportSize({ width: 1440, height: 900 });
+      await lab.place("train");
       await lab.byTestId("train-button").click();
       await until(() => numberIn(lab, "training-step"), (s) => s >= 3, { what: "training", timeout: 300_000 });
-      await everyWidth(lab.page, `${colorScheme}-training`);
+      await everyWidth(lab, `${colorScheme}-training`);
+      await lab.place("train");
       await lab.byTestId("stop-button").click();
     }
     await context.close();
@@ -110,7 +124,7 @@ test("at every width from 320 to 2560 px, before a drawing, after one and while 
 function landmarks(page) {
   return page.evaluate(() =>
     Object.fromEntries(
-      ["header h1", ".tagline", ".model-source", ".lab .draw", ".lab .pad", ".lab .prediction", ".lab .heatmaps", ".heatmaps .stack", ".heatmaps .map-multiples"].map((selector) => {
+      ["header h1", ".tagline", "nav.places", ".model-source", ".lab .draw", ".lab .pad", ".lab .prediction", ".lab .heatmaps", ".heatmaps .stack", ".heatmaps .map-multiples"].map((selector) => {
         const node = document.querySelector(selector);
         if (!node) return [selector, null];
         const r = node.getBoundingClientRect();
@@ -145,28 +159,29 @@ test("index.html's static first screen, painted before the app arrives, lays out
   }
 });
 
-test("the first load builds the first screen only: the rest comes at once when the visitor scrolls toward it, or after the page has been quiet", async () => {
+test("the first load builds the first screen only: the story comes at once when the visitor scrolls toward it, or after the page has been quiet", async () => {
   const context = await app.browser.newContext({ viewport: { width: 390, height: 800 } });
   const lab = new LabPage(await context.newPage());
   await lab.open(`${app.server.url}?backend=cpu`);
   const built = () => lab.page.evaluate(() => ({
-    explanations: !!document.querySelector('[data-testid="explanations"]'),
+    story: !!document.querySelector('[data-testid="story"]'),
     training: !!document.querySelector('[data-testid="train-button"]'),
   }));
-  assert.deepEqual(await built(), { explanations: false, training: false }, "nothing below the first screen right after the model is in");
+  assert.deepEqual(await built(), { story: false, training: false }, "nothing below the first screen right after the model is in");
   const scrolled = Date.now();
   await lab.page.mouse.wheel(0, 2000);
-  await until(built, (parts) => parts.explanations, { what: "the first part below, after a scroll", timeout: 60_000 });
+  await until(built, (parts) => parts.story, { what: "the story, after a scroll", timeout: 60_000 });
   // The quiet path waits 3 s after the model is in: coming sooner, it came for the scroll.
-  assert.ok(Date.now() - scrolled < 2_500, `the first part below took ${Date.now() - scrolled} ms after the scroll`);
-  await until(built, (parts) => parts.training, { what: "the rest, a part a task", timeout: 60_000 });
+  assert.ok(Date.now() - scrolled < 2_500, `the story took ${Date.now() - scrolled} ms after the scroll`);
   await context.close();
 
-  // Never scrolled: they come anyway once the page has been quiet, for a reader or a keyboard.
+  // Never scrolled: it comes anyway once the page has been quiet, for a reader or a keyboard;
+  // the training panel, in another place, does not.
   const still = await app.browser.newContext({ viewport: { width: 390, height: 800 } });
   const quiet = new LabPage(await still.newPage());
   await quiet.open(`${app.server.url}?backend=cpu`);
-  await quiet.byTestId("train-button").waitFor({ state: "attached", timeout: 60_000 });
+  await quiet.byTestId("story").waitFor({ state: "attached", timeout: 60_000 });
+  assert.equal(await quiet.byTestId("train-button").count(), 0, "the training panel is in another place");
   assert.equal(await quiet.page.evaluate(() => window.scrollY), 0, "nobody scrolled");
   await still.close();
 });

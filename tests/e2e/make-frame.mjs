@@ -23,7 +23,11 @@ export async function appFirstScreen(page, url) {
     return cells.length > 0 && document.querySelectorAll(".multiples td canvas").length === cells.length;
   });
   return page.evaluate(() => {
-    const copy = document.querySelector("main").cloneNode(true);
+    // The navigation bar and the draw place's first screen.
+    const copy = document.createElement("div");
+    copy.append(document.querySelector("nav.places").cloneNode(true), document.querySelector("main").cloneNode(true));
+    // The story comes after the first screen.
+    copy.querySelectorAll(".story").forEach((node) => node.remove());
     // The maps of every layer come a task after the app's first screen: the frame keeps their
     // table, which gives the room its width and height, and leaves out the maps themselves.
     copy.querySelectorAll(".map-multiples canvas").forEach((node) => node.remove());
@@ -34,7 +38,7 @@ export async function appFirstScreen(page, url) {
     copy.querySelectorAll("*").forEach((node) => {
       for (const name of node.getAttributeNames()) if (name.startsWith("data-")) node.removeAttribute(name);
     });
-    return copy.outerHTML;
+    return copy.innerHTML;
   });
 }
 

@@ -27,7 +27,7 @@ const server = await serve(DIST);
 const browser = await launch();
 const page = await browser.newPage();
 const lab = new LabPage(page);
-await lab.open(`${server.url}?backend=cpu`);
+await lab.open(`${server.url}?backend=cpu#train`);
 await page.waitForTimeout(5000);
 await page.locator('[data-testid="training-panel"] select').first().selectOption(options.preset);
 await lab.byTestId("train-button").click();

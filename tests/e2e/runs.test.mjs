@@ -11,13 +11,13 @@ const app = servedApp();
 const LINK = "?backend=cpu&cpu-workers=1&preset=seed&depth=1&dim=32&heads=4&mlp=64&batch=32&epochs=1";
 const LOOPS = 10;
 
-/** A tab of `context` on the lab, each checkpoint held back `delay` ms. */
+/** A tab of `context` on the lab, in the training place, each checkpoint held back `delay` ms. */
 async function openTab(context, { delay = 0, query = LINK, prepare = async () => {} } = {}) {
   const page = await context.newPage();
   await page.addInitScript((ms) => { globalThis.vitlabTestSaveDelayMs = ms; }, delay);
   await prepare(page);
   const lab = new LabPage(page);
-  await lab.open(`${app.server.url}${query}`);
+  await lab.open(`${app.server.url}${query}#train`);
   return {
     page,
     lab,
@@ -74,9 +74,12 @@ test("case 2: a run deleted while a save of it is in flight never comes back, in
   for (let loop = 0; loop < LOOPS; loop++) {
     await tab.lab.byTestId("train-button").click();
     await trainTo(tab, 2);
+    await tab.lab.place("runs");
     const id = await tab.lab.byTestId("run-row").first().getAttribute("data-run");
     // The pause's checkpoint is on its way; the row is deleted before it lands.
+    await tab.lab.place("train");
     await tab.lab.byTestId("pause-button").click();
+    await tab.lab.place("runs");
     await tab.row(id).getByRole("button", { name: /^Delete/ }).click();
     await until(() => tab.row(id).count(), (n) => n === 0, { what: "the row gone" });
     assert.equal(await tab.run(), null, `loop ${loop}: the tab let its deleted run go`);
@@ -86,6 +89,7 @@ test("case 2: a run deleted while a save of it is in flight never comes back, in
     await reload(tab);
     await tab.page.waitForTimeout(500);
     assert.equal(await tab.row(id).count(), 0, `loop ${loop}: no row after a reload`);
+    await tab.lab.place("train");
     assert.equal(await tab.lab.byTestId("resume-saved-button").count(), 0, `loop ${loop}: nothing offered to resume`);
     const database = await runDatabase(tab.page);
     for (const gone of deleted) {
@@ -102,14 +106,19 @@ test("case 3: a stopped or finished run is not locked: another tab continues it 
   const tabs = [await openTab(context), await openTab(context)];
   await tabs[0].lab.byTestId("train-button").click();
   await trainTo(tabs[0], 2);
+  await tabs[0].lab.place("runs");
   const id = await tabs[0].lab.byTestId("run-row").first().getAttribute("data-run");
+  await tabs[0].lab.place("train");
   for (let loop = 0; loop < LOOPS; loop++) {
     const [from, to] = [tabs[loop % 2], tabs[(loop + 1) % 2]];
     await from.lab.byTestId("stop-button").click();
     await until(from.state, (s) => s === "stopped", { what: "stopped" });
     const stopped = await from.step();
     await reload(to);
+    await to.lab.place("runs");
+    // Continue opens the training place.
     await to.row(id).getByTestId("continue-run").click();
+    await to.page.locator('main[data-place="train"]').waitFor();
     const first = await trainTo(to, stopped + 1);
     assert.equal(await to.lab.byTestId("training-error").count(), 0, `loop ${loop}: continued without a word of another tab`);
     assert.ok(first > stopped, `loop ${loop}: from its checkpoint (${stopped}), not from 0 (${first})`);
@@ -148,6 +157,7 @@ test("runs kept by earlier pages move into the database once, each with its chec
   await seedOldStores(seeding, [{ id: ids[0], ...first }, { id: ids[1], ...second }], legacy);
   await seeding.close();
   const tab = await openTab(context);
+  await tab.lab.place("runs");
   const rows = tab.lab.byTestId("run-row");
   await until(() => rows.count(), (n) => n === 3, { what: "the two runs and the older page's one" });
   const database = await runDatabase(tab.page);
@@ -161,6 +171,7 @@ test("runs kept by earlier pages move into the database once, each with its chec
   assert.deepEqual(await tab.page.evaluate(async () => [await caches.has("vitlab-runs-v1"), await caches.has("vitlab-training-v1")]), [false, false]);
   // Each continues from its checkpoint, at step 10, to its end at step 20.
   await tab.row(ids[1]).getByTestId("continue-run").click();
+  await tab.page.locator('main[data-place="train"]').waitFor();
   await until(tab.state, (s) => s === "finished", { what: "the run's end" });
   assert.equal(await tab.step(), 20);
   assert.equal(await tab.run(), String(ids[1]));
@@ -169,6 +180,7 @@ test("runs kept by earlier pages move into the database once, each with its chec
   assert.equal(kept.checkpoints[ids[0]].step, 10, "the other run untouched");
   // A second load moves nothing again.
   await reload(tab);
+  await tab.lab.place("runs");
   await until(() => rows.count(), (n) => n === 3, { what: "still three runs" });
   await context.close();
 });
@@ -198,6 +210,7 @@ test("a save that hits the storage quota says so, and the run's last checkpoint 
   await trainTo(tab, kept + 3);
   await tab.lab.byTestId("pause-button").click();
   await until(tab.state, (s) => s === "paused", { what: "paused again" });
+  await tab.lab.place("runs");
   const error = await until(() => tab.lab.byTestId("runs-error").textContent().catch(() => ""), (t) => /full/.test(t), { what: "the quota said" });
   assert.match(error, /storage for this page is full: this save was not kept, the run's last one still is/);
   const database = await runDatabase(tab.page);
@@ -205,11 +218,13 @@ test("a save that hits the storage quota says so, and the run's last checkpoint 
   assert.equal(database.records[id].step, kept, "the record as it was kept with its checkpoint");
   // With room again, the next rest is kept.
   await tab.page.evaluate(() => { globalThis.vitlabTestFull = false; });
+  await tab.lab.place("train");
   await tab.lab.byTestId("pause-button").click();
   const more = await trainTo(tab, kept + 6);
   await tab.lab.byTestId("stop-button").click();
   await until(tab.state, (s) => s === "stopped", { what: "stopped" });
   assert.ok((await runDatabase(tab.page)).checkpoints[id].step >= more);
+  await tab.lab.place("runs");
   assert.equal(await tab.lab.byTestId("runs-error").count(), 0, "the problem goes once a save is kept");
   await context.close();
 });

@@ -20,8 +20,10 @@ async function openUnderBase(browser, server, query = "?backend=cpu") {
   return { context, page, lab, outside };
 }
 
-/** Trains from Train until step `steps`, then stops; returns the step it stopped at. */
+/** Trains from Train, in the training place, until step `steps`, then stops; returns the step
+ * it stopped at. */
 async function trainAndStop(lab, steps) {
+  await lab.place("train");
   await lab.byTestId("train-button").click();
   await until(() => numberIn(lab, "training-step"), (s) => s >= steps, { what: `step ${steps}`, timeout: 300_000 });
   await lab.byTestId("stop-button").click();
@@ -64,11 +66,13 @@ test("after one visit, with the network gone, the page reloads, reads digits and
     await assert.rejects(fetch(server.url), "the server is gone");
     await page.reload();
     await lab.byTestId("model-ready").waitFor({ timeout: 120_000 });
+    await lab.place("draw");
     await lab.stroke(ONE);
     assert.equal(await lab.settledPrediction(), "1");
 
-    // A new run trains on the chunks kept, its worker and data from the service worker.
-    await lab.byTestId("reset-button").click();
+    // A new run trains on the chunks kept, its worker and data from the service worker. (After
+    // the reload no run is under way and no worker is up: nothing to reset.)
+    await lab.place("train");
     await until(() => lab.byTestId("run-state").textContent(), (s) => s === "idle", { what: "idle" });
     const stopped = await trainAndStop(lab, 5);
     assert.ok(stopped >= 5, `trained offline to step ${stopped}`);

@@ -230,6 +230,17 @@ export class LabPage {
   async backend() {
     return this.byTestId("backend").textContent();
   }
+  /** Opens a place through the navigation bar, as a person would, and waits until it is shown. */
+  async place(name) {
+    await this.byTestId(`nav-${name}`).click();
+    await this.page.locator(`main[data-place="${name}"]`).waitFor();
+  }
+  /** Opens the head switches (a <details>) if they are closed. */
+  async openHeadSwitches() {
+    const switches = this.byTestId("head-switches");
+    if ((await switches.getAttribute("open")) === null) await switches.locator("summary").click();
+    await this.page.locator('[data-testid="head-switches"][open]').waitFor();
+  }
   /** Draws a polyline given in pad fractions (0..1). */
   async stroke(points) {
     const pad = this.byTestId("draw-canvas");

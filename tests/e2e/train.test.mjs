@@ -21,9 +21,9 @@ async function openAt(query, prepare = async () => {}) {
   return { page, lab };
 }
 
-/** A new page, readied by `prepare(page)`, with the lab open on the CPU backend. */
-async function openOnCpu(prepare = async () => {}) {
-  return openAt("?backend=cpu", prepare);
+/** A new page, readied by `prepare(page)`, with the lab open on the CPU backend at `place`. */
+async function openOnCpu(prepare = async () => {}, place = "train") {
+  return openAt(`?backend=cpu#${place}`, prepare);
 }
 
 /** A lab on the CPU whose run trained 5 steps or more and was stopped, so saved. */
@@ -60,11 +60,12 @@ test("train, watch the loss fall, pause, resume, use and download the weights, s
   const { page, lab } = await openOnCpu(async (page) => {
     await watchLongTasks(page);
     page.on("pageerror", (error) => errors.push(error.message));
-  });
+  }, "draw");
   await lab.stroke(ONE);
   assert.equal(await lab.settledPrediction(), "1");
   const pretrained = await lab.byTestId("model-source").textContent();
 
+  await lab.place("train");
   const trainingStarted = await page.evaluate(() => performance.now());
   await lab.byTestId("train-button").click();
   await until(async () => Number(await lab.byTestId("data-progress").getAttribute("data-value")), (v) => v > 0, { what: "data progress" });
@@ -100,7 +101,7 @@ test("train, watch the loss fall, pause, resume, use and download the weights, s
   assert.ok((await lab.byTestId("mistakes").locator("figure").count()) > 0, "the misclassified digits are shown");
 
   // From the confusion matrix to the digits, paused so that no new evaluation comes between:
-  // a cell shows its own test digits, and one of them goes into the draw panel.
+  // a cell shows its own test digits, and one of them goes onto the pad, the draw place shown.
   await lab.byTestId("pause-button").click();
   await until(() => lab.byTestId("run-state").textContent(), (s) => s === "paused", { what: "paused" });
   const ones = Number(await lab.byTestId("confusion-cell-1-1").textContent());
@@ -122,9 +123,11 @@ test("train, watch the loss fall, pause, resume, use and download the weights, s
   assert.equal(Number(await cell.getAttribute("data-total")), ones);
   assert.equal(await cell.locator("button").count(), Math.min(ones, 32));
   await cell.locator("button").first().click();
+  await lab.page.locator('main[data-place="draw"]').waitFor();
   await lab.byTestId("shown-digit").waitFor();
   assert.equal(await lab.byTestId("shown-digit").getAttribute("data-label"), "1");
   assert.notEqual(await lab.settledPrediction(), "–");
+  await lab.place("train");
   await lab.byTestId("pause-button").click();
 
   // Download: a safetensors file of the model in training, with its config.
@@ -137,8 +140,9 @@ test("train, watch the loss fall, pause, resume, use and download the weights, s
   const dataBytes = Math.max(...Object.values(header).flatMap((t) => t.data_offsets ?? []));
   assert.equal(bytes.length, 8 + headerLength + dataBytes);
 
-  // Use these weights: the draw panel takes the model in training.
+  // Draw with these weights: the draw place opens with the model in training.
   await lab.byTestId("use-weights-button").click();
+  await lab.page.locator('main[data-place="draw"]').waitFor();
   await until(() => lab.byTestId("model-source").textContent(), (s) => s.startsWith("training run"), { what: "weights in use" });
   await lab.byTestId("model-ready").waitFor();
 
@@ -147,9 +151,11 @@ test("train, watch the loss fall, pause, resume, use and download the weights, s
   const corrupt = join(dir, "corrupt.safetensors");
   await writeFile(corrupt, Buffer.from("this is not a safetensors file at all"));
   const inUse = await lab.byTestId("model-source").textContent();
+  await lab.place("train");
   await lab.byTestId("weights-upload").setInputFiles(corrupt);
   await lab.byTestId("error").waitFor({ timeout: 30_000 });
   assert.match(await lab.byTestId("error").textContent(), /corrupt\.safetensors was not loaded/);
+  await lab.place("draw");
   assert.equal(await lab.byTestId("model-source").textContent(), inUse);
   await lab.stroke(ONE);
   assert.notEqual(await lab.settledPrediction(), "–");
@@ -193,9 +199,10 @@ test("a diverging run stops with a message about the loss", async () => {
   // Nothing was saved before the first step, so no NaN weights stay behind to resume or use.
   assert.match(error, /Nothing was saved/);
   await until(() => lab.byTestId("run-state").textContent(), (s) => s === "idle", { what: "idle" });
-  assert.ok(await lab.byTestId("use-weights-button").isDisabled());
-  assert.ok(await lab.byTestId("weights-download").isDisabled());
+  assert.equal(await lab.byTestId("use-weights-button").count(), 0);
+  assert.equal(await lab.byTestId("weights-download").count(), 0);
   // The page still classifies.
+  await lab.place("draw");
   await lab.stroke([[0.5, 0.15], [0.5, 0.85]]);
   assert.notEqual(await lab.settledPrediction(), "–");
   await page.close();
@@ -253,7 +260,10 @@ test("with no training data to be had, the run fails with a message and the page
   assert.match(await lab.byTestId("training-error").textContent(), /None of the training data could be loaded/);
   await until(() => lab.byTestId("run-state").textContent(), (s) => s === "idle", { what: "idle" });
   assert.match(await page.locator(".notices li.warning").first().textContent(), /train-000\.bin/);
-  assert.equal(await lab.byTestId("training-step").textContent(), "0");
+  // No step taken: the panel is as before a run, with no counters.
+  assert.equal(await lab.byTestId("training-step").count(), 0);
+  await lab.byTestId("before-a-run").waitFor();
+  await lab.place("draw");
   await lab.stroke(ONE);
   assert.equal(await lab.settledPrediction(), "1");
   await page.close();
@@ -283,12 +293,14 @@ test("Stop saves the run; one that diverges after a save goes back to it, and it
   assert.equal(await lab.byTestId("loss-chart").getAttribute("data-points"), points);
   // The weights in the run are the saved ones, not the diverged ones: they give probabilities.
   await lab.byTestId("use-weights-button").click();
+  await lab.page.locator('main[data-place="draw"]').waitFor();
   await until(() => lab.byTestId("model-source").textContent(), (s) => s.startsWith("training run"), { what: "weights in use" });
   await lab.stroke(ONE);
   assert.notEqual(await lab.settledPrediction(), "–");
   const probabilities = await lab.probabilities();
   assert.ok(probabilities.every(Number.isFinite), `probabilities ${probabilities}`);
   assert.ok(Math.abs(probabilities.reduce((a, b) => a + b) - 1) < 0.01, `probabilities ${probabilities}`);
+  await lab.place("train");
   await lab.byTestId("reset-button").click();
   await page.close();
 });
@@ -306,12 +318,15 @@ test("a start that fails keeps the saved run; a saved run that cannot run is nam
   await page.context().unroute(manifest);
   await expectSavedRunAfterReload(page, lab, saved);
   assert.equal(await page.evaluate(() => sessionStorage.getItem("vitlab-run")), stopped);
+  await lab.place("runs");
+  await until(() => lab.byTestId("run-row").count(), (n) => n > 0, { what: "the runs table" });
   assert.equal(await lab.byTestId("run-row").count(), 1, "no row for the start that never began");
 
   // A saved plan that could never run (batch size 0) once panicked on every load.
   assert.ok(await editTabRunPlan(page, { batch_size: 0 }));
   await page.reload();
   await lab.byTestId("model-ready").waitFor({ timeout: 120_000 });
+  await lab.place("train");
   const problem = lab.byTestId("saved-run-problem");
   await problem.waitFor({ timeout: 30_000 });
   assert.match(await problem.textContent(), /cannot be resumed: .*batch size/);
@@ -321,6 +336,7 @@ test("a start that fails keeps the saved run; a saved run that cannot run is nam
   await page.reload();
   await lab.byTestId("model-ready").waitFor({ timeout: 120_000 });
   assert.equal(await lab.byTestId("saved-run-problem").count(), 0);
+  await lab.place("draw");
   await lab.stroke(ONE);
   assert.equal(await lab.settledPrediction(), "1");
   await page.close();
@@ -358,6 +374,7 @@ test("a run saved as a file, moments and all, continues from it after a reset; a
   await lab.byTestId("run-upload").setInputFiles(damaged);
   await lab.byTestId("training-error").waitFor({ timeout: 60_000 });
   assert.match(await lab.byTestId("training-error").textContent(), /run file cannot be resumed/);
+  await lab.place("draw");
   await lab.stroke(ONE);
   assert.notEqual(await lab.settledPrediction(), "–");
   await page.close();
@@ -400,14 +417,16 @@ async function lossesOfRun(page, lab, steps) {
 
 test("an experiment as a link fills the form and the view, and trains the same on the CPU however the data arrives", async () => {
   const link = "?backend=cpu&preset=seed&depth=1&dim=32&heads=4&mlp=64&batch=32&epochs=1&seed=7&map=layer-2";
-  const { page, lab } = await openAt(link);
+  const { page, lab } = await openAt(`${link}#train`);
   assert.equal(await lab.byTestId("plan-depth").inputValue(), "1");
   assert.equal(await lab.byTestId("plan-batch").inputValue(), "32");
   assert.equal(await lab.byTestId("seed-field").inputValue(), "7");
+  await lab.place("draw");
   await lab.stroke(ONE);
   await lab.settledPrediction();
   assert.match(await page.locator(".attention-main .caption").textContent(), /layer 2, mean of heads/);
   // The page's own link holds the same experiment.
+  await lab.place("train");
   const shared = new URL(await lab.byTestId("share-link").getAttribute("href"), app.server.url).searchParams;
   for (const [key, value] of new URLSearchParams(link)) assert.equal(shared.get(key), value, key);
   assert.equal(shared.get("weights"), "pretrained/vit-lab.safetensors");
@@ -415,7 +434,7 @@ test("an experiment as a link fills the form and the view, and trains the same o
   // Chunks join the pass at fixed steps (4, 8, 12): served at once here, and late below.
   const steps = 14;
   const fast = await lossesOfRun(page, lab, steps);
-  const slow = await openAt(link, async (page) => {
+  const slow = await openAt(`${link}#train`, async (page) => {
     await page.context().route(/mnist\/train-0(0[1-9]|[1-9]\d)\.bin$/, async (route) => {
       await new Promise((resolve) => setTimeout(resolve, 1500));
       await route.continue();
@@ -434,7 +453,7 @@ test("an experiment as a link fills the form and the view, and trains the same o
  * two workers train (null if it never did).
  */
 async function finishedRun(query, prepare = async () => {}) {
-  const { page, lab } = await openAt(query, prepare);
+  const { page, lab } = await openAt(`${query}#train`, prepare);
   await lab.byTestId("train-button").click();
   let twoFrom = null;
   await until(
@@ -564,6 +583,7 @@ test("a link's bad values are named and ignored, and the form keeps its own", as
   const message = await lab.byTestId("error").textContent();
   for (const named of ["depth=abc", "lr=1e999", "map=head-99-1", "seed=9999"]) assert.ok(message.includes(named), `${named} in: ${message}`);
   assert.ok(message.length < 600, `a ${message.length}-character message`);
+  await lab.place("train");
   assert.equal(await lab.byTestId("plan-depth").inputValue(), "6", "the seed preset's depth");
   // A map the model does not have is named once the model is in.
   await lab.page.goto(`${app.server.url}?backend=cpu&map=head-7-1`);
@@ -581,7 +601,7 @@ test("a link's bad values are named and ignored, and the form keeps its own", as
 
 test("runs are kept, compared, loaded and deleted across reloads; storage that refuses harms no run", async () => {
   const link = "?backend=cpu&preset=seed&depth=1&dim=32&heads=4&mlp=64&batch=32&epochs=1";
-  const { page, lab } = await openAt(`${link}&seed=1`);
+  const { page, lab } = await openAt(`${link}&seed=1#train`);
   const rows = lab.byTestId("run-row");
   const runFor = async (steps) => {
     await lab.byTestId("train-button").click();
@@ -590,24 +610,29 @@ test("runs are kept, compared, loaded and deleted across reloads; storage that r
     await until(() => lab.byTestId("run-state").textContent(), (s) => s === "stopped", { what: "stopped" });
   };
   await runFor(5);
+  await lab.place("runs");
   await until(() => rows.count(), (n) => n === 1, { what: "a row for the run" });
+  await lab.place("train");
   await lab.byTestId("seed-field").fill("2");
   await lab.byTestId("seed-field").press("Tab");
   await runFor(5);
+  await lab.place("runs");
   await until(() => rows.count(), (n) => n === 2, { what: "a row for each run" });
-  // The weights are kept at the stop.
-  const useWeights = (row) => row.getByRole("button", { name: /^Use weights/ });
-  await until(() => useWeights(rows.first()).isEnabled(), (enabled) => enabled, { what: "weights kept" });
+  // The weights are kept at the stop: the row offers to draw with them.
+  const useWeights = (row) => row.getByRole("button", { name: /^Draw with the weights/ });
+  await until(() => useWeights(rows.first()).count(), (n) => n === 1, { what: "weights kept" });
   assert.match(await rows.first().textContent(), /seed 2/);
   // Ticked, their curves overlay: one line each.
   for (const box of await lab.byTestId("runs-table").locator('input[type="checkbox"]').all()) await box.check();
   await until(() => lab.byTestId("compare-chart").locator("polyline").count(), (n) => n === 2, { what: "two curves" });
   assert.ok(Number(await lab.byTestId("compare-chart").getAttribute("data-points")) >= 10);
   await useWeights(rows.first()).click();
+  await lab.page.locator('main[data-place="draw"]').waitFor();
   await until(() => lab.byTestId("model-source").textContent(), (s) => /^run #\d{4}/.test(s), { what: "a run's weights in use" });
   // Kept across a reload; one deleted stays deleted.
   await page.reload();
   await lab.byTestId("model-ready").waitFor({ timeout: 120_000 });
+  await lab.place("runs");
   await until(() => rows.count(), (n) => n === 2, { what: "both rows after a reload" });
   const kept = (await runDatabase(page)).bytes;
   console.log(`runs storage for two runs: ${JSON.stringify(kept)} bytes`);
@@ -624,7 +649,7 @@ test("runs are kept, compared, loaded and deleted across reloads; storage that r
   await page.close();
 
   // A browser that refuses the runs' storage: the panel says so, and training goes on.
-  const refused = await openAt(link, (page) =>
+  const refused = await openAt(`${link}#runs`, (page) =>
     page.addInitScript(() => {
       const open = IDBFactory.prototype.open;
       IDBFactory.prototype.open = function (name, version) {
@@ -633,9 +658,12 @@ test("runs are kept, compared, loaded and deleted across reloads; storage that r
       };
     }));
   await refused.lab.byTestId("runs-error").waitFor({ timeout: 30_000 });
+  await refused.lab.place("train");
   await refused.lab.byTestId("train-button").click();
   await until(() => numberIn(refused.lab, "training-step"), (s) => s >= 5, { timeout: 120_000, what: "steps without storage" });
+  await refused.lab.place("runs");
   assert.match(await refused.lab.byTestId("runs-error").textContent(), /runs are not kept/);
+  await refused.lab.place("train");
   await refused.lab.byTestId("stop-button").click();
   await refused.page.close();
 });
@@ -644,6 +672,7 @@ test("attention as it learns: the probes' maps at each evaluation, to scrub and 
   const { page, lab } = await openAt("?backend=cpu&preset=seed&depth=2&dim=32&heads=4&mlp=64&batch=32&epochs=1&seed=3");
   await lab.stroke(ONE);
   await lab.settledPrediction();
+  await lab.place("train");
   await lab.byTestId("train-button").click();
   const slider = lab.byTestId("attention-timeline");
   await until(async () => Number((await slider.getAttribute("max").catch(() => null)) ?? -1), (max) => max >= 2, { timeout: 300_000, what: "three evaluations" });
@@ -682,6 +711,7 @@ test("attention as it learns: the probes' maps at each evaluation, to scrub and 
   // Kept with the run: after a reload the runs table replays it.
   await page.reload();
   await lab.byTestId("model-ready").waitFor({ timeout: 120_000 });
+  await lab.place("runs");
   const row = lab.byTestId("run-row").first();
   await row.getByRole("button", { name: /^Replay attention/ }).click();
   const replay = lab.byTestId("replay-timeline");
@@ -693,18 +723,22 @@ test("attention as it learns: the probes' maps at each evaluation, to scrub and 
 
 test("a CNN trained here on 200 images joins the ViT-against-CNN chart as a point of its own", async () => {
   const errors = [];
-  const { page, lab } = await openAt("?backend=cpu&preset=cnn&images=200&epochs=1&batch=32", async (page) => {
+  const { page, lab } = await openAt("?backend=cpu&preset=cnn&images=200&epochs=1&batch=32#train", async (page) => {
     page.on("pageerror", (error) => errors.push(error.message));
   });
   assert.equal(await lab.byTestId("plan-training-images").inputValue(), "200");
   // No ViT sizes for a CNN.
   assert.equal(await lab.byTestId("plan-depth").inputValue(), "");
+  // The chart is in the experiments.
+  await lab.place("experiments");
   const chart = lab.byTestId("data-scaling-chart");
   const before = Number(await chart.getAttribute("data-points"));
+  await lab.place("train");
   await lab.byTestId("train-button").click();
   // 200 images in batches of 32: 7 steps, then the run ends on its own.
   await until(() => lab.byTestId("run-state").textContent(), (s) => s === "finished", { timeout: 300_000, what: "the run finished" });
   assert.equal(await numberIn(lab, "training-step"), 7);
+  await lab.place("experiments");
   await until(() => chart.getAttribute("data-points"), (n) => Number(n) === before + 1, { what: "the run's point on the chart" });
   assert.match(await chart.locator("..").textContent(), /CNN runs here/);
   assert.deepEqual(errors, []);
@@ -716,7 +750,7 @@ test("two tabs train and save at once: each keeps its own run, a reload resumes 
   const open = async (seed) => {
     const page = await context.newPage();
     const lab = new LabPage(page);
-    await lab.open(`${app.server.url}?backend=cpu&preset=seed&depth=1&dim=32&heads=4&mlp=64&batch=32&epochs=1&seed=${seed}`);
+    await lab.open(`${app.server.url}?backend=cpu&preset=seed&depth=1&dim=32&heads=4&mlp=64&batch=32&epochs=1&seed=${seed}#train`);
     return { page, lab, run: () => page.evaluate(() => sessionStorage.getItem("vitlab-run")) };
   };
   const a = await open(1);
@@ -758,8 +792,11 @@ test("two tabs train and save at once: each keeps its own run, a reload resumes 
   // Tab A resumes its own run, in its own record, from its own step.
   await a.lab.byTestId("resume-saved-button").click();
   await until(() => a.lab.byTestId("run-state").textContent(), (s) => s === "training", { what: "A resumed" });
-  // While tab A trains it, tab B is told so instead of continuing A's run from the table.
+  // While tab A trains it, tab B is told so instead of continuing A's run from the table (which
+  // opens the training place).
+  await b.lab.place("runs");
   await b.page.locator(`[data-testid="run-row"][data-run="${runA}"]`).getByTestId("continue-run").click();
+  await b.page.locator('main[data-place="train"]').waitFor();
   await until(() => b.lab.byTestId("training-error").textContent(), (t) => /being trained in another tab/.test(t), { what: "B told that A trains it" });
   assert.equal(await b.lab.byTestId("run-state").textContent(), "idle");
   const stoppedA = await stop(a);
@@ -767,21 +804,27 @@ test("two tabs train and save at once: each keeps its own run, a reload resumes 
   const after = await until(() => checkpoints(a.page), (c) => c[runA]?.step === stoppedA, { what: "A's new save" });
   assert.deepEqual(after, { [runA]: { step: stoppedA, seed: 1 }, [runB]: { step: savedB, seed: 2 } }, "A's plan goes on; B's checkpoint untouched");
 
-  // Tab B lets its run go; the table continues it, from its checkpoint.
+  // Tab B lets its run go; the table continues it, from its checkpoint. (Reset is offered once
+  // the tab has a run under way or a worker: B resumes its saved run first.)
+  await b.lab.byTestId("resume-saved-button").click();
+  await until(() => b.lab.byTestId("run-state").textContent(), (s) => s === "training", { what: "B resumed" });
   await b.lab.byTestId("reset-button").click();
   await until(() => b.lab.byTestId("run-state").textContent(), (s) => s === "idle", { what: "B idle" });
   assert.equal(await b.run(), null);
+  await b.lab.place("runs");
   const rows = b.lab.byTestId("run-row");
   await until(() => rows.count(), (n) => n === 2, { what: "both runs in the table" });
   const rowB = b.lab.page.locator(`[data-testid="run-row"][data-run="${runB}"]`);
   const rowA = b.lab.page.locator(`[data-testid="run-row"][data-run="${runA}"]`);
   assert.ok(await rowA.getByTestId("continue-run").isEnabled(), "A's run can be continued from the table");
   await rowB.getByTestId("continue-run").click();
+  await b.page.locator('main[data-place="train"]').waitFor();
   await until(() => b.lab.byTestId("run-state").textContent(), (s) => s === "training", { what: "B continued" });
   const firstStep = await until(() => step(b), (s) => s > 0, { what: "B's first step" });
   assert.ok(firstStep > savedB, `B goes on from its own step ${savedB} (first shown: ${firstStep})`);
   assert.equal(await b.run(), runB, "B's run is the tab's again");
   await stop(b);
+  await b.lab.place("runs");
   await until(() => rows.count(), (n) => n === 2, { what: "no third row" });
   await context.close();
 });

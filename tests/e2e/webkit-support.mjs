@@ -117,7 +117,9 @@ export function servedAppInWebKit() {
 
 /**
  * The lab in WebKit ([`EngineLab`]'s primitives on WebDriver classic). Every lab of a file
- * shares its one browser window: opening one navigates it, closing it leaves the page.
+ * shares its one browser window: opening one navigates it, closing it leaves the page. Its
+ * places and head switches open as [`EngineLab`]'s `place` and `openHeadSwitches` open them,
+ * through WebDriver's clicks.
  */
 export class WebKitLab extends EngineLab {
   constructor(browser) {

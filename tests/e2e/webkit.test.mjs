@@ -58,6 +58,7 @@ test("in WebKit one explaining worker serves every drawing, however quickly they
   }
   await lab.stroke(ONE);
   assert.equal(await lab.settledPrediction(), "1");
+  await lab.place("experiments");
   await until(() => lab.attribute("explanations", "data-state"), (s) => s === "ready", { what: "an explanation", timeout: 300_000 });
   assert.equal(await lab.text("relevance-caption"), "gradient relevance for 1");
   const roles = await lab.workerRoles();
@@ -84,16 +85,18 @@ test("in WebKit the maps and charts save as PNG (the chart through its SVG) and 
   };
   const large = await picture("attention-map-png");
   assert.ok(large.width === 280 && large.distinct > 10, `the large map: ${JSON.stringify(large)}`);
-  // The distance chart is SVG: drawn into a canvas once its image has loaded (the load event,
-  // which Safari needs where `decode()` refuses SVG).
+  const failedSaves = () => lab.evaluate(() => [...document.querySelectorAll('[role="status"]')].map((s) => s.textContent).filter((t) => t.startsWith("not saved")));
+  assert.deepEqual(await failedSaves(), [], "no save failed");
+  // The distance chart, in the experiments, is SVG: drawn into a canvas once its image has
+  // loaded (the load event, which Safari needs where `decode()` refuses SVG).
+  await lab.place("experiments");
   await lab.waitFor("distance-chart-png");
   const chart = await picture("distance-chart-png");
   assert.ok(chart.width > 200 && chart.distinct > 4, `the distance chart: ${JSON.stringify(chart)}`);
   const distances = (await lab.saved("distance-chart-csv")).bytes.toString("utf8").trim().split("\n");
   assert.equal(distances[0], "series,layer,head,distance_px");
   assert.ok(distances.some((row) => row.startsWith("this drawing,")), "the drawing's distances");
-  const failed = await lab.evaluate(() => [...document.querySelectorAll('[role="status"]')].map((s) => s.textContent).filter((t) => t.startsWith("not saved")));
-  assert.deepEqual(failed, [], "no save failed");
+  assert.deepEqual(await failedSaves(), [], "no save failed");
   await assertNoErrors(lab);
   await lab.close();
 });
@@ -120,7 +123,7 @@ function pngStats(base64) {
 test("in WebKit a short run trains in two CPU workers, its loss falls, it pauses, resumes, stops, and a paused run resumes after a reload", async () => {
   // No ?backend=: the training worker tries WebGPU, falls back to the CPU and says so. A small
   // ViT (2 layers of 32) so that the loss falls within seconds: 1,876 steps in all.
-  const lab = await WebKitLab.open(app.browser, `${app.server.url}?preset=seed&depth=2&dim=32&heads=4&mlp=64&batch=64&epochs=2&seed=1`);
+  const lab = await WebKitLab.open(app.browser, `${app.server.url}?preset=seed&depth=2&dim=32&heads=4&mlp=64&batch=64&epochs=2&seed=1#train`);
   await lab.click("train-button");
   const step = () => lab.number("training-step");
   await until(step, (s) => s >= 10, { what: "step 10", timeout: 300_000 });
@@ -149,9 +152,10 @@ test("in WebKit a short run trains in two CPU workers, its loss falls, it pauses
   await until(step, (s) => s > kept, { what: "steps after the resume", timeout: 300_000 });
   await lab.click("stop-button");
   await until(() => lab.text("run-state"), (s) => s === "stopped", { what: "stopped" });
+  assert.equal(await lab.count("training-error"), 0);
+  await lab.place("runs");
   await until(() => lab.count("run-row"), (n) => n >= 1, { what: "a row for the run" });
   assert.equal(await lab.count("runs-error"), 0);
-  assert.equal(await lab.count("training-error"), 0);
   await assertNoErrors(lab);
   await lab.close();
 });

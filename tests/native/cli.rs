@@ -805,3 +805,63 @@ fn classify_switches_heads_off_as_the_link_names_them() {
     }
     std::fs::remove_file(image).unwrap();
 }
+
+#[test]
+fn classify_tells_the_story_the_lab_shows_and_refuses_it_for_a_cnn() {
+    let root = env!("CARGO_MANIFEST_DIR");
+    let weights = format!("{root}/pretrained/vit-seed.safetensors");
+    let test = vitlab::native::load_split(
+        &vitlab::native::default_data_dir(),
+        vitlab::data::Split::Test,
+    )
+    .unwrap();
+    let image = std::env::temp_dir().join(format!("vitlab-story-{}.bin", std::process::id()));
+    std::fs::write(&image, test.image(1)).unwrap();
+    let image_path = image.to_str().unwrap();
+    let out = vit(Command::new(VIT).args([
+        "classify",
+        "--weights",
+        &weights,
+        "--image",
+        image_path,
+        "--story",
+        "--json",
+    ]));
+    let json: serde_json::Value = serde_json::from_str(out.lines().last().unwrap()).unwrap();
+    let story = &json["story"];
+    // The seed's model: patches of 7 pixels, a 4×4 grid, tokens of 64, 6 blocks.
+    assert_eq!(story["patches"], 16);
+    assert_eq!(story["patch_size"], 7);
+    let tokens = story["tokens"].as_array().unwrap();
+    assert_eq!(tokens.len(), 16);
+    assert!(tokens.iter().all(|t| t.as_array().unwrap().len() == 64));
+    let lens = story["lens"].as_array().unwrap();
+    assert_eq!(lens.len(), 6);
+    // The lens after the last block is the prediction's probabilities.
+    let last: Vec<f64> = lens[5]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p.as_f64().unwrap())
+        .collect();
+    let probabilities: Vec<f64> = json["probabilities"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p.as_f64().unwrap())
+        .collect();
+    for (a, b) in last.iter().zip(&probabilities) {
+        assert!((a - b).abs() < 1e-5, "{last:?} against {probabilities:?}");
+    }
+    let cnn = format!("{root}/pretrained/cnn-teacher.safetensors");
+    let stderr = refused(&[
+        "classify",
+        "--weights",
+        &cnn,
+        "--image",
+        image_path,
+        "--story",
+    ]);
+    assert!(stderr.contains("a ViT's weights are needed"), "{stderr}");
+    std::fs::remove_file(image).unwrap();
+}

@@ -126,6 +126,11 @@ pub enum Command {
         /// its first test chunk's 2,500).
         #[arg(long, default_value_t = 2_500, value_parser = at_least_one)]
         mean_images: usize,
+        /// Also tell the image's path through the ViT, as the lab's story shows it: each
+        /// patch's token, the logit lens after each block, the rollout through each layer (in
+        /// the JSON line; a ViT's weights only).
+        #[arg(long)]
+        story: bool,
         /// End with one line of JSON.
         #[arg(long)]
         json: bool,

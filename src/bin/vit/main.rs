@@ -128,6 +128,7 @@ fn run(command: Command) -> Result<(), CliError> {
             off,
             replacement,
             mean_images,
+            story,
             json,
             common,
         } => classify::classify(
@@ -137,7 +138,7 @@ fn run(command: Command) -> Result<(), CliError> {
                 heads: HeadsOff::new(off.0, replacement.replacement()),
                 mean_images,
             },
-            json,
+            classify::Told { story, json },
             &common,
         ),
         Command::Ablate {

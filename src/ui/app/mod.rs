@@ -1,13 +1,14 @@
 //! The page's shell: it reads the link, starts the model (in the CPU's drawing worker at once;
 //! on WebGPU too, once the page is quiet, where the browser has it and it proves faster),
-//! shares the page's state through context, and lays out the lab, the comparison with a CNN,
-//! training and the runs. The first screen (the header, the pad, the prediction and the
-//! heatmaps) is laid out at its final size from the first paint (`index.html` paints it before
-//! the app arrives, and its header stays); the rest of the page comes in below it once the
-//! model is in, so nothing on screen moves.
+//! provides the page's services through context, and shows the place the address names
+//! (`crate::place`) under the navigation bar. The first screen (the header, the navigation,
+//! the pad, the prediction and the heatmaps) is laid out at its final size from the first
+//! paint (`index.html` paints it before the app arrives, and its header stays); the story
+//! comes in below it once the model is in, so nothing on screen moves.
 
 mod backend_lines;
 mod model_choice;
+mod nav;
 mod offline_note;
 mod start;
 
@@ -15,19 +16,20 @@ use futures::FutureExt;
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 
+use crate::place::Address;
 use crate::protocol::BackendKind;
 use crate::share::Experiment;
 use crate::share::View;
 use crate::shipped::DEFAULT_WEIGHTS;
-use crate::ui::inductive_bias::InductiveBias;
-use crate::ui::lab::Lab;
-use crate::ui::runs::RunsPanel;
+use crate::ui::lab::provide_lab;
+use crate::ui::places::place_view;
 use crate::ui::state::{AppState, Below, FineTuning, Handwriting};
-use crate::ui::training::TrainingPanel;
+use crate::ui::training::provide_training;
 use crate::ui::widgets::ErrorBanner;
 use crate::web;
 use backend_lines::BackendLines;
-use model_choice::ModelChoice;
+pub use model_choice::ModelChoice;
+use nav::NavBar;
 use offline_note::{Offline, OfflineNote};
 
 /// The whole page.
@@ -46,9 +48,15 @@ pub fn App() -> impl IntoView {
     }
     app.keeper.load();
     provide_context(app);
-    provide_context(app.lab());
+    let lab = app.lab();
+    provide_context(lab);
     provide_context(Handwriting::new());
     provide_context(FineTuning::new());
+    // The services every place asks, provided once: a place left and come back to finds the
+    // drawing's reading, a run under way and the explaining worker as they were.
+    provide_lab(lab);
+    provide_training(app, experiment.plan);
+    follow_the_address(app);
     let offline = RwSignal::new(Offline::Preparing);
     let first_screen_end = NodeRef::<leptos::html::Div>::new();
     spawn_local(async move {
@@ -81,25 +89,14 @@ pub fn App() -> impl IntoView {
         web::when_idle(OFFLINE_QUIET_MS).await;
         offline_note::keep_for_offline(offline).await;
     });
-    let initial_plan = StoredValue::new(experiment.plan);
-    let [bias, training, runs, footer] = [
-        Below::InductiveBias,
-        Below::Training,
-        Below::Runs,
-        Below::Footer,
-    ]
-    .map(|part| app.revealed.when(part));
-
+    let place = Memo::new(move |_| app.address.with(|a| a.place));
+    let footer = app.revealed.when(Below::Footer);
     view! {
         <BackendLines />
-        <main>
-        <ErrorBanner error=app.error />
-        <ModelChoice />
-        <Lab />
-        <div class="first-screen-end" node_ref=first_screen_end aria-hidden="true"></div>
-        {move || bias.get().then(|| view! { <InductiveBias /> })}
-        {move || training.get().then(|| view! { <TrainingPanel initial_plan=initial_plan.get_value() /> })}
-        {move || runs.get().then(|| view! { <RunsPanel /> })}
+        <NavBar />
+        <main data-place=move || place.get().slug()>
+            <ErrorBanner error=app.error />
+            {move || place_view(place.get(), first_screen_end)}
         </main>
         {move || footer.get().then(|| view! {
             <footer>
@@ -110,12 +107,39 @@ pub fn App() -> impl IntoView {
     }
 }
 
+/// Keeps the page's address in step with the URL's fragment: a link followed, Back or Forward
+/// opens its place at its top, or brings the part it names into view once it is built.
+fn follow_the_address(app: AppState) {
+    app.address.set(Address::read(&web::address::fragment()));
+    let listener = web::address::on_fragment_change(move |fragment| {
+        app.address.set(Address::read(&fragment));
+    });
+    // The page's own listener, for as long as the page.
+    StoredValue::new_local(listener);
+    Effect::new(move |before: Option<()>| {
+        let address = app.address.get();
+        // The first place opens where the browser put it.
+        if before.is_none() && address.part.is_none() {
+            return;
+        }
+        spawn_local(async move {
+            // Once the place's cards are built.
+            web::after_next_paint().await;
+            let brought = address
+                .part
+                .is_some_and(|part| web::address::bring_into_view(part.slug()));
+            if !brought {
+                web::address::scroll_to_top();
+            }
+        });
+    });
+}
+
 /// How long the page stays quiet after it has loaded before the service worker keeps its
 /// files for offline use (the page's and both workers', about 4 MB).
 const OFFLINE_QUIET_MS: u32 = 5_000;
 
 /// How long the page stays quiet after the model is in before the parts below the first screen
-/// come in unasked: building them is most of the first load's main-thread work (Lighthouse's
-/// mobile TBT 450-930 ms with them at once, on this machine), and a visitor who scrolls gets
-/// them at once.
+/// come in unasked: building them is most of the first load's main-thread work, and a
+/// visitor who scrolls gets them at once.
 const REVEAL_QUIET_MS: u32 = 3_000;

@@ -6,7 +6,7 @@ use crate::shipped::{SHIPPED_MODELS, is_shipped};
 use crate::ui::state::AppState;
 
 #[component]
-pub(super) fn ModelChoice() -> impl IntoView {
+pub fn ModelChoice() -> impl IntoView {
     let app = expect_context::<AppState>();
     let model_source = app.model_source;
     let shipped_choice = move || {

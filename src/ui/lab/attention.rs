@@ -195,14 +195,15 @@ fn LargeMap(
                     on:mouseleave=move |_| hovered.set(None)
                 ></canvas>
             </div>
-            <p class="caption">{move || shown.get().map(|(_, label)| label).unwrap_or_else(|| "draw a digit".into())}</p>
+            <p class="caption">{move || shown.get().map(|(_, label)| label).unwrap_or_else(|| "Draw a digit on the pad: where the model looks shows here.".into())}</p>
             <div class="legend">
                 <span>{move || scale.get().map(|(lo, _)| format!("{lo:.3}")).unwrap_or_default()}</span>
                 <canvas node_ref=legend_ref width=160 height=12></canvas>
                 <span>{move || scale.get().map(|(_, hi)| format!("{hi:.3}")).unwrap_or_default()}</span>
             </div>
             <div class="buttons">
-                <ExportButton label="PNG" testid="attention-map-png" file="vitlab-attention-map.png" make=move || {
+                <ExportButton label="PNG" testid="attention-map-png" file="vitlab-attention-map.png"
+                    ready=Signal::derive(move || shown.with(Option::is_some)) make=move || {
                     let (under, over) = image_ref.get_untracked().zip(overlay_ref.get_untracked())?;
                     paint::stacked(&under, &over).map(Export::Canvas)
                 } />

@@ -18,7 +18,7 @@ const LATENCIES_KEPT: usize = 200;
 
 /// Shared by the lab's cards through context.
 #[derive(Clone, Copy)]
-pub(super) struct Classifications {
+pub struct Classifications {
     lab: LabState,
     pub result: RwSignal<Option<Arc<Reading>>>,
     /// The heads switched off in the result shown.

@@ -1,12 +1,11 @@
 //! The draw card: the pad, a random test digit instead of a drawing, and the latency.
 
 use leptos::prelude::*;
-use leptos::task::spawn_local;
 
 use super::classifier::Classifications;
 use super::draw_pad::{DrawPad, PadImage};
 use super::prediction::Latency;
-use crate::ui::state::{LabState, ShownDigit};
+use crate::ui::state::LabState;
 
 #[component]
 pub(super) fn DrawCard() -> impl IntoView {
@@ -20,21 +19,11 @@ pub(super) fn DrawCard() -> impl IntoView {
         }
         classifier.classify_from(drawn.image, drawn.at_ms);
     });
-    let random_digit = move |_| {
-        let Some(engine) = lab.engine.get_untracked() else {
-            return;
-        };
-        spawn_local(async move {
-            match engine.test_digit(None).await {
-                Ok(test_digit) => digit.set(Some(ShownDigit::of_test_digit(test_digit))),
-                Err(error) => lab.on_problem.run(format!("No test digit: {error}")),
-            }
-        })
-    };
+    let random_digit = move |_| lab.show_random_digit();
     view! {
         <section class="card draw">
             <h2>"Draw a digit"</h2>
-            <DrawPad on_image=from_pad shown=Signal::derive(move || digit.get().map(|d| d.image)) />
+            <DrawPad on_image=from_pad shown=Signal::derive(move || digit.get().map(|d| d.image)) strokes=lab.strokes />
             <div class="buttons">
                 <button data-testid="random-test-digit" on:click=random_digit>"Random test digit"</button>
             </div>

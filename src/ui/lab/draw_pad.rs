@@ -86,10 +86,10 @@ struct Pad {
 }
 
 impl Pad {
-    fn new(on_image: Callback<PadImage>) -> Self {
+    fn new(on_image: Callback<PadImage>, strokes: StoredValue<Vec<Stroke>>) -> Self {
         Self {
             canvas_ref: NodeRef::new(),
-            strokes: StoredValue::new(Vec::new()),
+            strokes,
             drawing: StoredValue::new(false),
             showing: StoredValue::new(false),
             on_image,
@@ -202,8 +202,15 @@ pub fn DrawPad(
     /// An image to show instead of the drawing, while there is one.
     #[prop(into)]
     shown: Signal<Option<Vec<u8>>>,
+    /// Where the strokes are kept: a pad built again (its place left and come back to) shows
+    /// them as they were, without reading them again.
+    #[prop(optional)]
+    strokes: Option<StoredValue<Vec<Stroke>>>,
 ) -> impl IntoView {
-    let pad = Pad::new(on_image);
+    let pad = Pad::new(
+        on_image,
+        strokes.unwrap_or_else(|| StoredValue::new(Vec::new())),
+    );
     Effect::new(move |_| pad.show(shown));
     view! {
         <div class="draw-pad">

@@ -88,8 +88,13 @@ pub(super) fn Explanations(grid: usize, depth: usize) -> impl IntoView {
             .map(|e| maps_sheet(rollout.get_untracked(), &e, grid))
     });
     let is_ready = Signal::derive(move || answer.with(|a| a.ready().is_some()));
+    let no_digit = move || result.with(Option::is_none);
     view! {
         <div class="explanations" data-testid="explanations" data-state=move || answer.with(Answer::state)>
+            {move || no_digit().then(|| view! {
+                <p class="hint">"Rollout beside gradient relevance, and the logit lens, for the digit on the pad: draw one, or take a test digit above."</p>
+            })}
+            <div hidden=no_digit>
             <div class="explain-maps">
                 <figure>
                     <HeatCanvas values=rollout grid=grid size=140 title="attention rollout" />
@@ -107,9 +112,10 @@ pub(super) fn Explanations(grid: usize, depth: usize) -> impl IntoView {
             <p class="hint">{move || answer.with(hint)}</p>
             <LogitLens explanation=ready depth=depth />
             <div class="buttons">
-                <span>"Both maps: "<SheetButtons sheet=maps name="explanation-maps" ready=is_ready /></span>
+                <span hidden=move || !is_ready.get()>"Both maps: "<SheetButtons sheet=maps name="explanation-maps" ready=is_ready /></span>
                 <ExportButton label="Logit lens as CSV" large=true testid="lens-csv" file="vitlab-logit-lens.csv" ready=is_ready
                     make=move || ready.get_untracked().map(|e| Export::text(e.lens_csv())) />
+            </div>
             </div>
         </div>
     }

@@ -11,6 +11,7 @@ use leptos::task::spawn_local;
 
 use super::fine_tune::LearnMyHandwriting;
 use crate::data::{PERSONAL_IMAGES_FILE, PERSONAL_LABELS_FILE, PersonalSet};
+use crate::place::{Address, Place};
 use crate::ui::state::{Handwriting, LabState};
 use crate::ui::widgets::{Export, ExportButton, HeatCanvas, Palette, read_file};
 
@@ -47,18 +48,20 @@ pub(super) fn TeachButtons() -> impl IntoView {
         lab.model_input.track();
         said.set(None);
     });
+    // Offered with a drawing to keep, not before.
     view! {
-        <div class="teach" role="group" aria-label="what the drawing really is">
-            <span class="teach-label">"It is a"</span>
-            {(0..10u8)
-                .map(|label| view! {
-                    <button class="teach-digit" data-testid=format!("teach-{label}")
-                        prop:disabled=move || lab.model_input.with(Option::is_none)
-                        title=format!("Keep this drawing in your set as a {label}")
-                        on:click=move |_| teach(label)>{label}</button>
-                })
-                .collect_view()}
-        </div>
+        {move || lab.model_input.with(Option::is_some).then(|| view! {
+            <div class="teach" role="group" aria-label="what the drawing really is">
+                <span class="teach-label">"It is a"</span>
+                {(0..10u8)
+                    .map(|label| view! {
+                        <button class="teach-digit" data-testid=format!("teach-{label}")
+                            title=format!("Keep this drawing in your set as a {label}")
+                            on:click=move |_| teach(label)>{label}</button>
+                    })
+                    .collect_view()}
+            </div>
+        })}
         <p class="teach-said" data-testid="teach-said" role="status">{move || said.get()}</p>
     }
 }
@@ -113,6 +116,7 @@ pub(super) fn HandwritingCard() -> impl IntoView {
             reads.set(Some(read));
         });
     });
+    let has_digits = Memo::new(move |_| set.with(|s| !s.is_empty()));
     let correct = move || {
         let labels = set.with(|s| s.labels.clone());
         reads.with(|r| {
@@ -125,10 +129,19 @@ pub(super) fn HandwritingCard() -> impl IntoView {
         })
     };
     view! {
-        <p class="hint">
-            "Your own digits: draw one, then say what it is with the buttons under the prediction. The model's input (the 28×28 image it read) is kept with your label in this browser. Saved as MNIST's own files, they open in any MNIST tool and in "
-            <code>"vit eval --personal DIR"</code>" and "<code>"vit train --extra DIR"</code>"."
-        </p>
+        {move || set.with(|s| s.is_empty()).then(|| view! {
+            <div class="chart-empty" data-testid="no-digits">
+                <p>"No digits yet. Draw one, then say what it is with " <strong>"It is a …"</strong> " under the prediction: the model's 28×28 input is kept here with your label."</p>
+                <a class="button primary" href=Address::of(Place::Draw).fragment()>"Draw a digit"</a>
+            </div>
+        })}
+        <details class="why">
+            <summary>"Where your digits are kept, and their files"</summary>
+            <p class="hint">
+                "The model's input (the 28×28 image it read) is kept with your label in this browser. Saved as MNIST's own files, they open in any MNIST tool and in "
+                <code>"vit eval --personal DIR"</code>" and "<code>"vit train --extra DIR"</code>"."
+            </p>
+        </details>
         <SetFiles />
         <p class="caption" data-testid="handwriting-count" data-count=move || set.with(|s| s.len()).to_string()>
             {move || {
@@ -151,7 +164,9 @@ pub(super) fn HandwritingCard() -> impl IntoView {
         {move || set.with(|s| s.len() > SHOWN).then(|| view! {
             <p class="hint">{move || format!("The newest {SHOWN} shown; {} more are in the set and its files.", set.with(|s| s.len()).saturating_sub(SHOWN))}</p>
         })}
-        <LearnMyHandwriting />
+        // Offered once there are digits to learn: a Memo, so that adding one does not build
+        // it again.
+        {move || has_digits.get().then(|| view! { <LearnMyHandwriting /> })}
     }
 }
 
@@ -239,9 +254,11 @@ fn SetFiles() -> impl IntoView {
                 <span>"Open a set (both files): "</span>
                 <input type="file" multiple accept=".gz" data-testid="handwriting-open" on:change=import />
             </label>
-            <button data-testid="handwriting-delete-all" prop:disabled=move || !ready.get() || !handwriting.loaded.get() on:click=delete_all>
-                {move || if confirming.get() { format!("Delete all {}? Click again", set.with(|s| s.len())) } else { "Delete all".into() }}
-            </button>
+            {move || (ready.get() && handwriting.loaded.get()).then(|| view! {
+                <button data-testid="handwriting-delete-all" on:click=delete_all>
+                    {move || if confirming.get() { format!("Delete all {}? Click again", set.with(|s| s.len())) } else { "Delete all".into() }}
+                </button>
+            })}
         </div>
         <p class="teach-said" data-testid="handwriting-said" role="status">{move || said.get()}</p>
     }

@@ -92,7 +92,13 @@ pub(super) fn HeadsMatter(depth: usize, heads: usize) -> impl IntoView {
             _ => None,
         })}
         <p class="caption" data-testid="heads-matter-caption">{move || measured.with(|m| m.as_deref().map(caption))}</p>
-        <svg node_ref=svg_ref class="heat-table" data-testid="heads-matter-table"
+        // Until it is measured, the table says what fills it instead of showing an empty grid.
+        {move || (!ready.get() && !answer.with(|a| matches!(a, Answer::Asking))).then(|| view! {
+            <div class="chart-empty">
+                <p>{move || format!("Press Measure: each of the {} heads is switched off alone on the test digits, in seconds, and the accuracy it costs fills a table of {depth} layers × {heads} heads.", depth * heads)}</p>
+            </div>
+        })}
+        <svg node_ref=svg_ref class="heat-table" data-testid="heads-matter-table" hidden=move || !ready.get()
             viewBox=format!("0 0 {} {}", LEFT + CELL_W * heads as f64 + 4.0, TOP + CELL_H * depth as f64 + 4.0)
             role="group" aria-label=move || measured.with(|m| m.as_deref().map(summary).unwrap_or_else(|| "not measured yet".into()))>
             {(0..heads).map(|h| view! { <text class="tick" x=LEFT + CELL_W * (h as f64 + 0.5) y=TOP - 7.0 text-anchor="middle">{format!("h{}", h + 1)}</text> }).collect_view()}

@@ -63,8 +63,11 @@ pub(super) fn HeadSwitches(switching: RwSignal<bool>) -> impl IntoView {
             c.in_flight.get() && c.result_off.with(|shown| off.with(|o| shown != o))
         })
     };
+    // Folded until asked for, or while heads are off (a link may switch some off).
+    let open = move || switching.get() || off.with(|o| !o.is_empty());
     view! {
-        <div class="head-switches" data-testid="head-switches">
+        <details class="head-switches" data-testid="head-switches" prop:open=open>
+            <summary>"Switch heads off"</summary>
             <span class="segmented" role="group" aria-label="what a click on a head does">
                 <button class="small" aria-pressed=move || (!switching.get()).to_string() on:click=move |_| switching.set(false)>"Click shows a head"</button>
                 <button class="small" data-testid="switch-heads" aria-pressed=move || switching.get().to_string() on:click=move |_| switching.set(true)>"Click switches it off"</button>
@@ -76,8 +79,10 @@ pub(super) fn HeadSwitches(switching: RwSignal<bool>) -> impl IntoView {
                     <option value="zero" selected=move || off.with(|o| o.replacement == Replacement::Zero)>"zero"</option>
                 </select>
             </label>
-            <button class="small" data-testid="heads-back" prop:disabled=move || off.with(HeadsOff::is_empty)
-                on:click=move |_| off.update(|o| *o = HeadsOff::new([], o.replacement))>"Every head back on"</button>
+            {move || off.with(|o| !o.is_empty()).then(|| view! {
+                <button class="small" data-testid="heads-back"
+                    on:click=move |_| off.update(|o| *o = HeadsOff::new([], o.replacement))>"Every head back on"</button>
+            })}
             <p class="heads-off-status" class:reading=reading data-testid="heads-off" data-off=move || off.with(HeadsOff::to_param) role="status">
                 {move || if reading() {
                     "Reading the drawing again with these heads… (the first time by mean also takes each head's mean output)".to_string()
@@ -85,6 +90,6 @@ pub(super) fn HeadSwitches(switching: RwSignal<bool>) -> impl IntoView {
                     off.with(describe)
                 }}
             </p>
-        </div>
+        </details>
     }
 }

@@ -13,14 +13,14 @@ use super::attention::AttentionView;
 use super::classifier::Classifications;
 use super::cnn_view::CnnView;
 use super::explain::Explanations;
-use super::explainer::Explainer;
 use super::heads_matter::HeadsMatter;
 use super::occlusion::Occlusion;
 use crate::analysis::MapChoice;
 use crate::analysis::inference::ModelInsight;
 use crate::analysis::reading::Reading;
 use crate::model::VitConfig;
-use crate::ui::state::{Below, LabState};
+use crate::place::Part;
+use crate::ui::state::LabState;
 use crate::ui::widgets::on_first_sight;
 
 /// What the heatmap card is drawn for: the patch grid, the layers and the heads.
@@ -70,7 +70,8 @@ pub(super) fn WhereItLooks(shape: MapShape) -> impl IntoView {
     }
 }
 
-/// The wide cards of the model in use, each as the page brings it in.
+/// The wide cards of the model in use, each with the id its address names
+/// (`crate::place::Part`).
 #[component]
 pub(super) fn Inside(insight: ModelInsight) -> impl IntoView {
     let lab = expect_context::<LabState>();
@@ -84,57 +85,35 @@ pub(super) fn Inside(insight: ModelInsight) -> impl IntoView {
                 lab.map.set(MapChoice::Rollout);
             }
             let result = MapShape { grid, depth, heads }.reading(classified);
-            provide_context(Explainer::new(lab));
             // Fig. 7's distance over test digits is measured once this card is seen.
             let inside = NodeRef::<Section>::new();
             on_first_sight(inside, lab.want_batch_distance);
-            let [explanations, occlusion, heads_matter, analysis] = [
-                Below::Explanations,
-                Below::Occlusion,
-                Below::HeadsMatter,
-                Below::InsideTheModel,
-            ]
-            .map(|part| lab.revealed.when(part));
-            let insight = Arc::new(insight);
             view! {
-                {move || explanations.get().then(|| view! {
-                    <section class="card wide">
-                        <h2>"Beyond rollout"</h2>
-                        <Explanations grid=grid depth=depth />
-                    </section>
-                })}
-                {move || occlusion.get().then(|| view! {
-                    <section class="card wide">
-                        <h2>"Patches hidden: ViT against CNN"</h2>
-                        <Occlusion grid=grid />
-                    </section>
-                })}
-                {move || heads_matter.get().then(|| view! {
-                    <section class="card wide" data-testid="heads-matter-card">
-                        <h2>"Which heads matter"</h2>
-                        <HeadsMatter depth=depth heads=heads />
-                    </section>
-                })}
-                {move || analysis.get().then(|| view! {
-                    <section class="card wide" node_ref=inside>
-                        <h2>"Inside the model"</h2>
-                        <AnalysisView insight=insight.clone() result=result batch_distance=lab.batch_distance grid=grid patch_size=patch_size />
-                    </section>
-                })}
+                <section class="card wide" id=Part::BeyondRollout.slug() tabindex="-1">
+                    <h2>"Beyond rollout"</h2>
+                    <Explanations grid=grid depth=depth />
+                </section>
+                <section class="card wide" id=Part::PatchesHidden.slug() tabindex="-1">
+                    <h2>"Patches hidden: ViT against CNN"</h2>
+                    <Occlusion grid=grid />
+                </section>
+                <section class="card wide" data-testid="heads-matter-card" id=Part::HeadsMatter.slug() tabindex="-1">
+                    <h2>"Which heads matter"</h2>
+                    <HeadsMatter depth=depth heads=heads />
+                </section>
+                <section class="card wide" node_ref=inside id=Part::InsideTheModel.slug() tabindex="-1">
+                    <h2>"Inside the model"</h2>
+                    <AnalysisView insight=Arc::new(insight) result=result batch_distance=lab.batch_distance grid=grid patch_size=patch_size />
+                </section>
             }
             .into_any()
         }
-        ModelInsight::Cnn(insight) => {
-            let shown = lab.revealed.when(Below::Explanations);
-            view! {
-                {move || shown.get().then(|| view! {
-                    <section class="card wide">
-                        <h2>"Inside the CNN"</h2>
-                        <CnnView insight=insight.clone() />
-                    </section>
-                })}
-            }
-            .into_any()
+        ModelInsight::Cnn(insight) => view! {
+            <section class="card wide" id=Part::InsideTheModel.slug() tabindex="-1">
+                <h2>"Inside the CNN"</h2>
+                <CnnView insight=insight />
+            </section>
         }
+        .into_any(),
     }
 }

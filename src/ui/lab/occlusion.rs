@@ -15,7 +15,7 @@ use super::question::{Answer, Question};
 use crate::analysis::occlusion::{Comparison, OcclusionCurves, occlude};
 use crate::data::{IMAGE_PIXELS, IMAGE_SIDE};
 use crate::ui::state::{LabState, WhenSettled};
-use crate::ui::widgets::{Export, ExportButton, LineChart, Series, paint};
+use crate::ui::widgets::{Export, ExportButton, LineChart, Series, WhenEmpty, paint};
 
 /// Test digits the curves are measured on: enough for a smooth curve, seconds in a worker.
 const CURVE_IMAGES: u32 = 200;
@@ -116,15 +116,19 @@ fn HidePatches(grid: usize) -> impl IntoView {
     view! {
         <div class="occlusion-hide">
             <canvas node_ref=canvas_ref width=CANVAS height=CANVAS data-testid="occlusion-input" role="img"
-                aria-label="the model's input; click a patch to hide it" on:click=on_click></canvas>
+                aria-label="the model's input; click a patch to hide it" on:click=on_click
+                hidden=move || settled.with(Option::is_none)></canvas>
             <p data-testid="occlusion-readings" data-state=move || answer.with(Answer::state)
                 data-image=move || ready(|r| r.image.iter().map(|b| format!("{b:02x}")).collect())
                 data-hidden=move || ready(|r| r.patches.iter().map(u16::to_string).collect::<Vec<_>>().join(","))
                 data-comparison=move || ready(|r| serde_json::to_string(&r.comparison).unwrap_or_default())
             >{move || answer.with(|a| readings_line(a, hidden.with(BTreeSet::len)))}</p>
-            <div class="buttons">
-                <button data-testid="occlusion-clear" on:click=move |_| hidden.set(BTreeSet::new())>"Show every patch"</button>
-            </div>
+            // Something to show again once a patch is hidden.
+            {move || hidden.with(|h| !h.is_empty()).then(|| view! {
+                <div class="buttons">
+                    <button data-testid="occlusion-clear" on:click=move |_| hidden.set(BTreeSet::new())>"Show every patch"</button>
+                </div>
+            })}
         </div>
     }
 }
@@ -203,7 +207,7 @@ fn curve_series(curves: &OcclusionCurves) -> Vec<Series> {
 fn Curves() -> impl IntoView {
     let question = Question::<Arc<OcclusionCurves>>::new();
     let answer = question.answer();
-    let measure = move |_| {
+    let measure = move |_: ()| {
         question.ask(true, |worker, backend| async move {
             worker.curves(CURVE_IMAGES, backend).await.map(Arc::new)
         });
@@ -219,22 +223,33 @@ fn Curves() -> impl IntoView {
             .with(|c| c.as_deref().map(curve_series))
             .unwrap_or_default()
     });
+    let is_measured = move || measured.with(Option::is_some);
+    let asking = move || answer.with(|a| matches!(a, Answer::Asking));
+    let when_empty = WhenEmpty::says(format!(
+        "Both models' test accuracy as more and more patches are hidden: measured in a worker on {CURVE_IMAGES} test digits, in seconds."
+    ))
+    .with_action(
+        format!("Measure on {CURVE_IMAGES} test digits"),
+        "occlusion-measure",
+        Callback::new(measure),
+    );
     view! {
         <div class="occlusion-curves">
-            <div class="buttons">
-                <button data-testid="occlusion-measure" prop:disabled=move || answer.with(|a| matches!(a, Answer::Asking)) on:click=measure>
-                    {format!("Measure on {CURVE_IMAGES} test digits")}
-                </button>
-                <ExportButton label="Curves as CSV" large=true testid="occlusion-csv" file="vitlab-occlusion.csv"
-                    ready=Signal::derive(move || measured.with(Option::is_some))
-                    make=move || measured.with_untracked(|c| c.as_ref().map(|c| Export::text(c.csv()))) />
-            </div>
+            {move || is_measured().then(|| view! {
+                <div class="buttons">
+                    <button data-testid="occlusion-measure" prop:disabled=asking on:click=move |_| measure(())>
+                        "Measure again"
+                    </button>
+                    <ExportButton label="Curves as CSV" large=true testid="occlusion-csv" file="vitlab-occlusion.csv"
+                        make=move || measured.with_untracked(|c| c.as_ref().map(|c| Export::text(c.csv()))) />
+                </div>
+            })}
             {move || answer.with(|a| match a {
                 Answer::Failed(why) => Some(view! { <p class="error" role="alert">{format!("The measurement failed: {why}.")}</p> }.into_any()),
                 Answer::Asking => Some(view! { <p class="hint">"Measuring in the explaining worker…"</p> }.into_any()),
                 _ => None,
             })}
-            <LineChart series=series y_range=(0.0, 1.0) x_label="% of patches hidden" testid="occlusion-chart" />
+            <LineChart series=series y_range=(0.0, 1.0) x_label="% of patches hidden" testid="occlusion-chart" when_empty=when_empty />
         </div>
     }
 }

@@ -6,6 +6,7 @@ mod table;
 
 use leptos::prelude::*;
 
+use crate::place::{Address, Place};
 use crate::ui::lab::AttentionTimeline;
 use crate::ui::state::AppState;
 use compare::CompareCharts;
@@ -32,7 +33,13 @@ pub fn RunsPanel() -> impl IntoView {
         <section class="card runs" data-testid="runs-panel">
             <h2>"Runs in this browser"</h2>
             {move || problem.get().map(|message| view! { <p class="error" data-testid="runs-error" role="alert">{message}</p> })}
-            <div class="scroll-x" tabindex="0" role="region" aria-label="runs">
+            {move || records.with(Vec::is_empty).then(|| view! {
+                <div class="chart-empty" data-testid="no-runs">
+                    <p>"No run yet in this browser. A run you train is kept here, with its curves and weights, across reloads."</p>
+                    <a class="button primary" href=Address::of(Place::Train).fragment()>"Train one"</a>
+                </div>
+            })}
+            <div class="runs-list" hidden=move || records.with(Vec::is_empty)>
                 <table class="runs-table" data-testid="runs-table">
                     <thead>
                         <tr><th>"compare"</th><th>"run"</th><th>"plan"</th><th>"device"</th><th>"steps"</th><th>"best test"</th><th>"last test"</th><th>"actions"</th></tr>
@@ -44,7 +51,7 @@ pub fn RunsPanel() -> impl IntoView {
                     </tbody>
                 </table>
             </div>
-            <p class="caption">"Tick runs to overlay their curves. A run's weights are kept from its last pause, stop or end."</p>
+            <p class="caption" hidden=move || records.with(Vec::is_empty)>"Tick runs to overlay their curves. A run's weights are kept from its last pause, stop or end."</p>
             <SpaceUsed />
             {move || replayed.get().map(|id| view! {
                 <h3>{format!("Attention as run {} learned", crate::run_store::short_name(id))}</h3>

@@ -5,6 +5,7 @@ use std::collections::BTreeSet;
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 
+use crate::place::{Address, Place};
 use crate::run_record::RunRecord;
 use crate::run_store::short_name;
 use crate::ui::state::AppState;
@@ -32,12 +33,20 @@ impl RunsTable {
     fn use_weights(self, id: u64) {
         spawn_local(async move {
             match self.app.keeper.weights(id).await {
-                Ok(bytes) => self
-                    .app
-                    .use_weights((bytes, format!("run {}", short_name(id)))),
+                Ok(bytes) => {
+                    self.app
+                        .use_weights((bytes, format!("run {}", short_name(id))));
+                    self.app.go(Address::of(Place::Draw));
+                }
                 Err(error) => self.app.keeper.problem.set(Some(error)),
             }
         })
+    }
+
+    /// The run continues in the training panel, which opens to show it.
+    fn continue_run(self, id: u64) {
+        self.app.keeper.continue_asked.set(Some(id));
+        self.app.go(Address::of(Place::Train));
     }
 
     /// The row goes once the browser's database has let the run go (its checkpoint and
@@ -81,7 +90,7 @@ pub(super) fn RunRow(record: RunRecord) -> impl IntoView {
     };
     view! {
         <tr data-testid="run-row" data-run=id.to_string()>
-            <td>
+            <td data-label="compare">
                 <input
                     type="checkbox"
                     aria-label=format!("compare run {name}")
@@ -94,16 +103,22 @@ pub(super) fn RunRow(record: RunRecord) -> impl IntoView {
                     }
                 />
             </td>
-            <td>{name.clone()}" "<span class="caption">{started(record.started_ms())}</span></td>
-            <td class="caption">{record.summary()}</td>
-            <td>{record.backend.map_or("–", |b| b.label())}</td>
-            <td>{format!("{} / {}", record.step, record.total_steps)}</td>
-            <td>{percent(record.best_test)}</td>
-            <td>{percent(record.last_test)}</td>
-            <td class="buttons">
-                <button prop:disabled=!record.has_weights on:click=move |_| table.use_weights(id) aria-label=format!("Use weights of run {name}")>"Use weights"</button>
-                <button on:click=move |_| table.app.keeper.continue_asked.set(Some(id)) data-testid="continue-run" title=continue_from aria-label=format!("Continue run {name} {continue_from}")>"Continue"</button>
-                <button prop:disabled=record.timeline.snapshots.is_empty() on:click=move |_| table.replayed.set(Some(id)) aria-label=format!("Replay attention of run {name}")>"Replay attention"</button>
+            <td class="run-name" data-label="run">{name.clone()}" "<span class="caption">{started(record.started_ms())}</span></td>
+            <td class="caption" data-label="plan">{record.summary()}</td>
+            <td data-label="device">{record.backend.map_or("–", |b| b.label())}</td>
+            <td data-label="steps">{format!("{} / {}", record.step, record.total_steps)}</td>
+            <td data-label="best test">{percent(record.best_test)}</td>
+            <td data-label="last test">{percent(record.last_test)}</td>
+            <td class="buttons" data-label="actions">
+                // Only what the run has: weights once it has kept some, attention once it has
+                // snapshots of it.
+                {record.has_weights.then(|| view! {
+                    <button on:click=move |_| table.use_weights(id) aria-label=format!("Draw with the weights of run {name}")>"Draw with it"</button>
+                })}
+                <button on:click=move |_| table.continue_run(id) data-testid="continue-run" title=continue_from aria-label=format!("Continue run {name} {continue_from}")>"Continue"</button>
+                {(!record.timeline.snapshots.is_empty()).then(|| view! {
+                    <button on:click=move |_| table.replayed.set(Some(id)) aria-label=format!("Replay attention of run {name}")>"Replay attention"</button>
+                })}
                 <button on:click=move |_| table.delete(id) aria-label=format!("Delete run {name}")>"Delete"</button>
             </td>
         </tr>

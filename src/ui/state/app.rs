@@ -4,9 +4,12 @@
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 
-use super::{LabState, ModelHost, Revealed, RunKeeper, ShownDigit, test_batch_distance};
+use super::{
+    LabState, ModelHost, PadStrokes, Revealed, RunKeeper, ShownDigit, test_batch_distance,
+};
 use crate::analysis::MapChoice;
 use crate::model::HeadsOff;
+use crate::place::Address;
 use crate::protocol::BackendKind;
 use crate::share::View;
 use crate::shipped::is_shipped;
@@ -47,6 +50,10 @@ pub struct AppState {
     pub keeper: RunKeeper,
     /// How much of the page below its first screen is in.
     pub revealed: Revealed,
+    /// The place shown, and the part of it a link named (`crate::place`).
+    pub address: RwSignal<Address>,
+    /// What is drawn on the pad, kept while another place is shown.
+    pub strokes: PadStrokes,
     /// The backend the page was asked for (`?backend=`), the default for training too; none
     /// times the two.
     pub preferred: Option<BackendKind>,
@@ -72,7 +79,17 @@ impl AppState {
             model_url: RwSignal::new(Some(weights_url.to_string())),
             keeper: RunKeeper::new(records, runs_problem),
             revealed: Revealed::new(),
+            address: RwSignal::new(Address::default()),
+            strokes: StoredValue::new(Vec::new()),
             preferred,
+        }
+    }
+
+    /// Opens the place (and brings in the part) `address` names, as a link to it would: the
+    /// history gets an entry, so that Back returns.
+    pub fn go(self, address: Address) {
+        if let Some(window) = web_sys::window() {
+            let _ = window.location().set_hash(&address.fragment());
         }
     }
 
@@ -93,6 +110,7 @@ impl AppState {
             batch_distance: self.batch_distance.into(),
             want_batch_distance: Callback::new(move |()| self.want_batch_distance()),
             revealed: self.revealed,
+            strokes: self.strokes,
             shown_digit: self.shown_digit,
             map: self.map,
             heads_off: self.heads_off,

@@ -2,8 +2,12 @@
 //! problems, and what it shows.
 
 use leptos::prelude::*;
+use leptos::task::spawn_local;
 
 use super::{CpuEngine, EngineSignal, Revealed, ShownDigit, WeightsBytes};
+
+/// The pad's strokes, each a list of points in the pad's canvas pixels.
+pub type PadStrokes = StoredValue<Vec<Vec<(f64, f64)>>>;
 use crate::analysis::MapChoice;
 use crate::model::HeadsOff;
 use crate::protocol::BackendKind;
@@ -27,8 +31,10 @@ pub struct LabState {
     pub batch_distance: Signal<Option<Vec<Vec<f32>>>>,
     /// Told that a card showing the batch's distance is seen: it is measured then, not before.
     pub want_batch_distance: Callback<()>,
-    /// How much of the page below its first screen is in (the lab's wide cards are part).
+    /// How much of the page below its first screen is in.
     pub revealed: Revealed,
+    /// What is drawn on the pad, kept while another place is shown.
+    pub strokes: PadStrokes,
     /// A test digit shown in the draw panel instead of a drawing, set from anywhere.
     pub shown_digit: RwSignal<Option<ShownDigit>>,
     /// The attention map shown large (a link may set it).
@@ -38,4 +44,20 @@ pub struct LabState {
     /// The image the model is given: the drawing, or a test digit (the training run probes
     /// it too).
     pub model_input: RwSignal<Option<Vec<u8>>>,
+}
+
+impl LabState {
+    /// A random test digit in the draw panel instead of a drawing, as its button there puts
+    /// one: what a card waiting for a drawing offers in one click.
+    pub fn show_random_digit(self) {
+        let Some(engine) = self.engine.get_untracked() else {
+            return;
+        };
+        spawn_local(async move {
+            match engine.test_digit(None).await {
+                Ok(digit) => self.shown_digit.set(Some(ShownDigit::of_test_digit(digit))),
+                Err(error) => self.on_problem.run(format!("No test digit: {error}")),
+            }
+        })
+    }
 }

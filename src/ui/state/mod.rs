@@ -22,7 +22,7 @@ pub use batch_distance::{DistanceError, test_batch_distance};
 pub use fine_tuning::{FineTuneStart, FineTuning};
 pub use handwriting::Handwriting;
 pub use host::{CpuEngine, EngineSignal, HostError, ModelHost, WeightsBytes, browser_has_webgpu};
-pub use lab::LabState;
+pub use lab::{LabState, PadStrokes};
 pub use revealed::{Below, Revealed};
 pub use run_keeper::RunKeeper;
 pub use shown_digit::ShownDigit;

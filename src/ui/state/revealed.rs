@@ -1,7 +1,7 @@
 //! The parts of the page below its first screen come in one at a time once they are called for
 //! (`ui/app` says when: the visitor heads for them, or the page has been quiet): each in a task
-//! of its own, so that building none of them blocks the page for long (a phone
-//! builds the whole page in half a second), and top to bottom, so that none moves another.
+//! of its own, so that building none of them joins the first load's work, and top to bottom,
+//! so that none moves another. (The other places are built when they are opened.)
 
 use leptos::prelude::*;
 
@@ -10,36 +10,13 @@ use crate::web;
 /// A part of the page below the first screen, in the order they come in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Below {
-    /// The lab's first wide card (a ViT's explanations, or what a CNN builds in).
-    Explanations,
-    Occlusion,
-    /// Which heads matter (a ViT's).
-    HeadsMatter,
-    InsideTheModel,
-    /// The person's own digits.
-    Handwriting,
-    InductiveBias,
-    /// The training panel's plan and controls.
-    Training,
-    /// The training panel's figures and reports, below its controls.
-    TrainingReports,
-    Runs,
+    /// The story of the drawing, under the draw place's first screen.
+    Story,
     Footer,
 }
 
 impl Below {
-    const ALL: [Below; 10] = [
-        Below::Explanations,
-        Below::Occlusion,
-        Below::HeadsMatter,
-        Below::InsideTheModel,
-        Below::Handwriting,
-        Below::InductiveBias,
-        Below::Training,
-        Below::TrainingReports,
-        Below::Runs,
-        Below::Footer,
-    ];
+    const ALL: [Below; 2] = [Below::Story, Below::Footer];
 }
 
 /// How much of the page below its first screen is in.

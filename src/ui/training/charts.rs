@@ -3,7 +3,7 @@
 use leptos::prelude::*;
 
 use super::trainer::TrainingControl;
-use crate::ui::widgets::{LineChart, Series};
+use crate::ui::widgets::{LineChart, Series, WhenEmpty};
 
 #[component]
 pub(super) fn TrainingCharts() -> impl IntoView {
@@ -13,6 +13,7 @@ pub(super) fn TrainingCharts() -> impl IntoView {
             <LineChart
                 testid="loss-chart"
                 x_label="step"
+                when_empty=WhenEmpty::says("The loss, step by step, from the first steps on.")
                 series=Signal::derive(move || {
                     history.with(|h| {
                         vec![
@@ -25,6 +26,7 @@ pub(super) fn TrainingCharts() -> impl IntoView {
             <LineChart
                 testid="accuracy-chart"
                 x_label="step"
+                when_empty=WhenEmpty::says("The accuracy, on the batches and at each evaluation on test digits.")
                 y_range=(0.0, 1.0)
                 series=Signal::derive(move || {
                     history.with(|h| {

@@ -6,18 +6,28 @@ use leptos::prelude::*;
 use super::trainer::TrainingControl;
 use crate::protocol::{BackendKind, RunState, ToTrainer};
 
+/// Only the buttons that can act now: Train; Pause or Resume while a run holds a model that
+/// can go on; Stop while one runs; Reset once there is anything to reset.
 #[component]
 pub(super) fn Controls() -> impl IntoView {
     let trainer = expect_context::<TrainingControl>();
     let state = trainer.shown.state;
+    let can_pause_or_resume = move || trainer.has_model() && state.get() != RunState::Finished;
+    let can_reset = move || state.get() != RunState::Idle || trainer.has_worker();
     view! {
-        <div class="buttons">
-            <button data-testid="train-button" on:click=move |_| trainer.start() prop:disabled=move || trainer.running()>"Train"</button>
-            <button data-testid="pause-button" on:click=move |_| trainer.pause_or_resume() prop:disabled=move || !trainer.has_model() || state.get() == RunState::Finished>
-                {move || if state.get() == RunState::Running { "Pause" } else { "Resume" }}
-            </button>
-            <button data-testid="stop-button" on:click=move |_| trainer.send(ToTrainer::Stop) prop:disabled=move || !trainer.running()>"Stop"</button>
-            <button data-testid="reset-button" on:click=move |_| trainer.reset()>"Reset"</button>
+        <div class="buttons controls">
+            <button class="primary" data-testid="train-button" on:click=move |_| trainer.start() prop:disabled=move || trainer.running()>"Train"</button>
+            {move || can_pause_or_resume().then(|| view! {
+                <button data-testid="pause-button" on:click=move |_| trainer.pause_or_resume()>
+                    {move || if state.get() == RunState::Running { "Pause" } else { "Resume" }}
+                </button>
+            })}
+            {move || trainer.running().then(|| view! {
+                <button data-testid="stop-button" on:click=move |_| trainer.send(ToTrainer::Stop)>"Stop"</button>
+            })}
+            {move || can_reset().then(|| view! {
+                <button data-testid="reset-button" on:click=move |_| trainer.reset()>"Reset"</button>
+            })}
             <ResumeSaved />
             <SavedRunProblem />
         </div>

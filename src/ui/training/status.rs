@@ -8,7 +8,8 @@ use super::trainer::TrainingControl;
 pub(super) fn RunStatus() -> impl IntoView {
     let shown = expect_context::<TrainingControl>().shown;
     view! {
-        <p class="run-state">
+        // "idle" says nothing before a run: the state is read from the page, not shown.
+        <p class="run-state" class:idle=move || shown.state.get() == crate::protocol::RunState::Idle>
             <span data-testid="run-state">{move || shown.state.get().label()}</span>
             {move || shown.backend.get().map(|b| format!(" on {}", b.label()))}
             {move || {

@@ -43,6 +43,10 @@ impl TrainingControl {
         trainer
     }
 
+    pub fn app(self) -> AppState {
+        self.app
+    }
+
     pub fn has_worker(self) -> bool {
         self.worker.with_value(Option::is_some)
     }

@@ -3,6 +3,7 @@
 use leptos::prelude::*;
 
 use super::trainer::TrainingControl;
+use crate::place::{Address, Place};
 use crate::protocol::{ToTrainer, WeightsPurpose};
 use crate::ui::widgets::on_file_chosen;
 
@@ -12,12 +13,18 @@ pub(super) fn WeightsButtons() -> impl IntoView {
     let export = move |purpose: WeightsPurpose| trainer.send(ToTrainer::ExportWeights { purpose });
     view! {
         <div class="buttons weights">
-            <button data-testid="use-weights-button" prop:disabled=move || !trainer.has_model() on:click=move |_| export(WeightsPurpose::Use)>
-                "Use these weights"
-            </button>
-            <button data-testid="weights-download" prop:disabled=move || !trainer.has_model() on:click=move |_| export(WeightsPurpose::Download)>
-                "Download (.safetensors)"
-            </button>
+            // The run's weights come with the run.
+            {move || trainer.has_model().then(|| view! {
+                <button data-testid="use-weights-button" on:click=move |_| {
+                    export(WeightsPurpose::Use);
+                    trainer.app().go(Address::of(Place::Draw));
+                }>
+                    "Draw with these weights"
+                </button>
+                <button data-testid="weights-download" on:click=move |_| export(WeightsPurpose::Download)>
+                    "Download (.safetensors)"
+                </button>
+            })}
             <label class="upload">
                 <span>"Load weights: "</span>
                 <input
@@ -39,9 +46,11 @@ pub(super) fn RunFileButtons() -> impl IntoView {
     let trainer = expect_context::<TrainingControl>();
     view! {
         <div class="buttons run-file">
-            <button data-testid="run-download" prop:disabled=move || !trainer.has_model() on:click=move |_| trainer.send(ToTrainer::ExportRun)>
-                "Save the run (.ckpt)"
-            </button>
+            {move || trainer.has_model().then(|| view! {
+                <button data-testid="run-download" on:click=move |_| trainer.send(ToTrainer::ExportRun)>
+                    "Save the run (.ckpt)"
+                </button>
+            })}
             <label class="upload">
                 <span>"Continue a run: "</span>
                 <input

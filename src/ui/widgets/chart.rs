@@ -20,6 +20,34 @@ pub struct Series {
     pub dots: bool,
 }
 
+/// What a chart with nothing to plot shows instead of an empty frame: what will fill it and,
+/// where there is one, the one action that does.
+#[derive(Clone)]
+pub struct WhenEmpty {
+    pub says: String,
+    /// A button's text, its `data-testid`, and what it does.
+    pub act: Option<(String, &'static str, Callback<()>)>,
+}
+
+impl WhenEmpty {
+    pub fn says(says: impl Into<String>) -> Self {
+        Self {
+            says: says.into(),
+            act: None,
+        }
+    }
+
+    pub fn with_action(
+        mut self,
+        label: impl Into<String>,
+        testid: &'static str,
+        act: Callback<()>,
+    ) -> Self {
+        self.act = Some((label.into(), testid, act));
+        self
+    }
+}
+
 const WIDTH: f64 = 360.0;
 const HEIGHT: f64 = 180.0;
 const LEFT: f64 = 40.0;
@@ -127,7 +155,8 @@ fn plot(all: &[Series], x: Option<(f64, f64)>, y: Option<(f64, f64)>) -> AnyView
     .into_any()
 }
 
-/// Lines over a shared x axis (training steps), with the y range fitted unless given.
+/// Lines over a shared x axis (training steps), with the y range fitted unless given. With
+/// nothing to plot the chart is not shown: `when_empty` says what fills it instead, if given.
 #[component]
 pub fn LineChart(
     #[prop(into)] series: Signal<Vec<Series>>,
@@ -136,6 +165,7 @@ pub fn LineChart(
     y_range: Option<(f64, f64)>,
     #[prop(into)] x_label: String,
     #[prop(into)] testid: String,
+    #[prop(optional)] when_empty: Option<WhenEmpty>,
 ) -> impl IntoView {
     let total_points = move || series.with(|s| s.iter().map(|s| s.points.len()).sum::<usize>());
     let has_points = Signal::derive(move || total_points() > 0);
@@ -159,8 +189,23 @@ pub fn LineChart(
         });
         Some(Export::text(csv))
     });
+    let empty_testid = format!("{testid}-empty");
+    let placeholder = move || {
+        let when = when_empty.clone()?;
+        (!has_points.get()).then(|| {
+            view! {
+                <div class="chart-empty" data-testid=empty_testid.clone()>
+                    <p>{when.says.clone()}</p>
+                    {when.act.clone().map(|(label, testid, act)| view! {
+                        <button class="primary" data-testid=testid on:click=move |_| act.run(())>{label}</button>
+                    })}
+                </div>
+            }
+        })
+    };
     view! {
-        <figure class="line-chart">
+        {placeholder}
+        <figure class="line-chart" hidden=move || !has_points.get()>
             <svg
                 node_ref=svg_ref
                 viewBox=format!("0 0 {WIDTH} {HEIGHT}")

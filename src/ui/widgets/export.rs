@@ -48,7 +48,8 @@ pub fn ExportButton(
     #[prop(into)]
     file: String,
     #[prop(into)] make: Callback<(), Option<Export>>,
-    /// Whether there is anything to save yet (the button is disabled until there is).
+    /// Whether there is anything to save yet: the button comes with what it saves, and is not
+    /// shown until there is.
     #[prop(optional, into)]
     ready: Option<Signal<bool>>,
     /// The button's tooltip.
@@ -73,9 +74,8 @@ pub fn ExportButton(
     // The button and its message are one item of a row of buttons: the message, empty while
     // nothing failed, takes no room.
     view! {
-        <span class="export-button">
-            <button class:small=!large data-testid=testid title=title
-                prop:disabled=move || ready.is_some_and(|ready| !ready.get()) on:click=save>{label}</button>
+        <span class="export-button" hidden=move || ready.is_some_and(|ready| !ready.get())>
+            <button class:small=!large data-testid=testid title=title on:click=save>{label}</button>
             <span class="save-failed" role="status">{move || failed.get().then_some("not saved: this browser could not make the file")}</span>
         </span>
     }

@@ -13,7 +13,7 @@ mod sheet;
 mod svg_picture;
 mod upload;
 
-pub use chart::{LineChart, Series};
+pub use chart::{LineChart, Series, WhenEmpty};
 pub use download::{offer_download, offer_png};
 pub use error_banner::ErrorBanner;
 pub use export::{Export, ExportButton};

@@ -193,3 +193,42 @@ pub fn cell_at(
     let inside = (0.0..1.0).contains(&x) && (0.0..1.0).contains(&y);
     inside.then(|| (y * grid as f64) as usize * grid + (x * grid as f64) as usize)
 }
+
+/// A signed `rows × cols` matrix (row-major) as blue (negative) to white to red (positive),
+/// scaled by its largest magnitude, each cell stretched to fill the canvas.
+pub fn diverging_matrix(canvas: &HtmlCanvasElement, values: &[f32], rows: usize, cols: usize) {
+    let Some(ctx) = context(canvas) else { return };
+    let scale = values.iter().fold(1e-12f32, |m, v| m.max(v.abs()));
+    let (w, h) = (canvas.width() as f64, canvas.height() as f64);
+    ctx.clear_rect(0.0, 0.0, w, h);
+    let (cw, ch) = (w / cols.max(1) as f64, h / rows.max(1) as f64);
+    for (index, v) in values.iter().enumerate().take(rows * cols) {
+        ctx.set_fill_style_str(&diverging_fill(v / scale));
+        let (row, col) = ((index / cols) as f64, (index % cols) as f64);
+        ctx.fill_rect(col * cw, row * ch, cw + 0.5, ch + 0.5);
+    }
+}
+
+/// Lines of a `grid × grid` split over the canvas, and the outline of cell `marked` (row-major)
+/// if any: the patches a ViT cuts its input into, and the one picked.
+pub fn patch_grid(canvas: &HtmlCanvasElement, grid: usize, marked: Option<usize>) {
+    let Some(ctx) = context(canvas) else { return };
+    let (w, h) = (canvas.width() as f64, canvas.height() as f64);
+    let (cw, ch) = (w / grid.max(1) as f64, h / grid.max(1) as f64);
+    ctx.set_stroke_style_str("rgba(255, 200, 60, 0.7)");
+    ctx.set_line_width(1.0);
+    for i in 1..grid {
+        ctx.begin_path();
+        ctx.move_to(i as f64 * cw, 0.0);
+        ctx.line_to(i as f64 * cw, h);
+        ctx.move_to(0.0, i as f64 * ch);
+        ctx.line_to(w, i as f64 * ch);
+        ctx.stroke();
+    }
+    if let Some(cell) = marked.filter(|&c| c < grid * grid) {
+        ctx.set_stroke_style_str("#ff7a1a");
+        ctx.set_line_width(3.0);
+        let (row, col) = ((cell / grid) as f64, (cell % grid) as f64);
+        ctx.stroke_rect(col * cw + 1.5, row * ch + 1.5, cw - 3.0, ch - 3.0);
+    }
+}

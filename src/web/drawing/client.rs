@@ -174,6 +174,28 @@ impl DrawingWorker {
         .await
     }
 
+    /// The packed story of one image through a ViT (see
+    /// [`crate::analysis::story::Story`]) with the heads `off` names switched off.
+    pub async fn story(
+        &self,
+        image: &[u8; IMAGE_PIXELS],
+        off: HeadsOff,
+    ) -> Result<Vec<f32>, DrawingError> {
+        let make = |id| ToDrawing::Story { id, off };
+        let bytes = images_to_bytes(std::slice::from_ref(image));
+        self.ask(
+            make,
+            bytes,
+            REQUEST_DEADLINE_MS,
+            "a story",
+            |answer, bytes| match (answer, bytes) {
+                (FromDrawing::Story { .. }, Some(bytes)) => Ok(bytes_to_floats(&bytes)),
+                (other, _) => Err(other),
+            },
+        )
+        .await
+    }
+
     /// Mean attention distance per layer and head over `count` test digits from the
     /// `first`th.
     pub async fn distances(&self, first: u32, count: u32) -> Result<Vec<Vec<f32>>, DrawingError> {

@@ -19,6 +19,8 @@ use crate::analysis::ablation::{PAGE_MEAN_IMAGES, head_importance_async, head_me
 use crate::analysis::inference::most_probable;
 use crate::analysis::inference::{Classification, ModelInsight};
 use crate::analysis::reading::Reading;
+#[cfg(not(feature = "gpu"))]
+use crate::analysis::story::{self, Story};
 use crate::data::IMAGE_PIXELS;
 #[cfg(not(feature = "gpu"))]
 use crate::data::MAX_PERSONAL_DIGITS;
@@ -26,6 +28,8 @@ use crate::model::{Ablation, HeadMeans, HeadsOff};
 #[cfg(not(feature = "gpu"))]
 use crate::model::{Classifier, Replacement, VisionTransformer, VitConfig};
 use crate::protocol::{FromDrawing, ToDrawing, bytes_to_images, floats_to_bytes};
+#[cfg(not(feature = "gpu"))]
+use crate::web::read_floats_async;
 use crate::weights;
 
 use super::client::{Answer, Port};
@@ -77,6 +81,7 @@ impl DrawingModel {
         let id = match &request {
             ToDrawing::Load { id }
             | ToDrawing::Classify { id, .. }
+            | ToDrawing::Story { id, .. }
             | ToDrawing::Distances { id, .. }
             | ToDrawing::TestDigit { id, .. }
             | ToDrawing::Read { id, .. }
@@ -96,6 +101,10 @@ impl DrawingModel {
                 .classify(&bytes, &off)
                 .await
                 .map(|packed| (FromDrawing::Classified { id }, Some(packed))),
+            ToDrawing::Story { id, off } => self
+                .story_here(&bytes, &off)
+                .await
+                .map(|packed| (FromDrawing::Story { id }, Some(packed))),
             ToDrawing::Distances { id, first, count } => self
                 .distances(first as usize, count as usize)
                 .await
@@ -224,6 +233,41 @@ impl DrawingModel {
         }
         #[cfg(not(feature = "gpu"))]
         self.heads(images, zero).await
+    }
+
+    /// [`Self::story`] where this worker tells it: on the CPU, in the page's own binary (the
+    /// GPU's worker, held to 3 MB, leaves it to the CPU's).
+    async fn story_here(&self, bytes: &[u8], off: &HeadsOff) -> Result<Vec<u8>, Trouble> {
+        #[cfg(feature = "gpu")]
+        {
+            let _ = (bytes, off);
+            Err(Trouble::Refused("the story is told on the CPU".into()))
+        }
+        #[cfg(not(feature = "gpu"))]
+        self.story(bytes, off).await
+    }
+
+    /// The image's path through the ViT, packed for the page.
+    #[cfg(not(feature = "gpu"))]
+    async fn story(&self, bytes: &[u8], off: &HeadsOff) -> Result<Vec<u8>, Trouble> {
+        let model = self.model()?;
+        let (Classifier::Vit(vit), Some(config)) = (&model.model, model.config.vit()) else {
+            return Err(Trouble::Refused("a CNN has no tokens to follow".into()));
+        };
+        let image = bytes_to_images(bytes, 1)
+            .and_then(|images| images.first().copied())
+            .ok_or_else(|| Trouble::Refused(format!("an image is {IMAGE_PIXELS} bytes")))?;
+        let ablation = self.ablation(&model, off).await?;
+        let pending = story::story(vit, &image, ablation.as_ref(), &model.device);
+        let read = read_floats_async(pending.read, "the story")
+            .await
+            .map_err(|error| self.trouble(error.into()))?;
+        let told = Story::of_read(&read, config)
+            .ok_or_else(|| Trouble::Refused("the story's values did not fit the model".into()))?;
+        if told.logits.iter().any(|l| !l.is_finite()) {
+            return Err(self.trouble(ModelError::NotFinite));
+        }
+        Ok(floats_to_bytes(&told.to_packed()))
     }
 
     /// [`Self::score`] where this worker scores: on the CPU, in the page's own binary.

@@ -10,6 +10,8 @@ mod scoring;
 use std::rc::Rc;
 
 use leptos::prelude::*;
+
+use crate::place::Part;
 use leptos::task::spawn_local;
 
 use super::heads_off::thousands;
@@ -200,6 +202,31 @@ impl From<Abandoned> for Ended {
     }
 }
 
+/// The card's state, kept for the page (provided with the lab's services): a fine-tuning
+/// under way, or its comparison, is there again when Handwriting is opened again.
+#[derive(Clone, Copy)]
+pub struct FineTuneCard {
+    choice: RwSignal<MixChoice>,
+    stage: RwSignal<Stage, LocalStorage>,
+    attempt: StoredValue<u32>,
+}
+
+impl FineTuneCard {
+    pub fn new() -> Self {
+        Self {
+            choice: RwSignal::new(MixChoice::default()),
+            stage: RwSignal::new_local(Stage::Idle),
+            attempt: StoredValue::new(0),
+        }
+    }
+}
+
+impl Default for FineTuneCard {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
 /// The form, the button, and the comparison once the runs have finished.
 #[component]
 pub(super) fn LearnMyHandwriting() -> impl IntoView {
@@ -211,13 +238,13 @@ pub(super) fn LearnMyHandwriting() -> impl IntoView {
     else {
         return ().into_any();
     };
+    let card = use_context::<FineTuneCard>().unwrap_or_default();
     let runs = Runs {
         fine_tuning,
         keeper: app.keeper,
-        attempt: StoredValue::new(0),
+        attempt: card.attempt,
     };
-    let choice = RwSignal::new(MixChoice::default());
-    let stage = RwSignal::new_local(Stage::Idle);
+    let (choice, stage) = (card.choice, card.stage);
     let refusal = move || choice.with(|c| c.refusal(handwriting.set.with(|s| s.len())));
     let can_start =
         move || refusal().is_none() && lab.engine.with(Option::is_some) && !stage.with(Stage::busy);
@@ -273,12 +300,16 @@ pub(super) fn LearnMyHandwriting() -> impl IntoView {
         }
     };
     view! {
-        <div class="fine-tune" data-testid="fine-tune" data-stage=move || stage.with(|s| s.name())>
+        <div class="fine-tune" data-testid="fine-tune" data-stage=move || stage.with(|s| s.name()) id=Part::LearnMyHandwriting.slug() tabindex="-1">
             <h3>"Learn my handwriting"</h3>
+            <p>"Fine-tune the model in use on your digits, mixed with MNIST's, and see how it reads the ones it did not learn from, before and after."</p>
+            <details class="why">
+            <summary>"How it works"</summary>
             <p class="hint">
                 "Fine-tunes the model in use on your digits, augmented and mixed with MNIST's so that MNIST is not forgotten, as a run of the training panel (kept in the runs table like any other). Digits held out of the run are scored before and after, with MNIST's first "
                 {thousands(SCORED_TEST_DIGITS as usize)}" test digits; a small set can be scored a digit at a time, each held out by one of five runs before a last run learns them all. After a reload the run under way can be continued in the training panel, but this comparison is not made."
             </p>
+            </details>
             <MixForm choice=choice />
             <p class="caption" data-testid="fine-tune-mix">{move || handwriting.set.with(|set| choice.get().describe(set.len()))}</p>
             <div class="buttons">

@@ -1,0 +1,65 @@
+// Screenshots of every place of the release build, for a person to look at: at 390, 1024, 1440
+// and 1920 px, light and dark, before a drawing, after one (with the story at each of its
+// steps at 1440 px) and while training. Written to tests/e2e/output/shots/.
+//   node screenshots.mjs [widths…]
+import { mkdir } from "node:fs/promises";
+import { fileURLToPath } from "node:url";
+import { DIST, LabPage, ONE, launch, numberIn, serve, until } from "./support.mjs";
+
+const OUT = fileURLToPath(new URL("output/shots/", import.meta.url));
+const WIDTHS = process.argv.slice(2).map(Number).filter(Boolean);
+const PLACES = ["draw", "train", "runs", "experiments", "handwriting"];
+const SMALL = "?backend=cpu&preset=seed&depth=1&dim=32&heads=4&mlp=64&batch=32";
+
+await mkdir(OUT, { recursive: true });
+const server = await serve(DIST);
+const browser = await launch();
+try {
+  for (const colorScheme of ["light", "dark"]) {
+    for (const width of WIDTHS.length ? WIDTHS : [390, 1024, 1440, 1920]) {
+      const height = width <= 400 ? 844 : 900;
+      const context = await browser.newContext({ colorScheme, viewport: { width, height } });
+      const lab = new LabPage(await context.newPage());
+      await lab.open(`${server.url}${SMALL}`);
+      await lab.byTestId("story").waitFor({ timeout: 60_000 });
+      const shot = async (name, fullPage = false) => lab.page.screenshot({ path: `${OUT}${colorScheme}-${width}-${name}.png`, fullPage });
+      for (const place of PLACES) {
+        await lab.place(place);
+        await lab.page.waitForTimeout(400);
+        await shot(`fresh-${place}`, true);
+      }
+      await lab.place("draw");
+      await lab.stroke(ONE);
+      await lab.settledPrediction();
+      await until(() => lab.page.locator(".story-panel").getAttribute("data-ready"), (r) => r === "true", { what: "the story" });
+      await shot("drawn-draw");
+      await lab.byTestId("story").scrollIntoViewIfNeeded();
+      if (width === 1440 || width === 390) {
+        for (const step of ["input", "patches", "tokens", "positions", "class-token", "attention", "lens", "head"]) {
+          await lab.page.locator(`[role="tab"][data-step="${step}"]`).click();
+          await lab.page.waitForTimeout(200);
+          await lab.byTestId("story").screenshot({ path: `${OUT}${colorScheme}-${width}-story-${step}.png` });
+        }
+      }
+      await lab.place("experiments");
+      await lab.page.waitForTimeout(1500);
+      await shot("drawn-experiments", true);
+      if (colorScheme === "light") {
+        await lab.place("train");
+        await lab.byTestId("train-button").click();
+        await until(() => numberIn(lab, "training-step"), (s) => s >= 5, { what: "training", timeout: 300_000 });
+        await shot("training-train", true);
+        await lab.place("runs");
+        await lab.page.waitForTimeout(500);
+        await shot("training-runs", true);
+        await lab.place("train");
+        await lab.byTestId("stop-button").click();
+      }
+      await context.close();
+      console.log(`${colorScheme} ${width}: done`);
+    }
+  }
+} finally {
+  await browser.close();
+  server.close();
+}
