@@ -44,7 +44,7 @@ function deadAndEmpty(page) {
       .filter(visible)
       .filter((figure) => Number(figure.querySelector("svg")?.dataset.points ?? "0") === 0)
       .map((figure) => figure.querySelector("svg")?.dataset.testid);
-    const noData = [...document.querySelectorAll("svg text")].filter((t) => /no data yet/.test(t.textContent)).length;
+    const noData = [...document.querySelectorAll("svg text")].filter(visible).filter((t) => /no data yet/.test(t.textContent)).length;
     return { disabled, empty, noData };
   });
 }
@@ -140,7 +140,8 @@ test("a link opens its place and brings its part into view, under a sub-path, an
 test("a drawing, a training run and heads switched off are there again after a round trip through every other place", async () => {
   const page = await app.browser.newPage({ viewport: { width: 1280, height: 800 } });
   const lab = new LabPage(page);
-  await lab.open(`${app.server.url}${SMALL}`);
+  // Long enough to be under way however slow the round trip.
+  await lab.open(`${app.server.url}${SMALL}&epochs=100`);
   await lab.stroke(ONE);
   const before = await lab.settledPrediction();
   const ink = () => page.evaluate(() => {

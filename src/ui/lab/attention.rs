@@ -227,7 +227,8 @@ fn MapMultiples(
     choice: RwSignal<MapChoice>,
     heads_off: RwSignal<HeadsOff>,
 ) -> impl IntoView {
-    let switching = RwSignal::new(false);
+    // Built again (Draw left and opened again) with heads off, a click goes on switching them.
+    let switching = RwSignal::new(heads_off.with_untracked(|off| !off.is_empty()));
     // A layer's row of maps at a time, each in a task of its own: building all of them at
     // once held a phone's page for a fifth of a second. The cells keep their size meanwhile.
     let rows_built = RwSignal::new(0usize);

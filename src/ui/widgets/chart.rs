@@ -106,14 +106,11 @@ fn summary(all: &[Series], x_name: &str) -> String {
     }
 }
 
-/// The axes, ticks and lines of `all` inside the chart's SVG, scaled to `x` and `y`; a note
-/// where there is nothing to draw yet.
+/// The axes, ticks and lines of `all` inside the chart's SVG, scaled to `x` and `y`; nothing
+/// where there is nothing to draw (the chart is not shown then: `LineChart`).
 fn plot(all: &[Series], x: Option<(f64, f64)>, y: Option<(f64, f64)>) -> AnyView {
     let (Some((x0, x1)), Some((y0, y1))) = (x, y) else {
-        return view! {
-            <text x=WIDTH / 2.0 y=HEIGHT / 2.0 class="empty" text-anchor="middle">"no data yet"</text>
-        }
-        .into_any();
+        return ().into_any();
     };
     let sx = move |v: f64| LEFT + (v - x0) / (x1 - x0).max(1e-9) * (WIDTH - LEFT - RIGHT);
     let sy =
