@@ -171,10 +171,10 @@ impl Story {
 
     /// Width of a token.
     fn dim(&self) -> usize {
+        // The class token's row is the one more.
         self.embedded
             .len()
-            .checked_sub(self.projected.len())
-            .unwrap_or(0)
+            .saturating_sub(self.projected.len())
             .max(1)
     }
 

@@ -238,3 +238,40 @@ export async function pauseAndResume(lab) {
   await lab.click("pause-button");
   await until(step, (s) => s > paused + 10, { what: "steps after resume" });
 }
+
+/** The places, in the navigation bar's order. */
+export const PLACES = ["draw", "train", "runs", "experiments", "handwriting"];
+
+/**
+ * The places and the story as a visitor meets them, in any engine: one click on the bar opens
+ * each place, marked and at its start; Back returns; a drawn 1 gets its story (the patches of
+ * the model in use and a token of its patch), and the arrow keys step through it. `back` is
+ * the driver's Back.
+ */
+export async function placesAndStory(lab, back) {
+  for (const place of PLACES) {
+    await lab.place(place);
+    const current = await lab.evaluate(() => [...document.querySelectorAll("nav.places a[aria-current]")].map((a) => a.getAttribute("href")));
+    assert.deepEqual(current, [`#${place}`], `${place} is the one marked`);
+    assert.ok(await lab.count("place-lead"), `${place} opens with its sentence`);
+  }
+  await back();
+  await lab.waitForCss('main[data-place="experiments"]');
+  await lab.place("draw");
+  await lab.waitFor("story");
+  await lab.stroke([[0.5, 0.15], [0.5, 0.85]]);
+  assert.equal(await lab.settledPrediction(), "1");
+  await until(() => lab.evaluate(() => document.querySelector(".story-panel")?.dataset.ready), (r) => r === "true", { what: "the story told", timeout: 120_000 });
+  await lab.clickAt('[role="tab"][data-step="patches"]');
+  assert.equal(await lab.evaluate(() => document.querySelector("[data-patches]")?.dataset.patches), "49", "the lab model's 7×7 patches");
+  await lab.clickAt('[role="tab"][data-step="tokens"]');
+  const token = await lab.evaluate(() => document.querySelector('[data-testid="story-token"]')?.dataset.values ?? "");
+  assert.equal(token.split(",").filter((v) => Number.isFinite(Number(v)) && v !== "").length, 64, "a token of 64 values");
+  // The arrow keys, from the chosen tab.
+  await lab.evaluate(() => {
+    const tab = document.querySelector('[role="tab"][aria-selected="true"]');
+    tab.focus();
+    tab.dispatchEvent(new KeyboardEvent("keydown", { key: "ArrowRight", bubbles: true }));
+  });
+  assert.equal(await lab.attribute("story", "data-step"), "positions");
+}

@@ -4,7 +4,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { ONE, ZERO, oldRun, runDatabase, seedOldStores, until } from "./support.mjs";
-import { assertCpuEngineFeatures, browserFeatures, pauseAndResume } from "./engine-lab.mjs";
+import { assertCpuEngineFeatures, browserFeatures, pauseAndResume, placesAndStory } from "./engine-lab.mjs";
 import { FirefoxLab, servedAppInFirefox } from "./firefox-support.mjs";
 import { SHEAR, fineTune, handwriting, teachAll } from "./handwriting-digits.mjs";
 
@@ -181,4 +181,17 @@ test("in Firefox twenty slanted digits drawn and labelled, then fine-tuned on: t
   assert.ok(Math.abs(mnist.after[0] - mnist.before[0]) <= mnist.before[1] / 100, "MNIST within a point");
   assertNoErrors(lab);
   await lab.close();
+});
+
+test("in Firefox at 390 and 1280 px: one click opens each place, Back returns, a link opens its place, and the story tells a drawn 1", async () => {
+  for (const [width, height] of [[390, 844], [1280, 800]]) {
+    const lab = await FirefoxLab.open(app.browser, `${app.server.url}?backend=cpu`);
+    await lab.page.setViewport({ width, height });
+    await placesAndStory(lab, () => lab.page.goBack());
+    await lab.goto(`${app.server.url}?backend=cpu#runs`);
+    await lab.waitFor("model-ready");
+    assert.equal(await lab.evaluate(() => document.querySelector("main")?.dataset.place), "runs");
+    assertNoErrors(lab);
+    await lab.close();
+  }
 });

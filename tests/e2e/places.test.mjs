@@ -210,3 +210,38 @@ test("a fresh visit: no empty chart frame, at most five buttons that cannot act,
   assert.equal(empty, 0);
   assert.ok(figures["first screen words at 1280"] <= 130, `${figures["first screen words at 1280"]} words on the first screen`);
 });
+
+test("a place left while its work is in flight drops that work: no error, whatever comes back late", async () => {
+  const page = await app.browser.newPage({ viewport: { width: 1280, height: 800 } });
+  const errors = [];
+  page.on("pageerror", (error) => errors.push(`pageerror: ${error.message}`));
+  page.on("console", (message) => { if (message.type() === "error") errors.push(`console.error: ${message.text()}`); });
+  const lab = new LabPage(page);
+  await lab.open(`${app.server.url}?backend=cpu`);
+  await lab.stroke(ONE);
+  await lab.settledPrediction();
+  // Two digits in the set, so that Handwriting reads them in the drawing worker on opening.
+  for (const label of ["1", "7"]) {
+    await lab.byTestId(`teach-${label}`).click();
+    await until(() => lab.byTestId("teach-said").textContent(), (s) => /^Kept/.test(s), { what: "kept" });
+  }
+  // From at once to past the 300 ms a card waits for a drawing to settle before it asks.
+  for (const stay of [0, 150, 350, 500, 700, 900]) {
+    // Each place opened and left at once: the explanation, the occlusion readings, the set's
+    // reading and the story are asked, and answered after their cards are gone.
+    for (const place of ["experiments", "handwriting", "draw", "experiments", "runs", "handwriting", "train", "draw"]) {
+      await lab.byTestId(`nav-${place}`).click();
+      await page.waitForTimeout(stay);
+    }
+  }
+  await page.waitForTimeout(3000);
+  await lab.place("draw");
+  await lab.stroke(ONE);
+  assert.equal(await lab.settledPrediction(), "1", "the page still reads digits");
+  // The set emptied for the tests after this one.
+  await lab.place("handwriting");
+  await lab.byTestId("handwriting-delete-all").click();
+  await lab.byTestId("handwriting-delete-all").click();
+  assert.deepEqual(errors, [], "no error in the page");
+  await page.close();
+});

@@ -619,7 +619,7 @@ test("runs are kept, compared, loaded and deleted across reloads; storage that r
   await lab.place("runs");
   await until(() => rows.count(), (n) => n === 2, { what: "a row for each run" });
   // The weights are kept at the stop: the row offers to draw with them.
-  const useWeights = (row) => row.getByRole("button", { name: /^Draw with the weights/ });
+  const useWeights = (row) => row.getByRole("button", { name: /^Draw with it/ });
   await until(() => useWeights(rows.first()).count(), (n) => n === 1, { what: "weights kept" });
   assert.match(await rows.first().textContent(), /seed 2/);
   // Ticked, their curves overlay: one line each.

@@ -6,7 +6,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { DIST, ONE, ZERO, checkpoints, serve, until } from "./support.mjs";
-import { assertCpuEngineFeatures, browserFeatures, pauseAndResume } from "./engine-lab.mjs";
+import { assertCpuEngineFeatures, browserFeatures, pauseAndResume, placesAndStory } from "./engine-lab.mjs";
 import { RECORDER, WebKitLab, launchWebKit, servedAppInWebKit } from "./webkit-support.mjs";
 
 const app = servedAppInWebKit();
@@ -178,4 +178,11 @@ test("in WebKit, after one visit, with the network gone, the page reloads and re
     await browser.close();
     server.close();
   }
+});
+
+test("in WebKit the places open from the bar, Back returns, and the story tells a drawn 1, with no error in the page", async () => {
+  const lab = await WebKitLab.open(app.browser, `${app.server.url}?backend=cpu`);
+  await placesAndStory(lab, () => lab.driver.navigate().back());
+  await assertNoErrors(lab);
+  await lab.close();
 });

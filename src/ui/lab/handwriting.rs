@@ -92,8 +92,11 @@ pub(super) fn HandwritingCard() -> impl IntoView {
             return;
         };
         spawn_local(async move {
+            // Never once the card is gone (Handwriting left while the digits were read).
             let current = || {
-                Arc::ptr_eq(&images, &images_memo.get_untracked())
+                images_memo
+                    .try_get_untracked()
+                    .is_some_and(|now| Arc::ptr_eq(&images, &now))
                     && lab
                         .cpu_engine
                         .with_value(|e| e.as_ref().is_none_or(|e| Rc::ptr_eq(e, &engine)))

@@ -113,7 +113,7 @@ pub(super) fn RunRow(record: RunRecord) -> impl IntoView {
                 // Only what the run has: weights once it has kept some, attention once it has
                 // snapshots of it.
                 {record.has_weights.then(|| view! {
-                    <button on:click=move |_| table.use_weights(id) aria-label=format!("Draw with the weights of run {name}")>"Draw with it"</button>
+                    <button on:click=move |_| table.use_weights(id) aria-label=format!("Draw with it: the weights of run {name}")>"Draw with it"</button>
                 })}
                 <button on:click=move |_| table.continue_run(id) data-testid="continue-run" title=continue_from aria-label=format!("Continue run {name} {continue_from}")>"Continue"</button>
                 {(!record.timeline.snapshots.is_empty()).then(|| view! {

@@ -77,8 +77,9 @@ impl Default for Newest {
 }
 
 impl Ticket {
-    /// Whether no request has been made since this one.
+    /// Whether no request has been made since this one: never once the card that asked is
+    /// gone (its place left while the answer was on its way).
     pub fn is_newest(self) -> bool {
-        self.line.latest.get_value() == self.number
+        self.line.latest.try_get_value() == Some(self.number)
     }
 }
