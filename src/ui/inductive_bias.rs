@@ -126,8 +126,12 @@ fn DataScaling(points: Vec<ScalingPoint>) -> impl IntoView {
     view! {
         <section>
             <h3>"Accuracy against training-set size"</h3>
-            <p class="hint">{format!("The seed ViT (204,810 parameters) and a CNN of its size (204,330), each run seeing {budget} training images ({} epochs of 1,000 digits, {} of 60,000) with one recipe for both; the test set scored once per run.", budget / 1000, budget as f64 / 60_000.0)}</p>
-            <p class="hint">"Your own points: set the training form's \"Training images\" (1,000, say), train either preset here, and each finished run joins the chart (scored on the page's 1,000 test digits, after the epochs you chose)."</p>
+            <details class="why">
+                <summary>"How it was measured, and adding your own points"</summary>
+                <p class="hint">{format!("The seed ViT (204,810 parameters) and a CNN of its size (204,330), each run seeing {budget} training images ({} epochs of 1,000 digits, {} of 60,000) with one recipe for both; the test set scored once per run.", budget / 1000, budget as f64 / 60_000.0)}</p>
+                <p class="hint">"Your own points: set the training form's \"Training images\" (1,000, say), train either preset here, and each finished run joins the chart (scored on the page's 1,000 test digits, after the epochs you chose)."</p>
+                <p class="hint">"Measured with "<code>"scripts/data-scaling.sh"</code>" (pretrained/README.md has the commands and the machine)."</p>
+            </details>
             <LineChart series=scaling y_range=(90.0, 100.0) x_label="training images (log₁₀: 3 = 1,000, 4.78 = 60,000)" testid="data-scaling-chart" />
             <table class="scaling-table" data-testid="data-scaling-table">
                 <tr><th>"images"</th>{header}</tr>
@@ -135,7 +139,6 @@ fn DataScaling(points: Vec<ScalingPoint>) -> impl IntoView {
                 {row(Architecture::Cnn)}
             </table>
             <p class="caption" data-testid="data-scaling-verdict">{verdict}</p>
-            <p class="hint">"Measured with "<code>"scripts/data-scaling.sh"</code>" (pretrained/README.md has the commands and the machine)."</p>
         </section>
     }
 }

@@ -41,8 +41,15 @@ function geometry(page) {
     });
     const stack = document.querySelector(".heatmaps .stack");
     const heatmaps = document.querySelector(".heatmaps");
+    // Boxes inside a card that scroll sideways (the heads' grid and the runs' table once did on
+    // a phone): none may have more than it shows.
+    const sideways = [...document.querySelectorAll(".card *")]
+      .filter((node) => ["auto", "scroll"].includes(getComputedStyle(node).overflowX) && node.clientWidth > 0)
+      .filter((node) => node.scrollWidth - node.clientWidth > 1)
+      .map((node) => `${node.className || node.tagName}: ${node.scrollWidth - node.clientWidth} px more`);
     return {
       viewport: window.innerWidth,
+      sideways,
       pageWidth: document.documentElement.scrollWidth,
       cards,
       stack: stack && box(stack),
@@ -55,6 +62,7 @@ function assertHolds(layout, state, place) {
   const at = `${layout.viewport} px, ${state}, ${place}`;
   assert.ok(layout.pageWidth <= layout.viewport, `${at}: the page is ${layout.pageWidth} px wide`);
   assert.ok(layout.cards.length >= PLACES[place], `${at}: ${layout.cards.length} cards`);
+  assert.deepEqual(layout.sideways, [], `${at}: boxes that scroll sideways inside a card`);
   const narrowest = Math.min(NARROWEST_CARD, layout.viewport - 40);
   if (layout.heatmaps) {
     const least = Math.min(NARROWEST_HEATMAPS, layout.viewport - 16);

@@ -88,6 +88,10 @@ test("from the first screen one click opens each place, at 390 and 1280 px: mark
       assert.ok(now.leadInView, `${width} px: ${place} opens at its start`);
       assert.equal(new URL(page.url()).hash, `#${place}`);
     }
+    // A place not shown costs nothing: every place opened, nothing done in any, and the only
+    // worker is the one the model draws in (no explaining, training or measuring worker).
+    const roles = page.workers().map((worker) => new URL(worker.url()).searchParams.get("role") ?? new URL(worker.url()).pathname);
+    assert.ok(roles.every((role) => role === "draw" || role.endsWith("drawer.js")), `${width} px: workers started: ${roles}`);
     // Back and Forward move between places.
     await page.goBack();
     await page.locator('main[data-place="experiments"]').waitFor();

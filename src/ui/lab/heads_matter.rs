@@ -69,10 +69,14 @@ pub(super) fn HeadsMatter(depth: usize, heads: usize) -> impl IntoView {
         }
     };
     view! {
-        <p class="hint">{format!(
-            "The test accuracy lost, in points, when one head alone is switched off: replaced by its mean output over {} test digits, or by zero (the choice above the heads' maps). Red: the model needed it; blue: it did better without. A cell switches that head off in the lab.",
-            thousands(PAGE_MEAN_IMAGES)
-        )}</p>
+        <p>"The test accuracy the model loses when one head alone is switched off."</p>
+        <details class="why">
+            <summary>"How it is measured"</summary>
+            <p class="hint">{format!(
+                "A head's output is replaced by its mean output over {} test digits, or by zero (the choice above the heads' maps in Draw). Red: the model needed it; blue: it did better without. A cell switches that head off in the lab.",
+                thousands(PAGE_MEAN_IMAGES)
+            )}</p>
+        </details>
         <div class="buttons" data-testid="heads-matter" data-state=move || answer.with(Answer::state)>
             <label>
                 "on the first "

@@ -47,7 +47,10 @@ pub(super) fn Occlusion(grid: usize) -> impl IntoView {
         <div class="occlusion" data-testid="occlusion">
             <HidePatches grid=grid />
             <Curves />
-            <p class="hint">"Test accuracy as more patches are hidden, the same pixels for both models: at random, or the ViT's most relevant first (its gradient relevance for its prediction). A flatter random curve is the more robust model. Green: the ViT with those patches' tokens dropped from its input instead of blanked, which a CNN cannot do."</p>
+            <details class="why">
+                <summary>"How to read the curves"</summary>
+                <p class="hint">"Test accuracy as more patches are hidden, the same pixels for both models: at random, or the ViT's most relevant first (its gradient relevance for its prediction). A flatter random curve is the more robust model. Green: the ViT with those patches' tokens dropped from its input instead of blanked, which a CNN cannot do."</p>
+            </details>
         </div>
     }
 }
