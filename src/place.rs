@@ -124,7 +124,16 @@ impl Part {
         }
     }
 
-    /// As the address spells it, after its place's; also the id of the element it is.
+    /// The id of the element a link to the part brings into view: the story's card for a
+    /// step of it, else the part's own.
+    pub fn element_id(self) -> &'static str {
+        match self {
+            Self::Story(_) => "story",
+            part => part.slug(),
+        }
+    }
+
+    /// As the address spells it, after its place's.
     pub fn slug(self) -> &'static str {
         match self {
             Self::Story(step) => step.slug(),

@@ -39,6 +39,11 @@ pub struct RunRecord {
     /// The probes' attention at each evaluation, to replay.
     #[serde(default)]
     pub timeline: Timeline,
+    /// Bumped by the store at every keeping of the run: a keeping names the revision it
+    /// continues from, and one whose base is not the stored revision is refused (another tab
+    /// moved the run meanwhile). 0 in records from before revisions.
+    #[serde(default)]
+    pub revision: u64,
 }
 
 impl RunRecord {
@@ -56,6 +61,7 @@ impl RunRecord {
             has_weights: false,
             has_checkpoint: false,
             timeline: Timeline::default(),
+            revision: 0,
         }
     }
 

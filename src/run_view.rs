@@ -43,9 +43,20 @@ pub struct RunView {
     pub notices: Vec<Notice>,
     pub failure: Option<String>,
     /// The run saved in this browser, or why it cannot be resumed.
-    pub saved: Option<Result<SavedSummary, String>>,
+    pub saved: Option<Result<SavedSummary, SavedProblem>>,
     /// The person's digits the run fine-tunes on, if it does (its plan is not the form's).
     pub fine_tunes_on: Option<usize>,
+}
+
+/// Why the run saved in this browser is not offered to resume.
+#[derive(Debug, Clone, PartialEq)]
+pub enum SavedProblem {
+    /// The database could not be read now (a transient failure): the run may be fine, and
+    /// nothing is offered that would delete it.
+    Unreadable(String),
+    /// Its checkpoint cannot be resumed (a damaged or foreign header), as read at `revision`
+    /// of its record: it may be discarded, unless the run has moved on since.
+    Damaged { why: String, revision: u64 },
 }
 
 /// What a message asks of the page beyond its view: each message is read once, here.

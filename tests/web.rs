@@ -264,6 +264,7 @@ async fn the_lab_mounts_and_a_stroke_gets_a_prediction() {
             want_batch_distance: Callback::new(|_| {}),
             revealed: Revealed::all(),
             strokes: StoredValue::new(Vec::new()),
+            heads_switching: RwSignal::new(false),
             shown_digit,
             map: RwSignal::new(MapChoice::Rollout),
             heads_off: RwSignal::new(HeadsOff::default()),

@@ -208,7 +208,8 @@ impl Story {
             .iter()
             .rposition(|&top| top != answer)
             .map_or(0, |i| i + 1);
-        (from < tops.len()).then_some(from + 1)
+        // Settled only at the last block is not settled before it.
+        (from + 1 < tops.len()).then_some(from + 1)
     }
 }
 

@@ -24,6 +24,21 @@ pub enum Status {
     Ended,
 }
 
+/// What a Resume does ([`Keeper::go_on`]).
+#[derive(Debug, Clone, PartialEq)]
+pub enum GoOn {
+    /// The worker goes on with the run it holds: it is the stored one.
+    Here,
+    /// Another tab continued and kept the run since this tab stopped it: it goes on from the
+    /// stored checkpoint (or, without one, from its plan), never from this tab's copy.
+    FromStore {
+        record: Box<RunRecord>,
+        checkpoint: Option<Vec<u8>>,
+    },
+    /// Its rest is still being kept: nothing to resume yet.
+    NotYet,
+}
+
 /// How a run came to rest, with the checkpoint that says so.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Rest {
@@ -41,6 +56,8 @@ pub struct Current<H> {
     pub record: RunRecord,
     /// Whether the store holds it (a store that refused its start keeps nothing of it).
     pub kept: bool,
+    /// The stored revision this tab's copy continues from (see [`super::Keeping::base`]).
+    pub revision: u64,
     /// Made by [`Keeper::start`] and not yet begun by the worker: a start that ends before it
     /// begins leaves nothing behind ([`Keeper::abandon`]).
     fresh: bool,
@@ -69,6 +86,10 @@ pub struct Keeper<S, L: RunLocks, T> {
     tab: T,
     draw: Rc<dyn Fn() -> RunId>,
     current: Rc<RefCell<Option<Current<L::Hold>>>>,
+    /// One keeping at a time, in the order they were asked: each names the revision the one
+    /// before it left (two in flight at once would name the same, and the second would be
+    /// refused as if another tab had moved the run).
+    writing: Rc<futures::lock::Mutex<()>>,
 }
 
 impl<S: Clone, L: RunLocks + Clone, T: Clone> Clone for Keeper<S, L, T> {
@@ -79,6 +100,7 @@ impl<S: Clone, L: RunLocks + Clone, T: Clone> Clone for Keeper<S, L, T> {
             tab: self.tab.clone(),
             draw: self.draw.clone(),
             current: self.current.clone(),
+            writing: self.writing.clone(),
         }
     }
 }
@@ -92,6 +114,7 @@ impl<S: RunStore, L: RunLocks, T: TabMemory> Keeper<S, L, T> {
             tab,
             draw: Rc::new(draw),
             current: Rc::new(RefCell::new(None)),
+            writing: Rc::new(futures::lock::Mutex::new(())),
         }
     }
 
@@ -165,6 +188,8 @@ impl<S: RunStore, L: RunLocks, T: TabMemory> Keeper<S, L, T> {
                 status: Status::Training,
                 record,
                 kept: unkept.is_none(),
+                // As the store creates it.
+                revision: 1,
                 fresh: true,
                 previous,
                 hold,
@@ -191,6 +216,16 @@ impl<S: RunStore, L: RunLocks, T: TabMemory> Keeper<S, L, T> {
             Some(hold) => Some(hold),
             None => self.locks.hold(id).await?,
         };
+        self.take_over(id, hold).await
+    }
+
+    /// Run `id`, whose lock `hold` is (where there are locks), becomes the tab's current run
+    /// as the store keeps it: its record, at its stored revision, and its checkpoint.
+    async fn take_over(
+        &self,
+        id: RunId,
+        hold: Option<L::Hold>,
+    ) -> Result<(RunRecord, Option<Vec<u8>>), KeeperError> {
         let record = self.store.record(id).await?;
         let Some(mut record) = record else {
             if self.tab.run() == Some(id) {
@@ -206,6 +241,7 @@ impl<S: RunStore, L: RunLocks, T: TabMemory> Keeper<S, L, T> {
             status: Status::Training,
             record: record.clone(),
             kept: true,
+            revision: record.revision,
             fresh: false,
             previous: None,
             hold,
@@ -217,7 +253,9 @@ impl<S: RunStore, L: RunLocks, T: TabMemory> Keeper<S, L, T> {
     /// checkpoint and weights if they came. A rest (a pause, a stop, the end) counts once
     /// it is kept; a stop or the end lets the lock go. Whether anything was written: nothing
     /// is for a run this tab no longer has (let go, deleted, another one started). A run
-    /// deleted meanwhile (in another tab) is refused by the store and let go here.
+    /// deleted meanwhile (in another tab) is refused by the store and let go here, and so is
+    /// one another tab continued and kept since this tab's copy was taken
+    /// ([`StoreError::Moved`]): this tab's copy is stale, and writes nothing.
     pub async fn keep(
         &self,
         run: RunId,
@@ -225,7 +263,8 @@ impl<S: RunStore, L: RunLocks, T: TabMemory> Keeper<S, L, T> {
         (checkpoint, weights): (Option<Vec<u8>>, Option<Vec<u8>>),
         rest: Option<Rest>,
     ) -> Result<bool, KeeperError> {
-        let record = {
+        let _turn = self.writing.lock().await;
+        let (record, base) = {
             let mut current = self.current.borrow_mut();
             let Some(current) = current.as_mut().filter(|c| c.id == run) else {
                 return Ok(false);
@@ -237,28 +276,31 @@ impl<S: RunStore, L: RunLocks, T: TabMemory> Keeper<S, L, T> {
                 }
                 return Ok(false);
             }
-            current.record.clone()
+            (current.record.clone(), current.revision)
         };
         let (with_checkpoint, with_weights) = (checkpoint.is_some(), weights.is_some());
         let result = self
             .store
             .keep(Keeping {
+                base,
                 record,
                 checkpoint,
                 weights,
             })
             .await;
         let is_current = self.current_id() == Some(run);
-        if let (Ok(()), true) = (&result, is_current)
+        if let (Ok(revision), true) = (&result, is_current)
             && let Some(current) = self.current.borrow_mut().as_mut()
         {
             // As the store set them.
             current.record.has_checkpoint |= with_checkpoint;
             current.record.has_weights |= with_weights;
+            current.revision = *revision;
+            current.record.revision = *revision;
         }
-        if let Err(StoreError::Gone(_)) = result {
+        if let Err(StoreError::Gone(_) | StoreError::Moved { .. }) = result {
             if !is_current {
-                // Deleted in this tab, which let it go already: nothing more to say.
+                // Let go in this tab already: nothing more to say.
                 return Ok(false);
             }
             self.let_go();
@@ -267,7 +309,7 @@ impl<S: RunStore, L: RunLocks, T: TabMemory> Keeper<S, L, T> {
         {
             current.rest(rest);
         }
-        result.map(|()| true).map_err(KeeperError::from)
+        result.map(|_| true).map_err(KeeperError::from)
     }
 
     /// The worker began run `run` (its device and data are up): from now on it is a run of
@@ -306,24 +348,47 @@ impl<S: RunStore, L: RunLocks, T: TabMemory> Keeper<S, L, T> {
     }
 
     /// Resume after a pause or a stop, once that rest is kept (before, the worker would
-    /// resume a run whose rest is still to come): a stopped run's lock is taken again first.
-    /// Whether the run may go on.
-    pub async fn go_on(&self) -> Result<bool, KeeperError> {
-        let Some((id, status)) = self.current.borrow().as_ref().map(|c| (c.id, c.status)) else {
-            return Ok(true);
+    /// resume a run whose rest is still to come). A paused run kept its lock, so it is still
+    /// this tab's: it goes on here. A stopped run's lock is taken again first, and the store
+    /// asked whether another tab continued and kept it meanwhile: if so it goes on from the
+    /// stored checkpoint, never from this tab's stale copy.
+    pub async fn go_on(&self) -> Result<GoOn, KeeperError> {
+        let Some((id, status, revision)) = self
+            .current
+            .borrow()
+            .as_ref()
+            .map(|c| (c.id, c.status, c.revision))
+        else {
+            return Ok(GoOn::Here);
         };
         let hold = match status {
-            Status::Training => return Ok(false),
-            Status::Paused => None,
+            Status::Training => return Ok(GoOn::NotYet),
+            Status::Paused => {
+                if let Some(current) = self.current.borrow_mut().as_mut() {
+                    current.status = Status::Training;
+                }
+                return Ok(GoOn::Here);
+            }
             Status::Ended => self.locks.hold(id).await?,
         };
-        if let Some(current) = self.current.borrow_mut().as_mut().filter(|c| c.id == id) {
-            current.status = Status::Training;
-            if hold.is_some() {
-                current.hold = hold;
+        let stored = self.store.record(id).await?;
+        match stored {
+            Some(stored) if stored.revision == revision => {
+                if let Some(current) = self.current.borrow_mut().as_mut().filter(|c| c.id == id) {
+                    current.status = Status::Training;
+                    current.hold = hold;
+                }
+                Ok(GoOn::Here)
+            }
+            // Moved by another tab (or deleted: refused as not kept).
+            _ => {
+                let (record, checkpoint) = self.take_over(id, hold).await?;
+                Ok(GoOn::FromStore {
+                    record: Box::new(record),
+                    checkpoint,
+                })
             }
         }
-        Ok(true)
     }
 
     /// The tab lets its run go (Reset): it stays in the store, to be continued from there.
@@ -360,12 +425,14 @@ impl<S: RunStore, L: RunLocks, T: TabMemory> Keeper<S, L, T> {
         Ok(ours)
     }
 
-    /// The tab's run cannot be resumed: its checkpoint goes, its record and weights stay.
-    pub async fn forget_checkpoint(&self, id: RunId) -> Result<(), KeeperError> {
+    /// The tab's run cannot be resumed: its checkpoint goes, its record and weights stay,
+    /// unless the store has moved on from `base`, the revision whose checkpoint was found
+    /// wanting (another tab kept a good one since).
+    pub async fn forget_checkpoint(&self, id: RunId, base: u64) -> Result<(), KeeperError> {
         if self.tab.run() == Some(id) && self.current_id() != Some(id) {
             self.tab.forget_run();
         }
-        Ok(self.store.forget_checkpoint(id).await?)
+        Ok(self.store.forget_checkpoint(id, base).await?)
     }
 
     fn set_current(&self, current: Current<L::Hold>) {

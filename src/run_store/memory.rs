@@ -46,6 +46,7 @@ impl RunStore for MemoryStore {
         }
         record.has_checkpoint = checkpoint.is_some();
         record.has_weights = false;
+        record.revision = 1;
         if let Some(checkpoint) = checkpoint {
             stores.checkpoints.insert(record.id, checkpoint);
         }
@@ -53,12 +54,15 @@ impl RunStore for MemoryStore {
         Ok(())
     }
 
-    async fn keep(&self, keeping: Keeping) -> Result<(), StoreError> {
+    async fn keep(&self, keeping: Keeping) -> Result<u64, StoreError> {
         let mut stores = self.stores.borrow_mut();
         let id = keeping.record.id;
         let Some(old) = stores.records.get(&id) else {
             return Err(StoreError::Gone(id));
         };
+        if old.revision != keeping.base {
+            return Err(StoreError::Moved { id, step: old.step });
+        }
         let too_big = |bytes: &Option<Vec<u8>>| {
             bytes
                 .as_ref()
@@ -71,6 +75,8 @@ impl RunStore for MemoryStore {
         let mut record = keeping.record;
         record.has_checkpoint = old.has_checkpoint || keeping.checkpoint.is_some();
         record.has_weights = old.has_weights || keeping.weights.is_some();
+        record.revision = keeping.base.saturating_add(1);
+        let revision = record.revision;
         if let Some(checkpoint) = keeping.checkpoint {
             stores.checkpoints.insert(id, checkpoint);
         }
@@ -78,7 +84,7 @@ impl RunStore for MemoryStore {
             stores.weights.insert(id, weights);
         }
         stores.records.insert(id, record);
-        Ok(())
+        Ok(revision)
     }
 
     async fn delete(&self, id: RunId) -> Result<(), StoreError> {
@@ -108,12 +114,19 @@ impl RunStore for MemoryStore {
         Ok(self.stores.borrow().weights.get(&id).cloned())
     }
 
-    async fn forget_checkpoint(&self, id: RunId) -> Result<(), StoreError> {
+    async fn forget_checkpoint(&self, id: RunId, base: u64) -> Result<(), StoreError> {
         let mut stores = self.stores.borrow_mut();
-        stores.checkpoints.remove(&id);
         if let Some(record) = stores.records.get_mut(&id) {
+            if record.revision != base {
+                return Err(StoreError::Moved {
+                    id,
+                    step: record.step,
+                });
+            }
             record.has_checkpoint = false;
+            record.revision = base.saturating_add(1);
         }
+        stores.checkpoints.remove(&id);
         Ok(())
     }
 }

@@ -12,14 +12,18 @@
 //! - a run is in the store and in the tab's memory from its Start, before its first step;
 //! - run ids are drawn at random, and a drawn id that is taken is drawn again;
 //! - a run's lock is held while it trains or is paused, and let go when it stops, finishes,
-//!   is let go (Reset) or deleted.
+//!   is let go (Reset) or deleted;
+//! - every keeping names the revision it continues from, and the store refuses, in the same
+//!   transaction, one whose base is not the stored revision: a tab whose copy of a run is
+//!   stale (another tab continued and kept it meanwhile) writes nothing, and a Resume after a
+//!   Stop goes on from the stored checkpoint when another tab moved the run.
 
 mod header;
 mod keeper;
 pub mod memory;
 
 pub use header::{HeaderError, read_header};
-pub use keeper::{Current, Keeper, KeeperError, Rest, Status};
+pub use keeper::{Current, GoOn, Keeper, KeeperError, Rest, Status};
 
 use crate::run_record::RunRecord;
 
@@ -38,6 +42,9 @@ pub fn short_name(id: RunId) -> String {
 /// What one keeping of a run writes, in one transaction.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Keeping {
+    /// The record's revision this keeping continues from: the store refuses it with
+    /// [`StoreError::Moved`] unless that is the stored revision.
+    pub base: u64,
     pub record: RunRecord,
     /// The run's checkpoint (weights, optimiser moments, state), when this keeping has one.
     pub checkpoint: Option<Vec<u8>>,
@@ -54,6 +61,13 @@ pub enum StoreError {
     Gone(RunId),
     #[error("run id {0} is taken")]
     Taken(RunId),
+    /// The stored run is not the one this tab continues from: another tab continued it and
+    /// kept it since (at `step`).
+    #[error(
+        "run {} was continued in another tab (step {step}): this tab stopped; Continue from the table goes on from there",
+        short_name(*id)
+    )]
+    Moved { id: RunId, step: usize },
     #[error(
         "the browser's storage for this page is full: this save was not kept, the run's last one still is"
     )]
@@ -66,18 +80,20 @@ pub enum StoreError {
 /// The runs, their checkpoints and their weights. Each call is one transaction.
 #[allow(async_fn_in_trait)]
 pub trait RunStore {
-    /// A new run's record (with the checkpoint it starts from, if it has one); refused with
-    /// [`StoreError::Taken`] where a run of that id is kept or was deleted (a late save of
-    /// the deleted run must never land in a new one).
+    /// A new run's record (with the checkpoint it starts from, if it has one), at revision
+    /// 1; refused with [`StoreError::Taken`] where a run of that id is kept or was deleted (a
+    /// late save of the deleted run must never land in a new one).
     async fn create(
         &self,
         record: RunRecord,
         checkpoint: Option<Vec<u8>>,
     ) -> Result<(), StoreError>;
-    /// Writes the record and whatever else `keeping` holds; refused with
-    /// [`StoreError::Gone`] where the run's record is not there. The store, not the caller,
-    /// sets the record's `has_checkpoint` and `has_weights`.
-    async fn keep(&self, keeping: Keeping) -> Result<(), StoreError>;
+    /// Writes the record and whatever else `keeping` holds, as the revision after
+    /// `keeping.base`, which it returns; refused with [`StoreError::Gone`] where the run's
+    /// record is not there, and with [`StoreError::Moved`] where its stored revision is not
+    /// `keeping.base`. The store, not the caller, sets the record's `has_checkpoint`,
+    /// `has_weights` and `revision`.
+    async fn keep(&self, keeping: Keeping) -> Result<u64, StoreError>;
     /// The record, its checkpoint and its weights, together; the id is never given again.
     async fn delete(&self, id: RunId) -> Result<(), StoreError>;
     /// Every record, oldest first.
@@ -86,7 +102,9 @@ pub trait RunStore {
     async fn checkpoint(&self, id: RunId) -> Result<Option<Vec<u8>>, StoreError>;
     async fn weights(&self, id: RunId) -> Result<Option<Vec<u8>>, StoreError>;
     /// The checkpoint goes (one that cannot be resumed); the record and its weights stay.
-    async fn forget_checkpoint(&self, id: RunId) -> Result<(), StoreError>;
+    /// Refused with [`StoreError::Moved`] unless the stored revision is `base` (the one whose
+    /// checkpoint was found wanting: another tab may have kept a good one since).
+    async fn forget_checkpoint(&self, id: RunId, base: u64) -> Result<(), StoreError>;
 }
 
 /// Run `0` is held by another tab.

@@ -52,7 +52,7 @@ impl RunStore for PageRuns {
         self.db().await?.create(record, checkpoint).await
     }
 
-    async fn keep(&self, keeping: Keeping) -> Result<(), StoreError> {
+    async fn keep(&self, keeping: Keeping) -> Result<u64, StoreError> {
         self.db().await?.keep(keeping).await
     }
 
@@ -76,7 +76,7 @@ impl RunStore for PageRuns {
         self.db().await?.weights(id).await
     }
 
-    async fn forget_checkpoint(&self, id: RunId) -> Result<(), StoreError> {
-        self.db().await?.forget_checkpoint(id).await
+    async fn forget_checkpoint(&self, id: RunId, base: u64) -> Result<(), StoreError> {
+        self.db().await?.forget_checkpoint(id, base).await
     }
 }

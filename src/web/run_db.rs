@@ -154,18 +154,21 @@ impl RunDb {
     /// Ends `transaction` as `done` says: committed after a body that went through (a store
     /// full on the way says so), aborted after one that did not, so that nothing of it lands:
     /// a transaction merely dropped would commit whatever it wrote before the failure.
-    async fn finish(
+    async fn finish<T>(
         transaction: idb::Transaction,
-        done: Result<(), StoreError>,
-    ) -> Result<(), StoreError> {
-        if let Err(error) = done {
-            let _ = transaction.abort();
-            return Err(error);
-        }
+        done: Result<T, StoreError>,
+    ) -> Result<T, StoreError> {
+        let done = match done {
+            Ok(done) => done,
+            Err(error) => {
+                let _ = transaction.abort();
+                return Err(error);
+            }
+        };
         let probe = transaction.object_store(RECORDS).map_err(failed)?;
         let committed = transaction.commit().map_err(failed)?.await;
         match committed {
-            Ok(TransactionResult::Committed) => Ok(()),
+            Ok(TransactionResult::Committed) => Ok(done),
             Ok(TransactionResult::Aborted) | Err(_) => {
                 let why = probe.transaction().error();
                 Err(match why {
@@ -280,6 +283,7 @@ impl RunStore for RunDb {
             }
             record.has_checkpoint = checkpoint.is_some();
             record.has_weights = false;
+            record.revision = 1;
             put_record(&transaction, &record).await?;
             put_bytes(&transaction, CHECKPOINTS, &id, checkpoint).await
         }
@@ -287,7 +291,7 @@ impl RunStore for RunDb {
         Self::finish(transaction, done).await
     }
 
-    async fn keep(&self, keeping: Keeping) -> Result<(), StoreError> {
+    async fn keep(&self, keeping: Keeping) -> Result<u64, StoreError> {
         test_delay().await;
         let transaction =
             self.transaction(&[RECORDS, CHECKPOINTS, WEIGHTS], TransactionMode::ReadWrite)?;
@@ -299,11 +303,20 @@ impl RunStore for RunDb {
             let Some(old) = old.and_then(|value| record_of(record.id, value)) else {
                 return Err(StoreError::Gone(record.id));
             };
+            // A tab whose copy is not the stored one writes nothing (another tab moved it).
+            if old.revision != keeping.base {
+                return Err(StoreError::Moved {
+                    id: record.id,
+                    step: old.step,
+                });
+            }
             record.has_checkpoint = old.has_checkpoint || keeping.checkpoint.is_some();
             record.has_weights = old.has_weights || keeping.weights.is_some();
+            record.revision = keeping.base.saturating_add(1);
             put_record(&transaction, &record).await?;
             put_bytes(&transaction, CHECKPOINTS, &id, keeping.checkpoint).await?;
-            put_bytes(&transaction, WEIGHTS, &id, keeping.weights).await
+            put_bytes(&transaction, WEIGHTS, &id, keeping.weights).await?;
+            Ok(record.revision)
         }
         .await;
         Self::finish(transaction, done).await
@@ -374,19 +387,24 @@ impl RunStore for RunDb {
         Ok(self.get(WEIGHTS, id).await?.and_then(bytes_of))
     }
 
-    async fn forget_checkpoint(&self, id: RunId) -> Result<(), StoreError> {
+    async fn forget_checkpoint(&self, id: RunId, base: u64) -> Result<(), StoreError> {
         let transaction = self.transaction(&[RECORDS, CHECKPOINTS], TransactionMode::ReadWrite)?;
         let done = async {
             let key = key(id);
-            delete_from(&transaction, CHECKPOINTS, &key).await?;
             let old = get(&transaction, RECORDS, &key).await?;
-            match old.and_then(|value| record_of(id, value)) {
-                Some(mut record) => {
-                    record.has_checkpoint = false;
-                    put_record(&transaction, &record).await
+            if let Some(mut record) = old.and_then(|value| record_of(id, value)) {
+                // Another tab kept a good one since this one was found wanting: it stays.
+                if record.revision != base {
+                    return Err(StoreError::Moved {
+                        id,
+                        step: record.step,
+                    });
                 }
-                None => Ok(()),
+                record.has_checkpoint = false;
+                record.revision = base.saturating_add(1);
+                put_record(&transaction, &record).await?;
             }
+            delete_from(&transaction, CHECKPOINTS, &key).await
         }
         .await;
         Self::finish(transaction, done).await

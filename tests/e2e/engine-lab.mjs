@@ -275,3 +275,50 @@ export async function placesAndStory(lab, back) {
   });
   assert.equal(await lab.attribute("story", "data-step"), "positions");
 }
+
+/**
+ * The stale tab, in any engine, with two labs `a` and `b` open on one profile (two tabs): A
+ * trains and stops; B, reloaded, continues the run from the table, trains further and stops;
+ * A resumes and goes on from B's progress, says so, and what it keeps next is past B's.
+ */
+export async function staleTabResumes(a, b) {
+  const state = (lab) => lab.text("run-state");
+  const step = (lab) => lab.number("training-step");
+  const stored = (lab) => lab.evaluate(async () => {
+    const db = await new Promise((resolve, reject) => {
+      const request = indexedDB.open("vitlab-runs");
+      request.onsuccess = () => resolve(request.result);
+      request.onerror = () => reject(request.error);
+    });
+    const records = await new Promise((resolve, reject) => {
+      const request = db.transaction("records").objectStore("records").getAll();
+      request.onsuccess = () => resolve(request.result.map((json) => JSON.parse(json)));
+      request.onerror = () => reject(request.error);
+    });
+    db.close();
+    return Object.fromEntries(records.map((r) => [String(r.id), r.step]));
+  });
+  await a.place("train");
+  await a.click("train-button");
+  await until(() => step(a), (s) => s >= 3, { what: "A training", timeout: 300_000 });
+  await a.click("stop-button");
+  await until(() => state(a), (s) => s === "stopped", { what: "A stopped" });
+  const run = await a.evaluate(() => sessionStorage.getItem("vitlab-run"));
+  await b.reload();
+  await b.waitFor("model-ready", 120_000);
+  await b.place("runs");
+  await b.clickAt(`[data-testid="run-row"][data-run="${run}"] [data-testid="continue-run"]`);
+  await b.waitForCss('main[data-place="train"]');
+  const stoppedAt = (await stored(a))[run];
+  await until(() => step(b), (s) => s >= stoppedAt + 20, { what: "B past A", timeout: 300_000 });
+  await b.click("stop-button");
+  await until(() => state(b), (s) => s === "stopped", { what: "B stopped" });
+  const byB = (await stored(b))[run];
+  await a.click("pause-button");
+  await until(() => a.textOf(".notices"), (t) => /was continued in another tab meanwhile: it goes on from there/.test(t ?? ""), { what: "A told where the run went on" });
+  await until(() => step(a), (s) => s > byB, { what: "A past B's step", timeout: 300_000 });
+  await a.click("stop-button");
+  await until(() => state(a), (s) => s === "stopped", { what: "A stopped again" });
+  const last = (await stored(a))[run];
+  assert.ok(last > byB, `kept at ${last} after B's ${byB}`);
+}

@@ -4,7 +4,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { ONE, ZERO, oldRun, runDatabase, seedOldStores, until } from "./support.mjs";
-import { assertCpuEngineFeatures, browserFeatures, pauseAndResume, placesAndStory } from "./engine-lab.mjs";
+import { assertCpuEngineFeatures, browserFeatures, pauseAndResume, placesAndStory, staleTabResumes } from "./engine-lab.mjs";
 import { FirefoxLab, servedAppInFirefox } from "./firefox-support.mjs";
 import { SHEAR, fineTune, handwriting, teachAll } from "./handwriting-digits.mjs";
 
@@ -194,4 +194,15 @@ test("in Firefox at 390 and 1280 px: one click opens each place, Back returns, a
     assertNoErrors(lab);
     await lab.close();
   }
+});
+
+test("in Firefox a stale tab resumes from the other tab's progress, never its own copy", async () => {
+  const url = `${app.server.url}?backend=cpu&cpu-workers=1&preset=seed&depth=1&dim=32&heads=4&mlp=64&batch=32&epochs=50#train`;
+  const [a, b] = [await FirefoxLab.open(app.browser, url), await FirefoxLab.open(app.browser, url)];
+  await staleTabResumes(a, b);
+  await a.click("reset-button");
+  assertNoErrors(a);
+  assertNoErrors(b);
+  await a.close();
+  await b.close();
 });

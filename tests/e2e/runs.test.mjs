@@ -103,7 +103,9 @@ test("case 2: a run deleted while a save of it is in flight never comes back, in
 
 test("case 3: a stopped or finished run is not locked: another tab continues it at once", async () => {
   const context = await app.browser.newContext();
-  const tabs = [await openTab(context), await openTab(context)];
+  // Long enough that the run is not over before its first Stop.
+  const query = LINK.replace("epochs=1", "epochs=20");
+  const tabs = [await openTab(context, { query }), await openTab(context, { query })];
   await tabs[0].lab.byTestId("train-button").click();
   await trainTo(tabs[0], 2);
   await tabs[0].lab.place("runs");
@@ -228,3 +230,68 @@ test("a save that hits the storage quota says so, and the run's last checkpoint 
   assert.equal(await tab.lab.byTestId("runs-error").count(), 0, "the problem goes once a save is kept");
   await context.close();
 });
+
+test("case 5: a stale tab resumes from another tab's progress, never its own copy; a stale save is refused and said", async () => {
+  const context = await app.browser.newContext();
+  // Long enough that no run ends while the case runs.
+  const query = LINK.replace("epochs=1", "epochs=50");
+  const [a, b] = [await openTab(context, { query }), await openTab(context, { query })];
+  for (let loop = 0; loop < LOOPS; loop++) {
+    // 1. A trains and stops.
+    await a.lab.place("train");
+    await a.lab.byTestId("train-button").click();
+    await trainTo(a, 3);
+    await a.lab.byTestId("stop-button").click();
+    await until(a.state, (s) => s === "stopped", { what: `loop ${loop}: A stopped` });
+    const run = await a.run();
+    const stoppedAt = (await checkpointsOf(a))[run].step;
+    // 2. B continues it from the table (read again: A started it after B's was), trains
+    // further, and stops.
+    await reload(b);
+    await b.lab.place("runs");
+    await b.row(run).getByTestId("continue-run").click();
+    await b.lab.place("train");
+    await trainTo(b, stoppedAt + 20);
+    await b.lab.byTestId("stop-button").click();
+    await until(b.state, (s) => s === "stopped", { what: `loop ${loop}: B stopped` });
+    const byB = (await checkpointsOf(b))[run].step;
+    assert.ok(byB >= stoppedAt + 20, `loop ${loop}: B kept ${byB}`);
+    // 3. A, still open, resumes: from B's checkpoint, and says so.
+    await a.lab.byTestId("pause-button").click();
+    await until(a.step, (s) => s > byB, { what: `loop ${loop}: A going on past B's step ${byB}` });
+    const said = await a.lab.page.locator(".notices").textContent();
+    assert.match(said, /was continued in another tab meanwhile: it goes on from there/);
+    // 4. A's next save continues B's progress: the run never goes back.
+    await a.lab.byTestId("stop-button").click();
+    await until(a.state, (s) => s === "stopped", { what: `loop ${loop}: A stopped again` });
+    const last = (await checkpointsOf(a))[run].step;
+    assert.ok(last > byB, `loop ${loop}: kept at ${last} after B's ${byB}`);
+    await a.lab.byTestId("reset-button").click();
+    await b.lab.byTestId("reset-button").click();
+  }
+  // A save from a stale copy (its lock lost: a browser without Web Locks) is refused by the
+  // store itself, and the tab stops and says where the run went on.
+  const noLocks = (page) => page.addInitScript(() => Object.defineProperty(navigator, "locks", { value: undefined }));
+  const [c, d] = [await openTab(context, { query, prepare: noLocks }), await openTab(context, { query, prepare: noLocks })];
+  await c.lab.byTestId("train-button").click();
+  await trainTo(c, 3);
+  const run = await c.run();
+  await reload(d);
+  await d.lab.place("runs");
+  await d.row(run).getByTestId("continue-run").click();
+  await trainTo(d, 5);
+  await d.lab.byTestId("pause-button").click();
+  await until(d.state, (s) => s === "paused", { what: "D paused" });
+  // C's next keeping (its pause, unless an evaluation came first) is refused.
+  const pause = c.lab.byTestId("pause-button");
+  if (await pause.count()) await pause.click().catch(() => {});
+  const error = await until(() => c.lab.byTestId("training-error").textContent().catch(() => ""), (t) => t.length > 0, { what: "C told" });
+  assert.match(error, /^Run #\d{4} was continued in another tab \(step \d+\): this tab stopped; Continue from the table goes on from there\.$/);
+  assert.equal(await c.run(), null, "the stale tab let its copy go");
+  await context.close();
+});
+
+/** Each run's checkpoint in the tab's database: its step and seed. */
+async function checkpointsOf(tab) {
+  return (await runDatabase(tab.page)).checkpoints;
+}

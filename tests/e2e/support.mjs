@@ -232,6 +232,9 @@ export class LabPage {
   }
   /** Opens a place through the navigation bar, as a person would, and waits until it is shown. */
   async place(name) {
+    // A build from before the places (VITLAB_DIST at an older commit, to show a new test
+    // failing there) has every card on its one page: nothing to open.
+    if (!(await this.byTestId("places").count())) return;
     await this.byTestId(`nav-${name}`).click();
     await this.page.locator(`main[data-place="${name}"]`).waitFor();
   }

@@ -177,3 +177,55 @@ export class WebKitLab extends EngineLab {
     throw new Error(`no file offered for ${selector(id)} within ${timeout} ms`);
   }
 }
+
+/**
+ * A [`WebKitLab`] in a window of its own of the one session (a second tab on the same
+ * profile): every primitive switches to its window first.
+ */
+export class WebKitWindowLab extends WebKitLab {
+  constructor(browser, handle) {
+    super(browser);
+    this.handle = handle;
+  }
+  /** A new window (`tab`), at `url`, once the model is ready there. */
+  static async openWindow(browser, url, { timeout = 300_000 } = {}) {
+    await browser.driver.switchTo().newWindow("tab");
+    const lab = new WebKitWindowLab(browser, await browser.driver.getWindowHandle());
+    await lab.goto(url);
+    await lab.waitFor("model-ready", timeout);
+    return lab;
+  }
+  /** The window the session is in now, as a lab. */
+  static async current(browser) {
+    return new WebKitWindowLab(browser, await browser.driver.getWindowHandle());
+  }
+  async here() {
+    await this.driver.switchTo().window(this.handle);
+  }
+  async evaluate(fn, ...args) {
+    await this.here();
+    return super.evaluate(fn, ...args);
+  }
+  async clickAt(css) {
+    await this.here();
+    return super.clickAt(css);
+  }
+  async drag(points) {
+    await this.here();
+    return super.drag(points);
+  }
+  async goto(url) {
+    await this.here();
+    return super.goto(url);
+  }
+  async reload() {
+    await this.here();
+    return super.reload();
+  }
+  /** Closes this window and goes back to `to`'s. */
+  async closeWindow(to) {
+    await this.here();
+    await this.driver.close();
+    await to.here();
+  }
+}

@@ -6,8 +6,8 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { DIST, ONE, ZERO, checkpoints, serve, until } from "./support.mjs";
-import { assertCpuEngineFeatures, browserFeatures, pauseAndResume, placesAndStory } from "./engine-lab.mjs";
-import { RECORDER, WebKitLab, launchWebKit, servedAppInWebKit } from "./webkit-support.mjs";
+import { assertCpuEngineFeatures, browserFeatures, pauseAndResume, placesAndStory, staleTabResumes } from "./engine-lab.mjs";
+import { RECORDER, WebKitLab, WebKitWindowLab, launchWebKit, servedAppInWebKit } from "./webkit-support.mjs";
 
 const app = servedAppInWebKit();
 
@@ -185,4 +185,17 @@ test("in WebKit the places open from the bar, Back returns, and the story tells 
   await placesAndStory(lab, () => lab.driver.navigate().back());
   await assertNoErrors(lab);
   await lab.close();
+});
+
+test("in WebKit a stale tab resumes from the other tab's progress, never its own copy", async () => {
+  const url = `${app.server.url}?backend=cpu&cpu-workers=1&preset=seed&depth=1&dim=32&heads=4&mlp=64&batch=32&epochs=50#train`;
+  await WebKitLab.open(app.browser, url);
+  const a = await WebKitWindowLab.current(app.browser);
+  const b = await WebKitWindowLab.openWindow(app.browser, url);
+  await staleTabResumes(a, b);
+  await a.click("reset-button");
+  await assertNoErrors(a);
+  await assertNoErrors(b);
+  await b.closeWindow(a);
+  await a.close();
 });

@@ -12,7 +12,7 @@ use vitlab::rng::SplitMix64;
 use vitlab::run_record::RunRecord;
 use vitlab::run_store::memory::{MemoryLocks, MemoryStore, MemoryTab};
 use vitlab::run_store::{
-    HeldElsewhere, Keeper, KeeperError, Rest, RunId, RunStore, Status, StoreError, TabMemory,
+    GoOn, HeldElsewhere, Keeper, KeeperError, Rest, RunId, RunStore, Status, StoreError, TabMemory,
 };
 use vitlab::train::TrainingPlan;
 
@@ -204,9 +204,27 @@ impl World {
             }
             Event::Resume => {
                 let tab = &mut self.tabs[t];
-                let resting = tab.worker.as_ref().is_some_and(|w| w.resting);
-                if resting && run_now(tab.keeper.go_on()) == Ok(true) {
-                    tab.worker.as_mut().unwrap().resting = false;
+                if !tab.worker.as_ref().is_some_and(|w| w.resting) {
+                    return;
+                }
+                match run_now(tab.keeper.go_on()) {
+                    Ok(GoOn::Here) => tab.worker.as_mut().unwrap().resting = false,
+                    // Another tab moved the run: a fresh worker from the stored checkpoint.
+                    Ok(GoOn::FromStore { record, checkpoint }) => {
+                        tab.worker = Some(Worker {
+                            run: record.id,
+                            step: checkpoint.map_or(0, |c| step_of(&c)),
+                            resting: false,
+                            in_flight: VecDeque::new(),
+                        });
+                    }
+                    Ok(GoOn::NotYet) => {}
+                    Err(KeeperError::HeldElsewhere(_)) => {}
+                    Err(KeeperError::NotKept(run)) => {
+                        assert!(self.deleted.contains(&run));
+                        tab.worker = None;
+                    }
+                    Err(error) => panic!("a resume failed: {error}"),
                 }
             }
             Event::Deliver => {
@@ -214,6 +232,9 @@ impl World {
                 let Some(save) = tab.worker.as_mut().and_then(|w| w.in_flight.pop_front()) else {
                     return;
                 };
+                let stored = run_now(self.store.checkpoint(save.run))
+                    .unwrap()
+                    .map(|c| step_of(&c));
                 let kept = run_now(tab.keeper.keep(
                     save.run,
                     |record| record.step = save.step,
@@ -222,6 +243,16 @@ impl World {
                 ));
                 match kept {
                     Ok(true) => {
+                        // An evaluation kept continues what is stored: a tab writing its own
+                        // stale copy over another's progress would land at or below it.
+                        if let (None, Some(stored)) = (save.rest, stored) {
+                            assert!(
+                                save.step > stored,
+                                "run {}: a save at step {} kept over step {stored}",
+                                save.run,
+                                save.step
+                            );
+                        }
                         let best = self.kept.entry(save.run).or_default();
                         *best = (*best).max(save.step);
                     }
@@ -229,6 +260,13 @@ impl World {
                     // Deleted in the other tab: the page lets its training go.
                     Err(KeeperError::Store(StoreError::Gone(run))) => {
                         assert!(self.deleted.contains(&run));
+                        tab.worker = None;
+                    }
+                    // Continued and kept in the other tab since this one's copy was taken:
+                    // this tab's copy is stale, and its worker stops.
+                    Err(KeeperError::Store(StoreError::Moved { id, .. })) => {
+                        assert_eq!(id, save.run);
+                        assert_eq!(tab.keeper.current_id(), None, "a stale tab lets go");
                         tab.worker = None;
                     }
                     Err(error) => panic!("a save was refused: {error}"),
@@ -418,6 +456,7 @@ fn a_save_for_a_deleted_run_is_refused_and_does_not_bring_it_back() {
     run_now(store.create(record.clone(), None)).unwrap();
     run_now(store.delete(7)).unwrap();
     let save = vitlab::run_store::Keeping {
+        base: 1,
         record,
         checkpoint: Some(checkpoint(3)),
         weights: Some(vec![1]),
@@ -463,4 +502,234 @@ fn a_start_whose_drawn_id_is_taken_draws_again() {
     a.let_go();
     let c = Keeper::new(store, MemoryLocks::default(), MemoryTab::default(), || 9);
     assert_eq!(run_now(c.start(make, None)), Err(KeeperError::NoFreeId));
+}
+
+/// Tab `t` trains run `run` to step `step`, keeping it, as the page does at an evaluation.
+fn save(tab: &TabKeeper, run: RunId, step: usize) -> Result<bool, KeeperError> {
+    run_now(tab.keep(
+        run,
+        |record| record.step = step,
+        (Some(checkpoint(step)), Some(vec![1])),
+        None,
+    ))
+}
+
+fn stop(tab: &TabKeeper, run: RunId, step: usize) {
+    let kept = run_now(tab.keep(
+        run,
+        |record| record.step = step,
+        (Some(checkpoint(step)), Some(vec![1])),
+        Some(Rest::Stopped),
+    ));
+    assert_eq!(kept, Ok(true));
+}
+
+#[test]
+fn a_stale_tab_that_resumes_goes_on_from_the_other_tab_s_progress_and_never_writes_over_it() {
+    let store = MemoryStore::default();
+    let locks = MemoryLocks::default();
+    let a = Keeper::new(store.clone(), locks.clone(), MemoryTab::default(), || 41);
+    let b = Keeper::new(store.clone(), locks.clone(), MemoryTab::default(), || 42);
+    // 1. Tab A trains a run and presses Stop at step 68.
+    let (run, _) =
+        run_now(a.start(|id| RunRecord::new(id, TrainingPlan::seed(), 1), None)).unwrap();
+    assert_eq!(save(&a, run, 40), Ok(true));
+    stop(&a, run, 68);
+    // 2. Tab B continues it from the runs table, trains to step 427 and presses Stop.
+    let (_, from) = run_now(b.continue_run(run)).unwrap();
+    assert_eq!(step_of(&from.unwrap()), 68);
+    assert_eq!(save(&b, run, 200), Ok(true));
+    stop(&b, run, 427);
+    // 3. Tab A, still open, presses Resume: it goes on from B's checkpoint, not its own copy.
+    match run_now(a.go_on()) {
+        Ok(GoOn::FromStore { record, checkpoint }) => {
+            assert_eq!(record.step, 427);
+            assert_eq!(step_of(&checkpoint.unwrap()), 427);
+        }
+        other => panic!("a stale resume went on from its own copy: {other:?}"),
+    }
+    // 4. A's next save continues B's progress.
+    assert_eq!(save(&a, run, 453), Ok(true));
+    assert_eq!(
+        step_of(&run_now(store.checkpoint(run)).unwrap().unwrap()),
+        453
+    );
+    assert_eq!(run_now(store.record(run)).unwrap().unwrap().step, 453);
+}
+
+#[test]
+fn a_save_from_a_stale_copy_is_refused_and_the_tab_writes_nothing_more() {
+    let store = MemoryStore::default();
+    let locks = MemoryLocks::default();
+    let a = Keeper::new(store.clone(), locks.clone(), MemoryTab::default(), || 7);
+    let b = Keeper::new(
+        store.clone(),
+        MemoryLocks::default(),
+        MemoryTab::default(),
+        || 8,
+    );
+    let (run, _) =
+        run_now(a.start(|id| RunRecord::new(id, TrainingPlan::seed(), 1), None)).unwrap();
+    assert_eq!(save(&a, run, 10), Ok(true));
+    // B continues it without A's lock (a browser without Web Locks, or a lock lost): the
+    // store alone must refuse A's next save.
+    run_now(b.continue_run(run)).unwrap();
+    assert_eq!(save(&b, run, 300), Ok(true));
+    let refused = save(&a, run, 11);
+    assert_eq!(
+        refused,
+        Err(KeeperError::Store(StoreError::Moved { id: run, step: 300 }))
+    );
+    assert_eq!(
+        refused.unwrap_err().to_string(),
+        "run #0007 was continued in another tab (step 300): this tab stopped; Continue from the table goes on from there"
+    );
+    assert_eq!(a.current_id(), None, "the stale tab let its copy go");
+    assert_eq!(save(&a, run, 12), Ok(false), "and writes nothing more");
+    assert_eq!(
+        step_of(&run_now(store.checkpoint(run)).unwrap().unwrap()),
+        300
+    );
+    // A checkpoint found wanting at an older revision is not discarded: B's is good.
+    let moved = run_now(a.forget_checkpoint(run, 1));
+    assert!(matches!(
+        moved,
+        Err(KeeperError::Store(StoreError::Moved { .. }))
+    ));
+    assert!(run_now(store.checkpoint(run)).unwrap().is_some());
+}
+
+/// The moves of [`every_interleaving_of_runs_moved_between_tabs_keeps_each_tab_s_progress`]:
+/// what a person does in one tab, each kept at once (the save delivered).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Move {
+    Start,
+    /// An evaluation, kept.
+    Save,
+    /// A stop, kept.
+    Stop,
+    /// The other tab's run continued here (from the runs table).
+    ContinueOthers,
+    /// Resume of this tab's own stopped copy.
+    Resume,
+}
+
+#[test]
+fn every_interleaving_of_runs_moved_between_tabs_keeps_each_tab_s_progress() {
+    const MOVES: [Move; 5] = [
+        Move::Start,
+        Move::Save,
+        Move::Stop,
+        Move::ContinueOthers,
+        Move::Resume,
+    ];
+    // Deep enough to hold the stale resume: A starts, A stops, B continues, B saves, B stops,
+    // A resumes, A saves.
+    const DEPTH: usize = 7;
+    let moves: Vec<(usize, Move)> = (0..2)
+        .flat_map(|tab| MOVES.iter().map(move |&m| (tab, m)))
+        .collect();
+    let total = moves.len().pow(DEPTH as u32);
+    for mut n in 0..total {
+        let mut history = Vec::with_capacity(DEPTH);
+        for _ in 0..DEPTH {
+            history.push(moves[n % moves.len()]);
+            n /= moves.len();
+        }
+        let (tab, event) = history[0];
+        if (tab, event) != (0, Move::Start) {
+            // Every history that matters starts with a start; the others only shift it.
+            continue;
+        }
+        let mut world = World::new();
+        let mut played = Vec::new();
+        for &(t, m) in &history {
+            let events: &[Event] = match m {
+                Move::Start => &[Event::Start],
+                Move::Save => &[Event::Evaluate, Event::Deliver],
+                Move::Stop => &[Event::Stop, Event::Deliver],
+                Move::ContinueOthers => &[Event::ContinueOthers],
+                Move::Resume => &[Event::Resume],
+            };
+            for &event in events {
+                played.push((t, event));
+                world.apply(t, event);
+            }
+            world.check(&played);
+        }
+    }
+}
+
+/// Gives the executor a turn once: another future joined with it goes on meanwhile, as the
+/// browser's database answers a transaction in a later task.
+async fn yield_once() {
+    let mut yielded = false;
+    std::future::poll_fn(|cx| {
+        if yielded {
+            std::task::Poll::Ready(())
+        } else {
+            yielded = true;
+            cx.waker().wake_by_ref();
+            std::task::Poll::Pending
+        }
+    })
+    .await
+}
+
+/// [`MemoryStore`] whose keepings wait a turn before they are written.
+#[derive(Clone, Default)]
+struct SlowStore(MemoryStore);
+
+impl RunStore for SlowStore {
+    async fn create(
+        &self,
+        record: RunRecord,
+        checkpoint: Option<Vec<u8>>,
+    ) -> Result<(), StoreError> {
+        self.0.create(record, checkpoint).await
+    }
+    async fn keep(&self, keeping: vitlab::run_store::Keeping) -> Result<u64, StoreError> {
+        yield_once().await;
+        self.0.keep(keeping).await
+    }
+    async fn delete(&self, id: RunId) -> Result<(), StoreError> {
+        self.0.delete(id).await
+    }
+    async fn records(&self) -> Result<Vec<RunRecord>, StoreError> {
+        self.0.records().await
+    }
+    async fn record(&self, id: RunId) -> Result<Option<RunRecord>, StoreError> {
+        self.0.record(id).await
+    }
+    async fn checkpoint(&self, id: RunId) -> Result<Option<Vec<u8>>, StoreError> {
+        self.0.checkpoint(id).await
+    }
+    async fn weights(&self, id: RunId) -> Result<Option<Vec<u8>>, StoreError> {
+        self.0.weights(id).await
+    }
+    async fn forget_checkpoint(&self, id: RunId, base: u64) -> Result<(), StoreError> {
+        self.0.forget_checkpoint(id, base).await
+    }
+}
+
+#[test]
+fn two_keepings_asked_at_once_in_one_tab_are_kept_one_after_the_other() {
+    let store = SlowStore::default();
+    let keeper = Keeper::new(
+        store.clone(),
+        MemoryLocks::default(),
+        MemoryTab::default(),
+        || 3,
+    );
+    let (run, _) =
+        run_now(keeper.start(|id| RunRecord::new(id, TrainingPlan::seed(), 1), None)).unwrap();
+    // A record's update and a checkpoint, both in flight before either is written: neither
+    // may be taken for another tab's.
+    let both = futures::future::join(
+        keeper.keep(run, |r| r.step = 5, (None, None), None),
+        keeper.keep(run, |r| r.step = 6, (Some(checkpoint(6)), None), None),
+    );
+    assert_eq!(futures::executor::block_on(both), (Ok(true), Ok(true)));
+    let stored = run_now(store.record(run)).unwrap().unwrap();
+    assert_eq!((stored.step, stored.revision), (6, 3));
 }

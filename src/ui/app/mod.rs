@@ -75,10 +75,17 @@ pub fn App() -> impl IntoView {
         };
         let keyboard = web::when_key_pressed();
         let quiet = web::when_idle(REVEAL_QUIET_MS);
+        // A link to a part below (a step of the story): it comes at once.
+        let linked = async move {
+            if app.address.get_untracked().part.is_none() {
+                std::future::pending::<()>().await;
+            }
+        };
         futures::future::select_all([
             headed_below.boxed_local(),
             keyboard.boxed_local(),
             quiet.boxed_local(),
+            linked.boxed_local(),
         ])
         .await;
         app.revealed.reveal_all().await;
@@ -125,15 +132,27 @@ fn follow_the_address(app: AppState) {
         spawn_local(async move {
             // Once the place's cards are built.
             web::after_next_paint().await;
-            let brought = address
-                .part
-                .is_some_and(|part| web::address::bring_into_view(part.slug()));
-            if !brought {
-                web::address::scroll_to_top();
+            let Some(part) = address.part else {
+                return web::address::scroll_to_top();
+            };
+            // A part comes after the place: the story once the page has room for it, the
+            // experiments once the model is in. Looked for a while, unless the address moves.
+            for _ in 0..PART_TRIES {
+                if app.address.try_get_untracked() != Some(address) {
+                    return;
+                }
+                if web::address::bring_into_view(part.element_id()) {
+                    return;
+                }
+                web::sleep_ms(PART_TRY_MS).await;
             }
         });
     });
 }
+
+/// How often, and how far apart, a link's part is looked for while its place builds itself.
+const PART_TRIES: u32 = 60;
+const PART_TRY_MS: u32 = 250;
 
 /// How long the page stays quiet after it has loaded before the service worker keeps its
 /// files for offline use (the page's and both workers', about 4 MB).

@@ -13,15 +13,24 @@ pub(super) fn NavBar() -> impl IntoView {
     let app = expect_context::<AppState>();
     let training = training_now();
     let runs = Memo::new(move |_| app.keeper.records.with(Vec::len));
-    let mark = move |place: Place| match place {
+    let mark = move |place: Place| {
+        match place {
         Place::Train => training.get().then(|| {
-            view! { <span class="nav-mark running" title="a run is training">"●"</span> }.into_any()
+            view! {
+                <span class="nav-mark running" aria-hidden="true">"●"</span>
+                <span class="visually-hidden">" (a run is training)"</span>
+            }
+            .into_any()
         }),
         Place::Runs => (runs.get() > 0).then(|| {
-            view! { <span class="nav-mark" data-testid="nav-runs-count">{runs.get()}</span> }
-                .into_any()
+            view! {
+                <span class="nav-mark" data-testid="nav-runs-count" aria-hidden="true">{runs.get()}</span>
+                <span class="visually-hidden">{format!(" ({} kept)", runs.get())}</span>
+            }
+            .into_any()
         }),
         _ => None,
+    }
     };
     view! {
         <nav class="places" aria-label="places" data-testid="places">

@@ -12,6 +12,7 @@ use crate::analysis::csv;
 use crate::analysis::reading::Reading;
 use crate::data::IMAGE_SIDE;
 use crate::model::HeadsOff;
+use crate::ui::state::LabState;
 use crate::ui::widgets::{
     Export, ExportButton, HeatCanvas, Palette, Sheet, SheetButtons, Tile, paint,
 };
@@ -227,8 +228,8 @@ fn MapMultiples(
     choice: RwSignal<MapChoice>,
     heads_off: RwSignal<HeadsOff>,
 ) -> impl IntoView {
-    // Built again (Draw left and opened again) with heads off, a click goes on switching them.
-    let switching = RwSignal::new(heads_off.with_untracked(|off| !off.is_empty()));
+    // Kept by the page: Draw opened again goes on as it was left.
+    let switching = expect_context::<LabState>().heads_switching;
     // A layer's row of maps at a time, each in a task of its own: building all of them at
     // once held a phone's page for a fifth of a second. The cells keep their size meanwhile.
     let rows_built = RwSignal::new(0usize);

@@ -28,10 +28,15 @@ pub(super) enum ExplainError {
     Drawing(#[from] DrawingError),
 }
 
+/// The explaining worker, and the weights it was last given.
+type GivenWorker = (Rc<Vec<u8>>, Rc<ExplainingWorker>);
+
 #[derive(Clone, Copy)]
 pub(super) struct Explainer {
     lab: LabState,
-    worker: StoredValue<Option<Rc<ExplainingWorker>>, LocalStorage>,
+    /// The worker, and the weights it was given last: provided once for the page, it lives
+    /// through every model the page uses, and is given each new one before it is asked.
+    worker: StoredValue<Option<GivenWorker>, LocalStorage>,
     /// The worker in `worker` holds the CNN, or has been sent it.
     has_cnn: StoredValue<bool>,
 }
@@ -74,16 +79,29 @@ impl Explainer {
     /// the weights: requests that come meanwhile go to it, after the weights, rather than each
     /// starting a worker of its own.
     async fn worker(self) -> Result<Rc<ExplainingWorker>, ExplainError> {
-        if let Some(worker) = self.worker.get_value().filter(|w| w.failure().is_none()) {
-            return Ok(worker);
-        }
         let weights = self
             .lab
             .weights
             .get_value()
             .ok_or(ExplainError::NoWeights)?;
+        let kept = self
+            .worker
+            .get_value()
+            .filter(|(_, worker)| worker.failure().is_none());
+        if let Some((given, worker)) = kept {
+            if !Rc::ptr_eq(&given, &weights) {
+                // Other weights are in use since it was last asked: it takes them first (and
+                // lets go of the CNN it held with the old ones).
+                self.worker
+                    .set_value(Some((weights.clone(), worker.clone())));
+                self.has_cnn.set_value(false);
+                worker.keep(&weights).await?;
+            }
+            return Ok(worker);
+        }
         let worker = ExplainingWorker::spawn()?;
-        self.worker.set_value(Some(worker.clone()));
+        self.worker
+            .set_value(Some((weights.clone(), worker.clone())));
         self.has_cnn.set_value(false);
         worker.keep(&weights).await?;
         Ok(worker)

@@ -244,6 +244,8 @@ fn SetFiles() -> impl IntoView {
         if confirming.get_untracked() {
             handwriting.delete_all();
             confirming.set(false);
+            // The button goes with the set: the keyboard lands on opening one.
+            crate::web::address::focus("handwriting-open");
             said.set(Some("Every digit deleted.".into()));
         } else {
             confirming.set(true);
@@ -255,7 +257,7 @@ fn SetFiles() -> impl IntoView {
             <ExportButton label="Save labels" large=true testid="handwriting-labels" file=PERSONAL_LABELS_FILE ready=ready make=files(true) />
             <label class="upload">
                 <span>"Open a set (both files): "</span>
-                <input type="file" multiple accept=".gz" data-testid="handwriting-open" on:change=import />
+                <input type="file" multiple accept=".gz" id="handwriting-open" data-testid="handwriting-open" on:change=import />
             </label>
             {move || (ready.get() && handwriting.loaded.get()).then(|| view! {
                 <button data-testid="handwriting-delete-all" on:click=delete_all>

@@ -63,14 +63,15 @@ pub(super) fn HeadSwitches(switching: RwSignal<bool>) -> impl IntoView {
             c.in_flight.get() && c.result_off.with(|shown| off.with(|o| shown != o))
         })
     };
-    // Folded until asked for, or while heads are off (a link may switch some off).
-    let open = move || switching.get() || off.with(|o| !o.is_empty());
+    // Folded until asked for, or open from the start while heads are off (a link may switch
+    // some off); never folded under the person's hand.
+    let open = switching.get_untracked() || off.with_untracked(|o| !o.is_empty());
     view! {
-        <details class="head-switches" data-testid="head-switches" prop:open=open>
+        <details class="head-switches" data-testid="head-switches" open=open>
             <summary>"Switch heads off"</summary>
             <span class="segmented" role="group" aria-label="what a click on a head does">
                 <button class="small" aria-pressed=move || (!switching.get()).to_string() on:click=move |_| switching.set(false)>"Click shows a head"</button>
-                <button class="small" data-testid="switch-heads" aria-pressed=move || switching.get().to_string() on:click=move |_| switching.set(true)>"Click switches it off"</button>
+                <button class="small" id="switch-heads" data-testid="switch-heads" aria-pressed=move || switching.get().to_string() on:click=move |_| switching.set(true)>"Click switches it off"</button>
             </span>
             <label>
                 "replaced by "
@@ -81,7 +82,10 @@ pub(super) fn HeadSwitches(switching: RwSignal<bool>) -> impl IntoView {
             </label>
             {move || off.with(|o| !o.is_empty()).then(|| view! {
                 <button class="small" data-testid="heads-back"
-                    on:click=move |_| off.update(|o| *o = HeadsOff::new([], o.replacement))>"Every head back on"</button>
+                    on:click=move |_| {
+                        off.update(|o| *o = HeadsOff::new([], o.replacement));
+                        crate::web::address::focus("switch-heads");
+                    }>"Every head back on"</button>
             })}
             <p class="heads-off-status" class:reading=reading data-testid="heads-off" data-off=move || off.with(HeadsOff::to_param) role="status">
                 {move || if reading() {

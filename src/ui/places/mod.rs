@@ -67,7 +67,9 @@ fn ExperimentsPlace() -> impl IntoView {
         {move || lab.model_input.with(Option::is_none).then(|| view! {
             <div class="chart-empty" data-testid="experiments-need-a-digit">
                 <p>"The experiments read the digit on the pad: draw one in Draw, or take a test digit here."</p>
-                <button class="primary" data-testid="experiments-random-digit" on:click=move |_| lab.show_random_digit()>"Show a random test digit"</button>
+                {move || lab.engine.with(Option::is_some).then(|| view! {
+                    <button class="primary" data-testid="experiments-random-digit" on:click=move |_| lab.show_random_digit()>"Show a random test digit"</button>
+                })}
             </div>
         })}
         <div class="lab">

@@ -36,7 +36,10 @@ impl RunsTable {
                 Ok(bytes) => {
                     self.app
                         .use_weights((bytes, format!("run {}", short_name(id))));
-                    self.app.go(Address::of(Place::Draw));
+                    // Unless the person went elsewhere meanwhile.
+                    if self.app.address.get_untracked().place == Place::Runs {
+                        self.app.go(Address::of(Place::Draw));
+                    }
                 }
                 Err(error) => self.app.keeper.problem.set(Some(error)),
             }

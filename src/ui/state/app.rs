@@ -54,6 +54,8 @@ pub struct AppState {
     pub address: RwSignal<Address>,
     /// What is drawn on the pad, kept while another place is shown.
     pub strokes: PadStrokes,
+    /// Whether a click on a head's map switches it off (else it shows it large).
+    pub heads_switching: RwSignal<bool>,
     /// The backend the page was asked for (`?backend=`), the default for training too; none
     /// times the two.
     pub preferred: Option<BackendKind>,
@@ -81,6 +83,7 @@ impl AppState {
             revealed: Revealed::new(),
             address: RwSignal::new(Address::default()),
             strokes: StoredValue::new(Vec::new()),
+            heads_switching: RwSignal::new(false),
             preferred,
         }
     }
@@ -111,6 +114,7 @@ impl AppState {
             want_batch_distance: Callback::new(move |()| self.want_batch_distance()),
             revealed: self.revealed,
             strokes: self.strokes,
+            heads_switching: self.heads_switching,
             shown_digit: self.shown_digit,
             map: self.map,
             heads_off: self.heads_off,

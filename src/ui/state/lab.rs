@@ -35,6 +35,9 @@ pub struct LabState {
     pub revealed: Revealed,
     /// What is drawn on the pad, kept while another place is shown.
     pub strokes: PadStrokes,
+    /// Whether a click on a head's map switches it off (else it shows it large), kept while
+    /// another place is shown.
+    pub heads_switching: RwSignal<bool>,
     /// A test digit shown in the draw panel instead of a drawing, set from anywhere.
     pub shown_digit: RwSignal<Option<ShownDigit>>,
     /// The attention map shown large (a link may set it).

@@ -8,8 +8,8 @@ use leptos::task::spawn_local;
 
 use crate::analysis::timeline::Timeline;
 use crate::run_record::RunRecord;
-use crate::run_store::{Keeper, KeeperError, Rest, RunId, RunStore, StoreError, read_header};
-use crate::run_view::RunView;
+use crate::run_store::{GoOn, Keeper, KeeperError, Rest, RunId, RunStore, StoreError, read_header};
+use crate::run_view::{RunView, SavedProblem};
 use crate::train::{SavedSummary, TrainingPlan};
 use crate::web::{PageRuns, SessionTab, WebLocks, ask_to_persist, draw_run_id, storage_estimate};
 
@@ -127,18 +127,22 @@ impl RunKeeper {
     }
 
     /// The run this tab had before a reload, and what can be resumed of it (from its
-    /// checkpoint, or from its step 0), or why it cannot be.
-    pub async fn offered(self) -> Option<Result<SavedSummary, String>> {
+    /// checkpoint, or from its step 0), or why it cannot be: a database that could not be
+    /// read now is told apart from a checkpoint that cannot be resumed.
+    pub async fn offered(self) -> Option<Result<SavedSummary, SavedProblem>> {
         let keeper = self.keeper();
         let record = keeper.offered().await?;
         let checkpoint = match keeper.store().checkpoint(record.id).await {
             Ok(checkpoint) => checkpoint,
-            Err(error) => return Some(Err(error.to_string())),
+            Err(error) => return Some(Err(SavedProblem::Unreadable(error.to_string()))),
         };
         Some(match checkpoint {
             Some(bytes) => read_header(&bytes)
                 .map(|(_, summary)| summary)
-                .map_err(|error| error.to_string()),
+                .map_err(|error| SavedProblem::Damaged {
+                    why: error.to_string(),
+                    revision: record.revision,
+                }),
             None => Ok(SavedSummary {
                 step: 0,
                 total_steps: record.total_steps,
@@ -153,19 +157,19 @@ impl RunKeeper {
         self.keeper().current_id().or_else(|| SessionTab.run())
     }
 
-    /// The current run's record follows `view` (an evaluation, a change of state).
-    pub fn moved(self, view: &RunView) {
+    /// The current run's record follows `view` (an evaluation, a change of state). Whether
+    /// anything was written; a run another tab moved meanwhile is refused
+    /// ([`StoreError::Moved`]) and let go.
+    pub async fn keep_record(self, view: RunView) -> Result<bool, KeeperError> {
         let Some(run) = self.keeper().current_id() else {
-            return;
+            return Ok(false);
         };
-        let view = view.clone();
-        spawn_local(async move {
-            let kept = self
-                .keeper()
-                .keep(run, |record| record.update(&view), (None, None), None)
-                .await;
-            self.after_keeping(kept, false);
-        });
+        let kept = self
+            .keeper()
+            .keep(run, |record| record.update(&view), (None, None), None)
+            .await;
+        self.after_keeping(kept.clone(), false);
+        kept
     }
 
     /// Keeps run `run`'s checkpoint (and weights) with its record as `view` leaves it; a
@@ -223,13 +227,23 @@ impl RunKeeper {
                 )));
                 self.current_deleted.set(Some(id));
             }
+            // Another tab's copy is the run now: the table shows it as that tab kept it.
+            Err(KeeperError::Store(error @ StoreError::Moved { .. })) => {
+                self.problem.set(Some(error.to_string()));
+                self.load();
+            }
             Err(error) => self.said(&error),
         }
     }
 
-    /// Resume after a pause or a stop: whether the run may go on.
-    pub async fn go_on(self) -> Result<bool, KeeperError> {
-        self.keeper().go_on().await
+    /// Resume after a pause or a stop: here, or from the stored checkpoint where another tab
+    /// moved the run meanwhile.
+    pub async fn go_on(self) -> Result<GoOn, KeeperError> {
+        let going = self.keeper().go_on().await;
+        if let Ok(GoOn::FromStore { record, .. }) = &going {
+            self.show(record.as_ref().clone());
+        }
+        going
     }
 
     /// The tab lets its run go (Reset); the run stays in the table, unless it never began.
@@ -283,9 +297,10 @@ impl RunKeeper {
         Ok(ours)
     }
 
-    /// The tab's run cannot be resumed: its checkpoint goes (its record and weights stay).
-    pub async fn forget_checkpoint(self, id: RunId) {
-        match self.keeper().forget_checkpoint(id).await {
+    /// The tab's run cannot be resumed: its checkpoint goes (its record and weights stay),
+    /// unless the run moved on from `revision`, the one found wanting.
+    pub async fn forget_checkpoint(self, id: RunId, revision: u64) {
+        match self.keeper().forget_checkpoint(id, revision).await {
             Ok(()) => self.records.update(|all| {
                 if let Some(record) = all.iter_mut().find(|r| r.id == id) {
                     record.has_checkpoint = false;

@@ -4,7 +4,7 @@
 
 use leptos::prelude::*;
 
-use super::{NothingDrawn, StepButtons, Stepper};
+use super::{NothingDrawn, StepButtons, Stepper, StepsAhead};
 use crate::analysis::inference::CnnInsight;
 use crate::place::{Address, Part, StoryStep};
 use crate::ui::lab::{Classifications, Prediction};
@@ -24,6 +24,7 @@ pub(super) fn CnnStory(insight: CnnInsight, step: RwSignal<StoryStep>) -> impl I
                 .collect::<Vec<f32>>()
         })
     });
+    let drawn = Memo::new(move |_| lab.model_input.with(Option::is_some));
     let body = move |step: StoryStep| -> AnyView {
         let (k, channels, fields) =
             insight.with_value(|c| (c.kernel_size, c.filters.len(), c.receptive_fields.clone()));
@@ -68,18 +69,18 @@ pub(super) fn CnnStory(insight: CnnInsight, step: RwSignal<StoryStep>) -> impl I
     };
     view! {
         <p class="hint" data-testid="story-cnn">"The model in use is a CNN: each step says what it has instead of what a ViT does there. Choose a ViT above to follow its path."</p>
-        <Stepper step=step />
-        <div class="story-panel" role="tabpanel" id="story-panel">
-            {move || match lab.model_input.with(Option::is_some) || step.get() != StoryStep::Input {
-                false => view! { <NothingDrawn /> }.into_any(),
-                true => view! {
+        {move || match drawn.get() {
+            false => view! { <StepsAhead /><NothingDrawn /> }.into_any(),
+            true => view! {
+                <Stepper step=step />
+                <div class="story-panel" role="tabpanel" id="story-panel">
                     <div class="story-step">
-                        {body(step.get())}
+                        {move || body(step.get())}
                         <a class="deeper" href=Address::part(Part::VitAgainstCnn).fragment()>"The CNN against the ViT: what each builds in →"</a>
                     </div>
-                }.into_any(),
-            }}
-            <StepButtons step=step />
-        </div>
+                    <StepButtons step=step />
+                </div>
+            }.into_any(),
+        }}
     }
 }

@@ -109,28 +109,49 @@ fn VitStory(
     };
     provide_context(told);
     let failed = teller.failed;
+    // Rebuilt only when a drawing comes or goes, not at every reading of one.
+    let drawn = Memo::new(move |_| told.input.with(Option::is_some));
     view! {
-        <Stepper step=step />
-        <div class="story-panel" role="tabpanel" id="story-panel"
-            aria-labelledby=move || tab_id(step.get()) data-ready=move || teller.caught_up().to_string()>
-            {move || match told.input.with(Option::is_some) {
-                false => view! { <NothingDrawn /> }.into_any(),
-                true => steps::step_view(step.get()),
-            }}
-            {move || failed.get().map(|why| view! { <p class="error" role="alert">{format!("The story could not be told: {why}.")}</p> })}
-            <StepButtons step=step />
-        </div>
+        {move || match drawn.get() {
+            // Before a drawing: the path at a glance, and the one action that fills it.
+            false => view! { <StepsAhead /><NothingDrawn /> }.into_any(),
+            true => view! {
+                <Stepper step=step />
+                <div class="story-panel" role="tabpanel" id="story-panel"
+                    aria-labelledby=move || tab_id(step.get()) data-ready=move || teller.caught_up().to_string()>
+                    {move || steps::step_view(step.get())}
+                    {move || failed.get().map(|why| view! { <p class="error" role="alert">{format!("The story could not be told: {why}.")}</p> })}
+                    <StepButtons step=step />
+                </div>
+            }.into_any(),
+        }}
     }
 }
 
-/// What the story waits for, and the one action that brings it without drawing.
+/// The steps to come, before there is a drawing to follow through them: their names, nothing
+/// to press.
+#[component]
+pub(super) fn StepsAhead() -> impl IntoView {
+    view! {
+        <ol class="story-steps story-ahead" aria-label="the steps of the story">
+            {StoryStep::ALL.map(|each| view! {
+                <li><span class="story-number">{each.number()}</span><span class="story-title">{each.title()}</span></li>
+            }).collect_view()}
+        </ol>
+    }
+}
+
+/// What the story waits for, and the one action that brings it without drawing (once the
+/// model that holds the test digits is in).
 #[component]
 pub(super) fn NothingDrawn() -> impl IntoView {
     let lab = expect_context::<LabState>();
     view! {
         <div class="chart-empty" data-testid="story-empty">
             <p>"Draw a digit on the pad above, and its path through the model shows here, step by step, as you draw."</p>
-            <button class="primary" data-testid="story-random-digit" on:click=move |_| lab.show_random_digit()>"Or show a random test digit"</button>
+            {move || lab.engine.with(Option::is_some).then(|| view! {
+                <button class="primary" data-testid="story-random-digit" on:click=move |_| lab.show_random_digit()>"Or show a random test digit"</button>
+            })}
         </div>
     }
 }

@@ -67,14 +67,18 @@ pub(super) fn PatchPicker(
     let label = move || {
         let patch = told.patch();
         format!(
-            "the model's input cut into {grid}×{grid} patches; patch row {}, column {} is marked (arrow keys or a click pick another)",
+            "row {}, column {} of {grid}×{grid}",
             patch / grid + 1,
             patch % grid + 1
         )
     };
+    let patches = grid * grid;
     view! {
-        <canvas node_ref=canvas_ref class="patch-picker" width=size height=size tabindex="0" role="img"
-            aria-label=label data-testid="patch-picker" data-patch=move || told.patch().to_string()
+        // A two-way slider over the patches, row by row: the arrow keys move along the grid.
+        <canvas node_ref=canvas_ref class="patch-picker" width=size height=size tabindex="0" role="slider"
+            aria-label="the patch the story follows" aria-valuetext=label
+            aria-valuemin="1" aria-valuemax=patches.to_string() aria-valuenow=move || (told.patch() + 1).to_string()
+            data-testid="patch-picker" data-patch=move || told.patch().to_string()
             on:click=pick on:mousemove=pick on:keydown=on_key></canvas>
     }
 }

@@ -57,6 +57,7 @@ impl StoryTeller {
                 None => {
                     teller.waiting.set_value(None);
                     teller.story.set(None);
+                    teller.failed.set(None);
                 }
             }
         });

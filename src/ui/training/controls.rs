@@ -5,6 +5,7 @@ use leptos::prelude::*;
 
 use super::trainer::TrainingControl;
 use crate::protocol::{BackendKind, RunState, ToTrainer};
+use crate::run_view::SavedProblem;
 
 /// Only the buttons that can act now: Train; Pause or Resume while a run holds a model that
 /// can go on; Stop while one runs; Reset once there is anything to reset.
@@ -13,17 +14,26 @@ pub(super) fn Controls() -> impl IntoView {
     let trainer = expect_context::<TrainingControl>();
     let state = trainer.shown.state;
     let can_pause_or_resume = move || trainer.has_model() && state.get() != RunState::Finished;
-    let can_reset = move || state.get() != RunState::Idle || trainer.has_worker();
+    // A start that failed leaves its message: Reset clears it.
+    let can_reset = move || {
+        state.get() != RunState::Idle
+            || trainer.has_worker()
+            || trainer.shown.failure.with(Option::is_some)
+    };
     view! {
         <div class="buttons controls">
-            <button class="primary" data-testid="train-button" on:click=move |_| trainer.start() prop:disabled=move || trainer.running()>"Train"</button>
+            <button class="primary" id="train-button" data-testid="train-button" on:click=move |_| trainer.start() prop:disabled=move || trainer.running()>"Train"</button>
             {move || can_pause_or_resume().then(|| view! {
                 <button data-testid="pause-button" on:click=move |_| trainer.pause_or_resume()>
                     {move || if state.get() == RunState::Running { "Pause" } else { "Resume" }}
                 </button>
             })}
             {move || trainer.running().then(|| view! {
-                <button data-testid="stop-button" on:click=move |_| trainer.send(ToTrainer::Stop)>"Stop"</button>
+                // Stop goes with the run it stops: the keyboard lands on Train.
+                <button data-testid="stop-button" on:click=move |_| {
+                    trainer.send(ToTrainer::Stop);
+                    crate::web::address::focus("train-button");
+                }>"Stop"</button>
             })}
             {move || can_reset().then(|| view! {
                 <button data-testid="reset-button" on:click=move |_| trainer.reset()>"Reset"</button>
@@ -52,17 +62,25 @@ fn ResumeSaved() -> impl IntoView {
     }
 }
 
-/// Why the run saved in this browser cannot be resumed, with a way to be rid of it.
+/// Why the run saved in this browser is not offered: a checkpoint that cannot be resumed,
+/// with a way to be rid of it; or a database that could not be read now, with nothing that
+/// would delete a run that may be fine.
 #[component]
 fn SavedRunProblem() -> impl IntoView {
     let trainer = expect_context::<TrainingControl>();
     move || {
-        let problem = trainer.shown.saved.get()?.err()?;
-        Some(view! {
+        match trainer.shown.saved.get()?.err()? {
+        SavedProblem::Damaged { why, .. } => Some(view! {
             <span class="error" data-testid="saved-run-problem" role="alert">
-                "The run saved in this browser cannot be resumed: " {problem} " "
+                "The run saved in this browser cannot be resumed: " {why} " "
             </span>
             <button data-testid="discard-saved-button" on:click=move |_| trainer.discard_saved()>"Discard it"</button>
-        })
+        }.into_any()),
+        SavedProblem::Unreadable(why) => Some(view! {
+            <span class="error" data-testid="saved-run-unreadable" role="alert">
+                {format!("The run saved in this browser could not be read just now: {why}. It is still there: reload the page to try again.")}
+            </span>
+        }.into_any()),
+    }
     }
 }

@@ -3,6 +3,7 @@
 use leptos::prelude::*;
 
 use super::trainer::TrainingControl;
+use crate::place::{Address, Place};
 use crate::share::{Experiment, View};
 use crate::ui::state::AppState;
 
@@ -20,7 +21,8 @@ pub(super) fn ShareLink() -> impl IntoView {
             },
             app.model_url.get().as_deref(),
         );
-        format!("?{query}")
+        // The plan is read in Train.
+        format!("?{query}{}", Address::of(Place::Train).fragment())
     };
     view! {
         <p class="share">

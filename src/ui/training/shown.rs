@@ -5,7 +5,7 @@ use reactive_stores::Store;
 
 use crate::analysis::timeline::Timeline;
 use crate::protocol::{BackendKind, DataProgress, RunState, SavedSummary};
-use crate::run_view::{Notice, RunView, RunViewStoreFields};
+use crate::run_view::{Notice, RunView, RunViewStoreFields, SavedProblem};
 use crate::train::{CellDigits, History, StepReport, TestReport};
 
 /// Each message changes the store as a whole, which wakes every reader of it: each part of
@@ -28,7 +28,7 @@ pub(super) struct Shown {
     pub failure: Memo<Option<String>>,
     /// The run saved in this browser, or why it cannot be resumed (as the browser layer
     /// says it).
-    pub saved: Memo<Option<Result<SavedSummary, String>>>,
+    pub saved: Memo<Option<Result<SavedSummary, SavedProblem>>>,
     pub fine_tunes_on: Memo<Option<usize>>,
 }
 

@@ -9,8 +9,9 @@ use reactive_stores::Store;
 use super::plan_choice::PlanChoice;
 use super::shown::Shown;
 use crate::protocol::{BackendKind, DataProgress, FromTrainer, RunState, ToTrainer};
-use crate::run_store::{KeeperError, Rest, StoreError};
-use crate::run_view::{RunEffect, RunView, RunViewStoreFields};
+use crate::run_record::RunRecord;
+use crate::run_store::{GoOn, KeeperError, Rest, StoreError};
+use crate::run_view::{RunEffect, RunView, RunViewStoreFields, SavedProblem};
 use crate::train::TrainingPlan;
 use crate::ui::state::{AppState, FineTuneStart, FineTuning, WhenSettled};
 use crate::ui::widgets::offer_download;
@@ -178,28 +179,53 @@ impl TrainingControl {
     /// another tab is training it.
     fn continue_run(self, run: u64, backend: Option<BackendKind>) {
         spawn_local(async move {
-            let (record, checkpoint) = match self.app.keeper.continue_run(run).await {
-                Ok(continued) => continued,
+            match self.app.keeper.continue_run(run).await {
+                Ok((record, checkpoint)) => self.go_on_from(run, record, checkpoint, backend),
                 Err(error) => {
                     let message = format!("Not continued: {error}.");
-                    return self.run.failure().set(Some(message));
+                    self.run.failure().set(Some(message));
                 }
-            };
-            // A fresh worker: the old one may have died with its device.
-            self.worker.set_value(None);
-            self.run.update(|view| {
-                view.clear();
-                view.timeline = record.timeline.clone();
-                view.state = RunState::Starting;
-            });
-            match checkpoint {
-                Some(bytes) => self.send_with(ToTrainer::Continue { backend, run }, Some(bytes)),
-                None => self.send(ToTrainer::Start {
-                    plan: record.plan,
-                    backend,
-                    run,
-                }),
             }
+        });
+    }
+
+    /// Run `run` goes on in a fresh worker from the stored `checkpoint` (or from its plan,
+    /// without one), in its own `record`.
+    fn go_on_from(
+        self,
+        run: u64,
+        record: RunRecord,
+        checkpoint: Option<Vec<u8>>,
+        backend: Option<BackendKind>,
+    ) {
+        // A fresh worker: the old one may have died with its device, or hold a stale copy.
+        self.worker.set_value(None);
+        self.run.update(|view| {
+            view.clear();
+            view.timeline = record.timeline.clone();
+            view.state = RunState::Starting;
+        });
+        match checkpoint {
+            Some(bytes) => self.send_with(ToTrainer::Continue { backend, run }, Some(bytes)),
+            None => self.send(ToTrainer::Start {
+                plan: record.plan,
+                backend,
+                run,
+            }),
+        }
+    }
+
+    /// This tab's copy of its run is stale: another tab continued and kept the run since. Its
+    /// worker stops and writes nothing more; the panel says where the run went on.
+    fn stale(self, why: &KeeperError) {
+        if self.has_worker() {
+            self.send(ToTrainer::Reset);
+        }
+        let why = why.to_string();
+        self.run.update(|view| {
+            view.reset();
+            view.state = RunState::Idle;
+            view.failure = Some(format!("{}{}.", why[..1].to_uppercase(), &why[1..]));
         });
     }
 
@@ -268,9 +294,21 @@ impl TrainingControl {
         }
         spawn_local(async move {
             match self.app.keeper.go_on().await {
-                Ok(true) => self.send(ToTrainer::Resume),
-                // Its rest is still being kept: the button comes back once it is.
-                Ok(false) => {}
+                Ok(GoOn::Here) => self.send(ToTrainer::Resume),
+                // Another tab moved the run since this tab stopped it: from the stored
+                // checkpoint, never from this tab's copy.
+                Ok(GoOn::FromStore { record, checkpoint }) => {
+                    let (run, step) = (record.id, record.step);
+                    self.go_on_from(run, *record, checkpoint, self.backend());
+                    self.refused(format!(
+                        "Run {} was continued in another tab meanwhile: it goes on from there (step {step}).",
+                        crate::run_store::short_name(run)
+                    ));
+                }
+                Ok(GoOn::NotYet) => self.refused(
+                    "Not resumed yet: the run's pause is still being kept. Resume again in a moment."
+                        .to_string(),
+                ),
                 Err(error) => self.refused(format!("Not resumed: {error}.")),
             }
         });
@@ -285,11 +323,16 @@ impl TrainingControl {
         self.run.update(RunView::reset);
     }
 
-    /// The tab's run cannot be resumed: its checkpoint goes (its record and weights stay).
+    /// The tab's run cannot be resumed: its checkpoint goes (its record and weights stay),
+    /// unless the run moved on since its checkpoint was found wanting.
     pub fn discard_saved(self) {
-        if let Some(run) = self.app.keeper.tab_run() {
+        let found_at = self.shown.saved.with_untracked(|saved| match saved {
+            Some(Err(SavedProblem::Damaged { revision, .. })) => Some(*revision),
+            _ => None,
+        });
+        if let (Some(run), Some(revision)) = (self.app.keeper.tab_run(), found_at) {
             let keeper = self.app.keeper;
-            spawn_local(async move { keeper.forget_checkpoint(run).await });
+            spawn_local(async move { keeper.forget_checkpoint(run, revision).await });
         }
         self.app.keeper.let_go();
         self.run.saved().set(None);
@@ -334,10 +377,12 @@ impl TrainingControl {
                 .keeper
                 .keep(run, view, checkpoint, weights, resting)
                 .await;
-            if let Err(error) = &kept
-                && !matches!(error, KeeperError::Store(StoreError::Gone(_)))
-            {
-                self.refused(format!("This checkpoint was not kept: {error}."));
+            match &kept {
+                Err(error @ KeeperError::Store(StoreError::Moved { .. })) => {
+                    return self.stale(error);
+                }
+                Err(KeeperError::Store(StoreError::Gone(_))) | Ok(_) => {}
+                Err(error) => self.refused(format!("This checkpoint was not kept: {error}.")),
             }
             if let Some(state) = rest
                 && self.app.keeper.tab_run() == Some(run)
@@ -361,9 +406,9 @@ impl TrainingControl {
             RunEffect::Started { plan: _ } => {
                 self.app.keeper.began();
                 self.tell_drawing();
-                self.run.with_untracked(|view| self.app.keeper.moved(view));
+                self.keep_record();
             }
-            RunEffect::Moved => self.run.with_untracked(|view| self.app.keeper.moved(view)),
+            RunEffect::Moved => self.keep_record(),
             RunEffect::Keep {
                 run,
                 step: _,
@@ -372,6 +417,18 @@ impl TrainingControl {
                 weights,
             } => self.keep(run, rest, checkpoint, weights),
         }
+    }
+
+    /// The run's record follows the view; a run another tab moved stops here.
+    fn keep_record(self) {
+        let view = self.run.get_untracked();
+        spawn_local(async move {
+            if let Err(error @ KeeperError::Store(StoreError::Moved { .. })) =
+                self.app.keeper.keep_record(view).await
+            {
+                self.stale(&error);
+            }
+        });
     }
 
     /// To the worker if there is one; `send_with` starts one first.

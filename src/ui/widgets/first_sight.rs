@@ -17,7 +17,8 @@ pub fn on_first_sight(node: NodeRef<Section>, seen: Callback<()>) {
         let element: web_sys::Element = section.unchecked_into();
         spawn_local(async move {
             web::when_visible(&element).await;
-            seen.run(());
+            // The card may be gone by now (its place left before it was seen).
+            seen.try_run(());
         });
     });
 }

@@ -37,6 +37,7 @@ pub(super) fn BeforeAfter(comparison: Rc<Comparison>) -> impl IntoView {
     let use_it = move |_| {
         let bytes = weights.get_value();
         app.use_weights((bytes, format!("fine-tuned run {}", short_name(run))));
+        app.go(crate::place::Address::of(crate::place::Place::Draw));
     };
     view! {
         <table class="before-after" data-testid="fine-tune-scores">
