@@ -12,6 +12,26 @@ use crate::train::{History, TrainingPlan};
 
 /// Chart points a record keeps of each curve: enough to compare runs by eye.
 pub const KEPT_POINTS: usize = 300;
+/// Evaluations a record keeps: every one of a run of the page's plans; past this, spread evenly
+/// (a long run evaluating often would otherwise grow its record without bound).
+pub const KEPT_EVALS: usize = 200;
+/// The most a record may take as JSON: the store reads back nothing larger. A record at every
+/// cap (a fine-tuning on the most digits, the longest history, the largest timeline) takes far
+/// less (`tests/native/run_record.rs`).
+pub const MAX_RECORD_BYTES: usize = 1 << 20;
+
+/// What a record keeps of a fine-tuning's mix: how many of the person's digits and how often,
+/// never the digits themselves (they are in the run's checkpoint, which continues it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MixCounts {
+    pub digits: usize,
+    pub copies: usize,
+}
+
+/// A record that does not fit [`MAX_RECORD_BYTES`] even thinned: its size.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("its record takes {0} bytes")]
+pub struct RecordTooLarge(pub usize);
 /// Runs the table reads back: far more than a person keeps, few enough to read at once.
 pub const MAX_RUNS: usize = 1_000;
 
@@ -44,14 +64,24 @@ pub struct RunRecord {
     /// moved the run meanwhile). 0 in records from before revisions.
     #[serde(default)]
     pub revision: u64,
+    /// A fine-tuning's mix, counted (its plan keeps no digits: see [`RunRecord::new`]).
+    #[serde(default)]
+    pub mix: Option<MixCounts>,
 }
 
 impl RunRecord {
-    pub fn new(id: u64, plan: TrainingPlan, started: u64) -> Self {
+    /// A run of `plan`. A fine-tuning's digits stay out of its record: it keeps their count,
+    /// and its checkpoint (which a run needs to continue anyway) keeps the digits.
+    pub fn new(id: u64, mut plan: TrainingPlan, started: u64) -> Self {
+        let mix = plan.mix.take().map(|mix| MixCounts {
+            digits: mix.digits(),
+            copies: mix.copies,
+        });
         Self {
             id,
             started,
             plan,
+            mix,
             backend: None,
             step: 0,
             total_steps: 0,
@@ -62,6 +92,33 @@ impl RunRecord {
             has_checkpoint: false,
             timeline: Timeline::default(),
             revision: 0,
+        }
+    }
+
+    /// Whether the run fine-tunes on a person's digits (from weights it was given: it can
+    /// only go on from its checkpoint).
+    pub fn fine_tunes(&self) -> bool {
+        self.mix.is_some() || self.plan.mix.is_some()
+    }
+
+    /// The record as JSON no larger than [`MAX_RECORD_BYTES`]: a big model's timeline is
+    /// halved until it fits.
+    pub fn to_kept_json(&self) -> Result<String, RecordTooLarge> {
+        let json = |record: &RunRecord| serde_json::to_string(record).unwrap_or_default();
+        let mut text = json(self);
+        let mut fitted = self.clone();
+        while text.len() > MAX_RECORD_BYTES && !fitted.timeline.snapshots.is_empty() {
+            if fitted.timeline.snapshots.len() == 1 {
+                fitted.timeline.snapshots.clear();
+            } else {
+                fitted.timeline.halve();
+            }
+            text = json(&fitted);
+        }
+        match text.len() {
+            0 => Err(RecordTooLarge(0)),
+            n if n > MAX_RECORD_BYTES => Err(RecordTooLarge(n)),
+            _ => Ok(text),
         }
     }
 
@@ -106,15 +163,21 @@ impl RunRecord {
                 cnn.widths, cnn.kernel_size, cnn.hidden
             ),
         };
-        let mix = self.plan.mix.as_ref().map_or_else(String::new, |mix| {
+        // Records from before the counts carry the mix in their plan.
+        let counts = self.mix.or_else(|| {
+            self.plan.mix.as_ref().map(|mix| MixCounts {
+                digits: mix.digits(),
+                copies: mix.copies,
+            })
+        });
+        let mix = counts.map_or_else(String::new, |mix| {
             let mnist = self
                 .plan
                 .train_limit
                 .map_or_else(|| "MNIST".into(), |n| format!("{n} MNIST digits"));
             format!(
                 " · fine-tuned on {} of your digits ×{} with {mnist}",
-                mix.digits(),
-                mix.copies
+                mix.digits, mix.copies
             )
         });
         format!(
@@ -128,8 +191,8 @@ impl RunRecord {
     }
 }
 
-/// `history` with at most `max` step points, evenly spread, the first and the last kept;
-/// every evaluation kept (there are few).
+/// `history` with at most `max` step points and [`KEPT_EVALS`] evaluations, each evenly
+/// spread, the first and the last kept.
 pub fn thinned(history: &History, max: usize) -> History {
     let steps = &history.steps;
     let kept = if steps.len() <= max || max < 2 {
@@ -141,6 +204,16 @@ pub fn thinned(history: &History, max: usize) -> History {
     };
     History {
         steps: kept,
-        evals: history.evals.clone(),
+        evals: spread(&history.evals, KEPT_EVALS),
     }
+}
+
+/// At most `max` of `points`, evenly spread, the first and the last kept.
+fn spread<T: Copy>(points: &[T], max: usize) -> Vec<T> {
+    if points.len() <= max || max < 2 {
+        return points.to_vec();
+    }
+    (0..max)
+        .map(|i| points[i * (points.len() - 1) / (max - 1)])
+        .collect()
 }

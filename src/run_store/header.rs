@@ -16,6 +16,8 @@ pub enum HeaderError {
 /// The run's state in a checkpoint's header, and what the page offers of it.
 pub fn read_header(bytes: &[u8]) -> Result<(SessionState, SavedSummary), HeaderError> {
     let unreadable = |why: String| HeaderError::Unreadable(why);
+    // Held to this reader's bounds first: the format's own reader allows headers far larger.
+    crate::weights::check_header_bounds(bytes).map_err(|error| unreadable(error.to_string()))?;
     // The whole file's layout, not only its header: a file cut short is refused here.
     safetensors::SafeTensors::deserialize(bytes)
         .map_err(|error| unreadable(crate::weights::brief(&error)))?;

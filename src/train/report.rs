@@ -47,8 +47,17 @@ impl History {
         }
     }
 
+    /// Past [`History::MAX_POINTS`] evaluations (a long run evaluating often), the older ones
+    /// are halved, as the steps are.
     pub fn push_eval(&mut self, point: EvalPoint) {
         self.evals.push(point);
+        if self.evals.len() > Self::MAX_POINTS {
+            let last = *self.evals.last().expect("not empty");
+            self.evals = self.evals.iter().copied().step_by(2).collect();
+            if self.evals.last() != Some(&last) {
+                self.evals.push(last);
+            }
+        }
     }
 }
 

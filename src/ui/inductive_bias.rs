@@ -23,7 +23,7 @@ fn runs_here(records: &[RunRecord]) -> Vec<Series> {
                 .filter(|r| r.plan.config.architecture() == model)
                 .filter(|r| r.total_steps > 0 && r.step >= r.total_steps)
                 // A fine-tuning starts from a trained model: not a point of this curve.
-                .filter(|r| r.plan.mix.is_none())
+                .filter(|r| !r.fine_tunes())
                 .filter_map(|r| {
                     let images = r.plan.train_images(TRAIN_SPLIT) as f64;
                     Some((images.log10(), 100.0 * f64::from(r.last_test?)))

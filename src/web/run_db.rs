@@ -25,9 +25,7 @@ const CHECKPOINTS: &str = "checkpoints";
 const WEIGHTS: &str = "weights";
 /// Ids of deleted runs, never given again.
 const DELETED: &str = "deleted";
-/// No record the page writes comes near this (its history is thinned to a few hundred points,
-/// its timeline halved until it fits).
-pub const MAX_RECORD_BYTES: usize = 1 << 20;
+pub use crate::run_record::MAX_RECORD_BYTES;
 /// A global only a test sets: the milliseconds each keeping waits before it writes, to hold
 /// open the window between a worker's save and its landing.
 const TEST_DELAY: &str = "vitlabTestSaveDelayMs";
@@ -79,29 +77,11 @@ fn record_of(id: RunId, value: JsValue) -> Option<RunRecord> {
         .filter(|record| record.id == id)
 }
 
-/// The record as JSON no larger than it may be read back: a big model's timeline is thinned
-/// to fit.
+/// The record as JSON no larger than it may be read back (see [`RunRecord::to_kept_json`]).
 pub fn record_json(record: &RunRecord) -> Result<String, StoreError> {
-    let json = |record: &RunRecord| {
-        serde_json::to_string(record).map_err(|error| StoreError::Failed(error.to_string()))
-    };
-    let mut text = json(record)?;
-    let mut fitted = record.clone();
-    while text.len() > MAX_RECORD_BYTES && !fitted.timeline.snapshots.is_empty() {
-        if fitted.timeline.snapshots.len() == 1 {
-            fitted.timeline.snapshots.clear();
-        } else {
-            fitted.timeline.halve();
-        }
-        text = json(&fitted)?;
-    }
-    if text.len() > MAX_RECORD_BYTES {
-        return Err(StoreError::Failed(format!(
-            "its record takes {} bytes",
-            text.len()
-        )));
-    }
-    Ok(text)
+    record
+        .to_kept_json()
+        .map_err(|too_large| StoreError::Failed(too_large.to_string()))
 }
 
 async fn test_delay() {

@@ -20,13 +20,55 @@ use crate::model::{Budget, CnnConfig, FIRST_CONV_WEIGHT, ModelConfig, VitConfig}
 
 /// Metadata key holding the [`ModelConfig`] as JSON.
 pub const CONFIG_KEY: &str = "vitlab.config";
-const MAX_HEADER_BYTES: u64 = 16 * 1024 * 1024;
+/// The largest header read. It is parsed straight into typed, bounded entries (never into a
+/// JSON tree, which took hundreds of bytes per number of a hostile header): reading one this
+/// size holds a few times its bytes at most (`tests/native/fuzz.rs` meters it).
+pub const MAX_HEADER_BYTES: u64 = 16 * 1024 * 1024;
+/// Entries a header may have: far more than the largest model the budgets allow has tensors
+/// (with a checkpoint's two moments for each), few enough that their names and shapes stay
+/// small beside the header itself.
+pub const MAX_HEADER_ENTRIES: usize = 4096;
+/// Dimensions a tensor's shape may have (the model's have at most 4).
+const MAX_DIMS: usize = 8;
+/// Keys `__metadata__` may have (the page writes three, PyTorch one).
+const MAX_METADATA: usize = 64;
 
 #[derive(Serialize, Deserialize)]
 struct TensorHeader {
     dtype: String,
+    #[serde(deserialize_with = "bounded_shape")]
     shape: Vec<usize>,
     data_offsets: [usize; 2],
+}
+
+/// A shape of at most [`MAX_DIMS`] dimensions, refused at the first one past them (before a
+/// hostile shape of millions of dimensions is held).
+fn bounded_shape<'de, D: serde::Deserializer<'de>>(
+    deserializer: D,
+) -> Result<Vec<usize>, D::Error> {
+    struct Shape;
+    impl<'de> serde::de::Visitor<'de> for Shape {
+        type Value = Vec<usize>;
+        fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            write!(f, "a shape of at most {MAX_DIMS} dimensions")
+        }
+        fn visit_seq<A: serde::de::SeqAccess<'de>>(
+            self,
+            mut seq: A,
+        ) -> Result<Vec<usize>, A::Error> {
+            let mut shape = Vec::new();
+            while let Some(dim) = seq.next_element()? {
+                if shape.len() == MAX_DIMS {
+                    return Err(serde::de::Error::custom(format!(
+                        "a shape of more than {MAX_DIMS} dimensions"
+                    )));
+                }
+                shape.push(dim);
+            }
+            Ok(shape)
+        }
+    }
+    deserializer.deserialize_seq(Shape)
 }
 
 /// Writes safetensors bytes: F32 little-endian, the config in `__metadata__`.
@@ -111,22 +153,28 @@ pub(crate) struct CheckedFile {
     pub tensors: Vec<NamedTensor>,
 }
 
-/// Parses and checks as [`decode_within`] does; `extra` names the tensors beyond the model's
-/// that the file must hold, from its config and metadata.
-pub(crate) fn decode_checked(
-    bytes: &[u8],
-    budget: &Budget,
-    extra: impl FnOnce(
-        &ModelConfig,
-        &HashMap<String, String>,
-    ) -> Result<Vec<(String, Vec<usize>)>, WeightsError>,
-) -> Result<CheckedFile, WeightsError> {
+/// Holds a safetensors file's header to this reader's bounds (its length, its entries, their
+/// shapes and metadata), reading it into nothing larger than they allow: what a reader of
+/// the whole format (the `safetensors` crate's, whose own bounds are far looser) may then
+/// parse without holding hundreds of megabytes for a hostile header.
+pub fn check_header_bounds(bytes: &[u8]) -> Result<(), WeightsError> {
+    header_entries(bytes).map(drop)
+}
+
+/// The header's entries, bounded (see [`check_header_bounds`]), and the data after it.
+fn header_entries(bytes: &[u8]) -> Result<(Entries, &[u8]), WeightsError> {
     if bytes.len() < 8 {
         return Err(WeightsError::TooShort(bytes.len()));
     }
     let header_len = u64::from_le_bytes(bytes[..8].try_into().expect("8 bytes"));
     let rest = &bytes[8..];
-    if header_len > MAX_HEADER_BYTES || header_len as usize > rest.len() {
+    if header_len > MAX_HEADER_BYTES {
+        return Err(WeightsError::HeaderTooLarge {
+            claimed: header_len,
+            max: MAX_HEADER_BYTES,
+        });
+    }
+    if header_len as usize > rest.len() {
         return Err(WeightsError::TruncatedHeader {
             claimed: header_len,
             available: rest.len(),
@@ -141,6 +189,20 @@ pub(crate) fn decode_checked(
     }
     let header: Entries = serde_json::from_slice(header.trim_ascii_end())
         .map_err(|error| WeightsError::Header(brief(&error)))?;
+    Ok((header, data))
+}
+
+/// Parses and checks as [`decode_within`] does; `extra` names the tensors beyond the model's
+/// that the file must hold, from its config and metadata.
+pub(crate) fn decode_checked(
+    bytes: &[u8],
+    budget: &Budget,
+    extra: impl FnOnce(
+        &ModelConfig,
+        &HashMap<String, String>,
+    ) -> Result<Vec<(String, Vec<usize>)>, WeightsError>,
+) -> Result<CheckedFile, WeightsError> {
+    let (header, data) = header_entries(bytes)?;
     if let Some(name) = header.duplicate() {
         return Err(WeightsError::Header(format!(
             "`{}` is named twice",
@@ -151,22 +213,20 @@ pub(crate) fn decode_checked(
     let mut config = None;
     let mut metadata: HashMap<String, String> = HashMap::new();
     let mut entries = HashMap::new();
-    for (name, value) in header.0 {
-        if name == "__metadata__" {
-            metadata = serde_json::from_value(value).map_err(|error| {
-                WeightsError::Header(format!("__metadata__: {}", brief(&error)))
-            })?;
-            if let Some(json) = metadata.get(CONFIG_KEY) {
-                config = Some(
-                    serde_json::from_str::<ModelConfig>(json)
-                        .map_err(|error| WeightsError::Config(brief(&error)))?,
-                );
+    for (name, entry) in header.0 {
+        match entry {
+            Entry::Metadata(read) => {
+                metadata = read;
+                if let Some(json) = metadata.get(CONFIG_KEY) {
+                    config = Some(
+                        serde_json::from_str::<ModelConfig>(json)
+                            .map_err(|error| WeightsError::Config(brief(&error)))?,
+                    );
+                }
             }
-        } else {
-            let entry: TensorHeader = serde_json::from_value(value).map_err(|error| {
-                WeightsError::Header(format!("`{}`: {}", shown(&name), brief(&error)))
-            })?;
-            entries.insert(name, entry);
+            Entry::Tensor(tensor) => {
+                entries.insert(name, tensor);
+            }
         }
     }
     let config = config.unwrap_or_else(|| {
@@ -271,8 +331,47 @@ pub(crate) fn decode_checked(
     })
 }
 
-/// The header's entries in the order written, duplicates kept (a map would keep one).
-struct Entries(Vec<(String, serde_json::Value)>);
+/// One entry of a header, typed as it is read.
+enum Entry {
+    /// `__metadata__`: strings only.
+    Metadata(HashMap<String, String>),
+    Tensor(TensorHeader),
+}
+
+/// `__metadata__`'s strings, at most [`MAX_METADATA`] of them.
+struct Metadata(HashMap<String, String>);
+
+impl<'de> Deserialize<'de> for Metadata {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Visitor;
+        impl<'de> serde::de::Visitor<'de> for Visitor {
+            type Value = Metadata;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                write!(f, "at most {MAX_METADATA} strings by name")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> Result<Metadata, A::Error> {
+                let mut read = HashMap::new();
+                while let Some((key, value)) = map.next_entry::<String, String>()? {
+                    if read.len() == MAX_METADATA {
+                        return Err(serde::de::Error::custom(format!(
+                            "more than {MAX_METADATA} keys"
+                        )));
+                    }
+                    read.insert(key, value);
+                }
+                Ok(Metadata(read))
+            }
+        }
+        deserializer.deserialize_map(Visitor)
+    }
+}
+
+/// The header's entries in the order written, duplicates kept (a map would keep one), at most
+/// [`MAX_HEADER_ENTRIES`]: each read straight into its type, a tensor's error named by it.
+struct Entries(Vec<(String, Entry)>);
 
 impl Entries {
     fn duplicate(&self) -> Option<&str> {
@@ -296,9 +395,24 @@ impl<'de> Deserialize<'de> for Entries {
                 self,
                 mut map: A,
             ) -> Result<Entries, A::Error> {
+                use serde::de::Error;
                 let mut entries = Vec::new();
-                while let Some(entry) = map.next_entry()? {
-                    entries.push(entry);
+                while let Some(name) = map.next_key::<String>()? {
+                    if entries.len() == MAX_HEADER_ENTRIES {
+                        return Err(A::Error::custom(format!(
+                            "more than {MAX_HEADER_ENTRIES} entries"
+                        )));
+                    }
+                    let entry = if name == "__metadata__" {
+                        map.next_value::<Metadata>()
+                            .map(|metadata| Entry::Metadata(metadata.0))
+                            .map_err(|error| A::Error::custom(format!("__metadata__: {error}")))?
+                    } else {
+                        map.next_value().map(Entry::Tensor).map_err(|error| {
+                            A::Error::custom(format!("`{}`: {error}", shown(&name)))
+                        })?
+                    };
+                    entries.push((name, entry));
                 }
                 Ok(Entries(entries))
             }

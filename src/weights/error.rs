@@ -10,6 +10,8 @@ pub enum WeightsError {
     TooShort(usize),
     #[error("the header claims {claimed} bytes but the file has only {available} after it")]
     TruncatedHeader { claimed: u64, available: usize },
+    #[error("the header claims {claimed} bytes, more than the {max} a header may take")]
+    HeaderTooLarge { claimed: u64, max: u64 },
     #[error("the header is not valid safetensors JSON: {0}")]
     Header(String),
     #[error("the model config in the metadata is invalid: {0}")]

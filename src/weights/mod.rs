@@ -22,7 +22,10 @@ use crate::model::{Classifier, ModelConfig};
 pub use average::{AverageError, average};
 #[cfg(feature = "train")]
 pub(crate) use codec::decode_checked;
-pub use codec::{CONFIG_KEY, decode, decode_within, encode, encode_with};
+pub use codec::{
+    CONFIG_KEY, MAX_HEADER_BYTES, MAX_HEADER_ENTRIES, check_header_bounds, decode, decode_within,
+    encode, encode_with,
+};
 pub(crate) use error::cut;
 pub use error::{Mismatch, WeightsError, brief};
 pub(crate) use names::ParamLoader;

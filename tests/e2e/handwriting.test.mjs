@@ -40,6 +40,42 @@ function labelsFile(labels, claimed = labels.length) {
   return gzipSync(Buffer.concat([header, Buffer.from(labels)]));
 }
 
+/**
+ * The personal database as a page before digit records left it (version 1: the set as two
+ * values, `images` and `labels`), made afresh in `page` (a page of the app's origin that holds
+ * no connection to it).
+ */
+async function oldDatabase(page, { images, labels }) {
+  await page.evaluate(({ images, labels }) => new Promise((resolve, reject) => {
+    const deleting = indexedDB.deleteDatabase("vitlab-personal");
+    deleting.onerror = () => reject(deleting.error);
+    deleting.onsuccess = () => {
+      const request = indexedDB.open("vitlab-personal", 1);
+      request.onupgradeneeded = () => request.result.createObjectStore("set");
+      request.onsuccess = () => {
+        const tx = request.result.transaction("set", "readwrite");
+        const bytes = (value) => (Array.isArray(value) ? new Uint8Array(value) : value);
+        tx.objectStore("set").put(bytes(images), "images");
+        tx.objectStore("set").put(bytes(labels), "labels");
+        tx.oncomplete = () => { request.result.close(); resolve(); };
+        tx.onerror = () => reject(tx.error);
+      };
+      request.onerror = () => reject(request.error);
+    };
+  }), { images: images instanceof Uint8Array ? [...images] : images, labels: labels instanceof Uint8Array ? [...labels] : labels });
+}
+
+/** The digits a tab of `context` finds, opening the lab afresh: their labels, oldest first. */
+async function foundByAFreshTab(context) {
+  const lab = new LabPage(await context.newPage());
+  await lab.open(`${app.server.url}?backend=cpu#handwriting`);
+  const caption = lab.byTestId("handwriting-count");
+  await until(() => caption.getAttribute("data-loaded"), (l) => l === "true", { what: "the set read" });
+  const found = (await labels(lab)).reverse();
+  await lab.page.close();
+  return found;
+}
+
 /** Opens `files` as a set; what the card then says, once it says something matching `said`. */
 async function open(lab, files, said = /./) {
   await lab.byTestId("handwriting-open").setInputFiles(files.map(([name, buffer]) => ({ name, mimeType: "application/gzip", buffer })));
@@ -113,27 +149,19 @@ test("hostile set files are refused with a message and nothing kept changes; a h
     await count(lab, 1);
   }
 
-  // A database that holds what is not a set: named, left as it is, and the page goes on.
-  await lab.page.evaluate(() => new Promise((resolve, reject) => {
-    const request = indexedDB.open("vitlab-personal", 1);
-    request.onsuccess = () => {
-      const tx = request.result.transaction("set", "readwrite");
-      tx.objectStore("set").put("hostile", "images");
-      tx.oncomplete = () => { request.result.close(); resolve(); };
-      tx.onerror = () => reject(tx.error);
-    };
-    request.onerror = () => reject(request.error);
-  }));
-  await lab.page.reload();
+  // A database an older page (version 1, the whole set as two values) left holding what is
+  // not a set: named, left as it is, and the page goes on, keeping digits of its own.
+  await lab.page.goto(`${app.server.url}favicon.svg`);
+  await oldDatabase(lab.page, { images: "hostile", labels: new Uint8Array([1]) });
+  await lab.page.goto(`${app.server.url}?backend=cpu`);
   await lab.byTestId("model-ready").waitFor({ timeout: 300_000 });
-  await lab.place("draw");
   await teach(lab, ONE, 1);
   await gallery(lab);
   const alert = lab.byTestId("handwriting-card").locator(".error");
   await until(() => alert.textContent(), (t) => /could not be read \(not bytes\); they are left as they were/.test(t), { what: "the database named" });
   await count(lab, 1);
   const kept = await lab.page.evaluate(() => new Promise((resolve) => {
-    const request = indexedDB.open("vitlab-personal", 1);
+    const request = indexedDB.open("vitlab-personal");
     request.onsuccess = () => {
       const get = request.result.transaction("set").objectStore("set").get("images");
       get.onsuccess = () => { request.result.close(); resolve(get.result); };
@@ -141,4 +169,66 @@ test("hostile set files are refused with a message and nothing kept changes; a h
   }));
   assert.equal(kept, "hostile", "what the database held is not written over");
   await lab.page.close();
+});
+
+test("two tabs keep, delete all and relabel without losing or bringing back a digit, each showing the other's changes at once; an older page's set moves in once", async () => {
+  const context = await app.browser.newContext();
+  const [a, b] = [new LabPage(await context.newPage()), new LabPage(await context.newPage())];
+  for (const lab of [a, b]) {
+    await lab.open(`${app.server.url}?backend=cpu`);
+    await lab.stroke(ONE);
+    await lab.settledPrediction();
+  }
+  const keep = async (lab, label, times = 1) => {
+    for (let i = 0; i < times; i++) {
+      const before = Number(await lab.page.evaluate(() => document.querySelector('[data-testid="teach-said"]')?.textContent.match(/: (\d+) in your set/)?.[1] ?? "-1"));
+      await lab.byTestId(`teach-${label}`).click();
+      await until(() => lab.byTestId("teach-said").textContent(), (t) => /^Kept/.test(t) && !t.endsWith(`: ${before} in your set.`), { what: "kept" });
+    }
+  };
+  const shown = async (lab) => Number(await lab.page.evaluate(() => document.querySelector('[data-testid="handwriting-count"]')?.dataset.count ?? "-1"));
+  for (let loop = 0; loop < 10; loop++) {
+    // A keeps 3, B keeps 2, A keeps 1 more: a third tab finds all 6.
+    await keep(a, 1, 3);
+    await keep(b, 2, 2);
+    await keep(a, 3, 1);
+    assert.deepEqual(await foundByAFreshTab(context), ["1", "1", "1", "2", "2", "3"], `loop ${loop}: every digit kept`);
+    // B, in Handwriting, shows A's digits within a second of A keeping them.
+    await b.place("handwriting");
+    await until(() => shown(b), (n) => n === 6, { what: `loop ${loop}: B shows all six`, timeout: 1_000 });
+    // A relabels its first digit while B shows it; B follows.
+    await a.place("handwriting");
+    await a.byTestId("handwriting-digit").last().locator("select").selectOption("9");
+    await until(() => b.byTestId("handwriting-digit").last().getAttribute("data-label"), (l) => l === "9", { what: `loop ${loop}: B shows the relabelling`, timeout: 1_000 });
+    // Delete all in A, then one digit kept in B: a fresh tab finds that one alone.
+    await a.byTestId("handwriting-delete-all").click();
+    await a.byTestId("handwriting-delete-all").click();
+    await until(() => shown(b), (n) => n === 0, { what: `loop ${loop}: B shows the set emptied`, timeout: 1_000 });
+    await b.place("draw");
+    await keep(b, 4);
+    assert.deepEqual(await foundByAFreshTab(context), ["4"], `loop ${loop}: nothing deleted comes back`);
+    // Relabelled in B while A deletes it: whichever lands first, nothing comes back.
+    await a.place("handwriting");
+    await b.place("handwriting");
+    await until(() => shown(a), (n) => n === 1, { what: "A shows B's digit" });
+    await Promise.all([
+      a.byTestId("handwriting-digit").first().locator("button.delete").click(),
+      b.byTestId("handwriting-digit").first().locator("select").selectOption("5"),
+    ]);
+    assert.deepEqual(await foundByAFreshTab(context), [], `loop ${loop}: the deleted digit stays deleted`);
+    await until(() => shown(b), (n) => n === 0, { what: `loop ${loop}: B follows` });
+    await a.place("draw");
+    await b.place("draw");
+  }
+  // An older page's set (version 1) moves into digits once, however many tabs open at once.
+  const seed = await context.newPage();
+  await a.page.goto(`${app.server.url}favicon.svg`);
+  await b.page.goto(`${app.server.url}favicon.svg`);
+  await seed.goto(`${app.server.url}favicon.svg`);
+  const image = (v) => new Array(784).fill(v);
+  await oldDatabase(seed, { images: [...image(10), ...image(200)], labels: [3, 8] });
+  await Promise.all([a, b].map((lab) => lab.open(`${app.server.url}?backend=cpu#handwriting`)));
+  await Promise.all([a, b].map((lab) => until(() => shown(lab), (n) => n === 2, { what: "the old set moved in" })));
+  assert.deepEqual(await foundByAFreshTab(context), ["3", "8"], "moved once, in its order");
+  await context.close();
 });

@@ -91,6 +91,7 @@ fn alone() {
         "data" => data_part(),
         "saved run" => saved_run_part(),
         "checkpoint" => checkpoint_part(),
+        "header" => header_part(),
         other => panic!("no fuzz part {other:?}"),
     }
 }
@@ -113,6 +114,106 @@ fn damaged_saved_runs_give_errors_never_panics() {
 #[test]
 fn damaged_checkpoints_give_errors_never_panics() {
     in_own_process("checkpoint");
+}
+
+#[test]
+fn the_largest_headers_are_read_in_a_few_times_their_bytes() {
+    in_own_process("header");
+}
+
+/// A safetensors file whose header is `json`, padded with spaces to `size` bytes, and no data.
+fn with_header(json: &str, size: usize) -> Vec<u8> {
+    let mut header = json.as_bytes().to_vec();
+    header.resize(size.max(header.len()), b' ');
+    let mut bytes = (header.len() as u64).to_le_bytes().to_vec();
+    bytes.extend_from_slice(&header);
+    bytes
+}
+
+/// Headers of the largest size read (16 MiB), each as a hostile file might fill it: numbers
+/// by the million in one shape, entries by the hundred thousand, metadata keys by the
+/// hundred thousand, one enormous string; and one the size accepted that parses whole (its
+/// metadata one long string). Each is read holding at most a few times its bytes, and each
+/// is refused with a short message.
+fn header_part() {
+    let size = weights::MAX_HEADER_BYTES as usize;
+    // `open`, then as many units (the `i`th from `unit(i)`) as the size holds, then `close`.
+    let fill = |unit: &dyn Fn(usize) -> String, open: &str, close: &str| {
+        let mut json = String::with_capacity(size);
+        json.push_str(open);
+        let room = size - close.len() - 1;
+        for i in 0.. {
+            let next = unit(i);
+            if json.len() + next.len() + 1 > room {
+                break;
+            }
+            if i > 0 {
+                json.push(',');
+            }
+            json.push_str(&next);
+        }
+        json.push_str(close);
+        json
+    };
+    let cases = [
+        (
+            "a shape of millions of numbers",
+            fill(
+                &|_| "0".into(),
+                r#"{"w":{"dtype":"F32","shape":["#,
+                r#"],"data_offsets":[0,0]}}"#,
+            ),
+        ),
+        (
+            "hundreds of thousands of tensors",
+            fill(
+                &|i| format!(r#""t{i}":{{"dtype":"F32","shape":[1],"data_offsets":[0,4]}}"#),
+                "{",
+                "}",
+            ),
+        ),
+        (
+            "hundreds of thousands of metadata keys",
+            fill(&|i| format!(r#""k{i}":"v""#), r#"{"__metadata__":{"#, "}}"),
+        ),
+        (
+            "one enormous string",
+            format!(r#"{{"__metadata__":{{"x":"{}"}}}}"#, "a".repeat(size - 64)),
+        ),
+        (
+            "nested arrays",
+            format!(
+                r#"{{"w":{{"dtype":"F32","shape":{}}}}}"#,
+                "[".repeat(size / 2)
+            ),
+        ),
+    ];
+    let mut most = 0;
+    for (what, json) in cases {
+        let bytes = with_header(&json, size);
+        drop(json);
+        let (outcome, peak) =
+            metered(|| weights::decode(&bytes).map(drop).map_err(|e| e.to_string()));
+        let message = outcome.expect_err(what);
+        assert!(
+            message.len() < 1000,
+            "{what}: a {}-byte message",
+            message.len()
+        );
+        assert!(
+            peak < 4 * size,
+            "{what}: {peak} bytes held for a {size}-byte header ({message})"
+        );
+        most = most.max(peak);
+        println!(
+            "a {size}-byte header of {what}: refused ({message}), {:.1} MB held at most",
+            peak as f64 / 1e6
+        );
+    }
+    println!(
+        "the largest headers: {:.1} MB held at most: clear errors",
+        most as f64 / 1e6
+    );
 }
 
 /// Ways to damage bytes: flips, cuts, insertions, a forged length, digits made enormous.

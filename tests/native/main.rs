@@ -7,6 +7,7 @@ mod cnn;
 mod data;
 mod data_scaling;
 mod fuzz;
+mod handwriting_store;
 mod helper;
 mod hostile;
 mod insight;

@@ -122,7 +122,9 @@ fn truncated_files_are_errors() {
         assert!(
             matches!(
                 error,
-                WeightsError::TruncatedHeader { .. } | WeightsError::DataOutOfRange { .. }
+                WeightsError::TruncatedHeader { .. }
+                    | WeightsError::HeaderTooLarge { .. }
+                    | WeightsError::DataOutOfRange { .. }
             ),
             "cut at {cut}: {error}"
         );

@@ -33,8 +33,7 @@ pub(super) fn TeachButtons() -> impl IntoView {
         };
         // The set kept in the browser is read first, so that the count said is the set's.
         spawn_local(async move {
-            handwriting.load().await;
-            said.set(Some(match handwriting.add(&image, label) {
+            said.set(Some(match handwriting.add(&image, label).await {
                 Ok(()) => format!(
                     "Kept as a {label}: {} in your set.",
                     handwriting.set.with_untracked(|s| s.len())
@@ -146,7 +145,8 @@ pub(super) fn HandwritingCard() -> impl IntoView {
             </p>
         </details>
         <SetFiles />
-        <p class="caption" data-testid="handwriting-count" data-count=move || set.with(|s| s.len()).to_string()>
+        <p class="caption" data-testid="handwriting-count" data-count=move || set.with(|s| s.len()).to_string()
+            data-loaded=move || handwriting.loaded.get().to_string()>
             {move || {
                 let count = set.with(|s| s.len());
                 match (count, correct()) {
@@ -287,7 +287,7 @@ async fn import_files(handwriting: Handwriting, files: Vec<web_sys::File>) -> St
             Err(error) => return format!("{}: {error}. Nothing was added.", file.name()),
         }
     }
-    match handwriting.import(&read[0], &read[1]) {
+    match handwriting.import(&read[0], &read[1]).await {
         Ok(count) => format!(
             "Added {count} digits from {} and {}.",
             first.name(),

@@ -1,37 +1,95 @@
-//! A person's own digits, as the page holds them: the set in memory, read once from the
-//! browser's database ([`PersonalDb`]) before the first change, and written back whole after
-//! each change, in the order the changes were made. Where the database holds something that
-//! is not a set, the page says so and never writes over it: changes are kept until the page
-//! closes.
+//! A person's own digits, as the page holds them: its copy of the set
+//! ([`crate::handwriting_store::SetKeeper`]) over the browser's database, a digit a record
+//! ([`PersonalDb`]), read once before the first change and again whenever another tab changes
+//! it (it says so on a `BroadcastChannel`) or the tab is shown again. Each change is one
+//! transaction on one digit: two tabs never write over each other. Without a database the set
+//! is kept in memory until the page closes.
 
 use std::sync::Arc;
 
+use futures::FutureExt;
+use futures::future::{LocalBoxFuture, Shared};
 use leptos::prelude::*;
 use leptos::task::spawn_local;
+use wasm_bindgen::JsCast;
+use wasm_bindgen::prelude::Closure;
 
 use crate::data::{IMAGE_PIXELS, MAX_PERSONAL_DIGITS, PersonalSet, PersonalSetError};
+use crate::handwriting_store::memory::MemoryDigits;
+use crate::handwriting_store::{
+    DigitId, DigitStore, DigitStoreError, KeptDigit, SetKeeper, digit_id,
+};
 use crate::web::personal_db::PersonalDb;
 
-/// Where the set kept in the browser stands.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Kept {
-    /// Not read yet.
-    Unread,
-    /// Read; changes are written back.
-    Writing,
-    /// No database, or one that holds what is not a set: changes stay in memory.
-    InMemory,
-}
+/// The channel every tab of the page says "the set changed" on.
+const CHANNEL: &str = "vitlab-personal";
 
 /// A change to the set, refused with a reason.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum ChangeError {
-    #[error("your set holds {MAX_PERSONAL_DIGITS} digits, as many as it can")]
-    Full,
     #[error("the imported files are not a set: {0}")]
     Import(#[from] PersonalSetError),
     #[error("the import would make {0} digits, more than the {MAX_PERSONAL_DIGITS} a set holds")]
     ImportTooLarge(usize),
+    #[error(transparent)]
+    Store(#[from] DigitStoreError),
+}
+
+/// Where the set is kept: the browser's database, or memory where there is none.
+#[derive(Clone)]
+enum PageDigits {
+    Db(PersonalDb),
+    Memory(MemoryDigits),
+}
+
+impl DigitStore for PageDigits {
+    async fn all(&self) -> Result<(Vec<KeptDigit>, usize), DigitStoreError> {
+        match self {
+            Self::Db(db) => db.all().await,
+            Self::Memory(memory) => memory.all().await,
+        }
+    }
+    async fn add(&self, digits: &[KeptDigit]) -> Result<(), DigitStoreError> {
+        match self {
+            Self::Db(db) => db.add(digits).await,
+            Self::Memory(memory) => memory.add(digits).await,
+        }
+    }
+    async fn relabel(&self, id: DigitId, base: u32, label: u8) -> Result<u32, DigitStoreError> {
+        match self {
+            Self::Db(db) => db.relabel(id, base, label).await,
+            Self::Memory(memory) => memory.relabel(id, base, label).await,
+        }
+    }
+    async fn delete(&self, id: DigitId) -> Result<(), DigitStoreError> {
+        match self {
+            Self::Db(db) => db.delete(id).await,
+            Self::Memory(memory) => memory.delete(id).await,
+        }
+    }
+    async fn delete_all(&self) -> Result<(), DigitStoreError> {
+        match self {
+            Self::Db(db) => db.delete_all().await,
+            Self::Memory(memory) => memory.delete_all().await,
+        }
+    }
+}
+
+type Keeper = SetKeeper<PageDigits>;
+
+/// The reading of the set kept, shared by every caller that waits for it.
+type Loading = Shared<LocalBoxFuture<'static, ()>>;
+
+/// The channel the other tabs speak on, and what hears them.
+type Heard = (
+    web_sys::BroadcastChannel,
+    Closure<dyn FnMut(web_sys::MessageEvent)>,
+);
+
+/// The page's listeners: another tab's word that the set changed, and the tab shown again.
+struct Listening {
+    channel: Option<Heard>,
+    _shown: Option<gloo_events::EventListener>,
 }
 
 /// The person's set, shared by the lab's cards through context.
@@ -43,8 +101,11 @@ pub struct Handwriting {
     pub problem: RwSignal<Option<String>>,
     /// Whether the set kept in the browser has been read.
     pub loaded: RwSignal<bool>,
-    kept: StoredValue<Kept>,
-    db: StoredValue<Option<PersonalDb>, LocalStorage>,
+    keeper: StoredValue<Option<Keeper>, LocalStorage>,
+    loading: StoredValue<Option<Loading>, LocalStorage>,
+    listening: StoredValue<Option<Listening>, LocalStorage>,
+    /// Records kept that did not read as digits (left as they are), said beside the set.
+    unreadable: StoredValue<Option<String>>,
 }
 
 impl Default for Handwriting {
@@ -59,130 +120,189 @@ impl Handwriting {
             set: RwSignal::new(Arc::new(PersonalSet::default())),
             problem: RwSignal::new(None),
             loaded: RwSignal::new(false),
-            kept: StoredValue::new(Kept::Unread),
-            db: StoredValue::new_local(None),
+            keeper: StoredValue::new_local(None),
+            loading: StoredValue::new_local(None),
+            listening: StoredValue::new_local(None),
+            unreadable: StoredValue::new(None),
         }
     }
 
-    /// Reads the set kept in the browser, once; a call while it is read waits for it.
+    /// Reads the set kept in the browser, once (moving a set an older page kept into digits
+    /// first); a call while it is read waits for the same reading.
     pub async fn load(self) {
-        if self.kept.get_value() != Kept::Unread {
-            while !self.loaded.get_untracked() {
-                crate::web::sleep_ms(20).await;
+        let loading = match self.loading.get_value() {
+            Some(loading) => loading,
+            None => {
+                let loading = self.open().boxed_local().shared();
+                self.loading.set_value(Some(loading.clone()));
+                loading
             }
-            return;
-        }
-        // Marked at once: a second caller meanwhile does not read it again.
-        self.kept.set_value(Kept::InMemory);
-        let opened = match PersonalDb::open().await {
-            Ok(db) => db.load().await.map(|set| (db, set)),
-            Err(error) => Err(error),
         };
-        match opened {
-            Ok((db, set)) => {
-                self.db.set_value(Some(db));
-                self.kept.set_value(Kept::Writing);
-                // Digits added while it was read come after the kept ones.
-                let added = self.set.get_untracked();
-                let mut kept = set;
-                kept.images.extend(added.images.iter().copied());
-                kept.labels.extend(added.labels.iter().copied());
-                self.set.set(Arc::new(kept));
-                if !added.is_empty() {
-                    self.save();
+        loading.await;
+    }
+
+    async fn open(self) {
+        let store = match PersonalDb::open().await {
+            Ok(db) => {
+                match db.move_old_set(js_sys::Date::now() as u64).await {
+                    Ok(Ok(_)) => {}
+                    Ok(Err(unreadable)) => self.unreadable.set_value(Some(unreadable.to_string())),
+                    Err(error) => self.problem.set(Some(error.to_string())),
                 }
+                PageDigits::Db(db)
             }
-            Err(error) => self.problem.set(Some(error.to_string())),
-        }
+            Err(error) => {
+                self.problem.set(Some(error.to_string()));
+                PageDigits::Memory(MemoryDigits::default())
+            }
+        };
+        let keeper = SetKeeper::new(store);
+        self.keeper.set_value(Some(keeper.clone()));
+        self.read_again(&keeper).await;
+        self.listen();
         self.loaded.set(true);
     }
 
-    /// `image` (the model's input) joins the set as `label`.
-    pub fn add(self, image: &[u8], label: u8) -> Result<(), ChangeError> {
-        let image: [u8; IMAGE_PIXELS] = image.try_into().expect("the model's input is 28×28");
-        self.change(|set| {
-            if set.len() >= MAX_PERSONAL_DIGITS {
-                return Err(ChangeError::Full);
+    /// Reads the set as stored into the page's copy.
+    async fn read_again(self, keeper: &Keeper) {
+        match keeper.read().await {
+            Ok(unreadable) => {
+                let said = (unreadable > 0).then(|| {
+                    format!("{unreadable} records kept in this browser are not digits; they are left as they were")
+                });
+                self.problem.set(self.unreadable.get_value().or(said));
             }
-            set.images.push(image);
-            set.labels.push(label.min(9));
-            Ok(())
-        })
+            Err(error) => self.problem.set(Some(error.to_string())),
+        }
+        self.set.set(Arc::new(keeper.set()));
+    }
+
+    /// Hears the other tabs' changes, and the tab shown again: the set is read again.
+    fn listen(self) {
+        let reread = move || {
+            if let Some(keeper) = self.keeper.get_value() {
+                spawn_local(async move { self.read_again(&keeper).await });
+            }
+        };
+        let channel = web_sys::BroadcastChannel::new(CHANNEL).ok().map(|channel| {
+            let heard = Closure::<dyn FnMut(web_sys::MessageEvent)>::new(move |_| reread());
+            channel.set_onmessage(Some(heard.as_ref().unchecked_ref()));
+            (channel, heard)
+        });
+        let shown = web_sys::window()
+            .and_then(|window| window.document())
+            .map(|document| {
+                let seen = document.clone();
+                gloo_events::EventListener::new(&document, "visibilitychange", move |_| {
+                    if seen.visibility_state() == web_sys::VisibilityState::Visible {
+                        reread();
+                    }
+                })
+            });
+        self.listening.set_value(Some(Listening {
+            channel,
+            _shown: shown,
+        }));
+    }
+
+    /// Tells the other tabs the set changed.
+    fn tell_the_others(self) {
+        self.listening.with_value(|listening| {
+            if let Some((channel, _)) = listening.as_ref().and_then(|l| l.channel.as_ref()) {
+                let _ = channel.post_message(&wasm_bindgen::JsValue::from_str("changed"));
+            }
+        });
+    }
+
+    /// Runs `change` on the page's copy and the store once the set kept is read; the copy
+    /// shown follows, the other tabs are told, and a refusal is said (and returned).
+    async fn change<F>(self, change: impl FnOnce(Keeper) -> F) -> Result<(), ChangeError>
+    where
+        F: std::future::Future<Output = Result<(), DigitStoreError>>,
+    {
+        self.load().await;
+        let Some(keeper) = self.keeper.get_value() else {
+            return Ok(());
+        };
+        let done = change(keeper.clone()).await;
+        self.set.set(Arc::new(keeper.set()));
+        match &done {
+            Ok(()) => {
+                self.problem.set(self.unreadable.get_value());
+                self.tell_the_others();
+            }
+            Err(error) => self.problem.set(Some(format!("{error}."))),
+        }
+        done.map_err(ChangeError::from)
+    }
+
+    /// `image` (the model's input) joins the set as `label`.
+    pub async fn add(self, image: &[u8], label: u8) -> Result<(), ChangeError> {
+        let image: [u8; IMAGE_PIXELS] = image.try_into().expect("the model's input is 28×28");
+        let digit = KeptDigit::new(fresh_id(0), image, label);
+        self.change(|keeper| async move { keeper.add(vec![digit]).await })
+            .await
     }
 
     /// Digit `index` is `label`.
     pub fn relabel(self, index: usize, label: u8) {
-        let _ = self.change(|set| {
-            if let Some(kept) = set.labels.get_mut(index) {
-                *kept = label.min(9);
-            }
-            Ok(())
+        spawn_local(async move {
+            let _ = self
+                .change(|keeper| async move { keeper.relabel(index, label).await })
+                .await;
         });
     }
 
     pub fn delete(self, index: usize) {
-        let _ = self.change(|set| {
-            if index < set.len() {
-                set.images.remove(index);
-                set.labels.remove(index);
-            }
-            Ok(())
+        spawn_local(async move {
+            let _ = self
+                .change(|keeper| async move { keeper.delete(index).await })
+                .await;
         });
     }
 
+    /// Every digit kept goes, the other tabs' too.
     pub fn delete_all(self) {
-        let _ = self.change(|set| {
-            *set = PersonalSet::default();
-            Ok(())
+        spawn_local(async move {
+            let _ = self
+                .change(|keeper| async move { keeper.delete_all().await })
+                .await;
         });
     }
 
-    /// The digits of MNIST's two gzip files (in either order) added after the set's own; how
-    /// many came.
-    pub fn import(self, first: &[u8], second: &[u8]) -> Result<usize, ChangeError> {
+    /// The digits of MNIST's two gzip files (in either order) added after the set's own, in
+    /// one transaction; how many came.
+    pub async fn import(self, first: &[u8], second: &[u8]) -> Result<usize, ChangeError> {
         let imported = PersonalSet::from_either_idx_gz(first, second)?;
         let count = imported.len();
-        self.change(|set| {
-            let total = set.len().saturating_add(count);
-            if total > MAX_PERSONAL_DIGITS {
-                return Err(ChangeError::ImportTooLarge(total));
-            }
-            set.images.extend(imported.images);
-            set.labels.extend(imported.labels);
-            Ok(())
-        })?;
+        let total = self
+            .set
+            .with_untracked(|set| set.len())
+            .saturating_add(count);
+        if total > MAX_PERSONAL_DIGITS {
+            return Err(ChangeError::ImportTooLarge(total));
+        }
+        let digits: Vec<KeptDigit> = imported
+            .images
+            .iter()
+            .zip(&imported.labels)
+            .enumerate()
+            .map(|(i, (image, &label))| KeptDigit::new(fresh_id(i as u64), *image, label))
+            .collect();
+        self.change(|keeper| async move { keeper.add(digits).await })
+            .await?;
         Ok(count)
     }
+}
 
-    /// Applies `edit` to the set now and keeps the result (written once the kept set is read).
-    fn change(
-        self,
-        edit: impl FnOnce(&mut PersonalSet) -> Result<(), ChangeError>,
-    ) -> Result<(), ChangeError> {
-        let mut set = (*self.set.get_untracked()).clone();
-        edit(&mut set)?;
-        self.set.set(Arc::new(set));
-        match self.kept.get_value() {
-            Kept::Writing => self.save(),
-            // `load` writes what was added once it has read the kept set.
-            Kept::Unread => spawn_local(self.load()),
-            Kept::InMemory => {}
-        }
-        Ok(())
-    }
-
-    /// Writes the set now; transactions land in the order they were made.
-    fn save(self) {
-        let Some(db) = self.db.get_value() else {
-            return;
-        };
-        let set = self.set.get_untracked();
-        let problem = self.problem;
-        spawn_local(async move {
-            match db.save(&set).await {
-                Ok(()) => problem.set(None),
-                Err(error) => problem.set(Some(error.to_string())),
-            }
-        });
+/// A fresh id for a digit kept now, the `nth` of a batch: the batch's ids keep its order.
+fn fresh_id(nth: u64) -> DigitId {
+    let now = js_sys::Date::now() as u64;
+    let random = (js_sys::Math::random() * 1024.0) as u64;
+    // A millisecond for each 1,024 of a batch, and its place in the low bits, so that two
+    // tabs keeping in one millisecond still draw apart (and a batch's digits never collide).
+    match nth {
+        0 => digit_id(now, random),
+        n => digit_id(now + 1 + (n >> 10), n),
     }
 }

@@ -198,6 +198,15 @@ impl TrainingControl {
         checkpoint: Option<Vec<u8>>,
         backend: Option<BackendKind>,
     ) {
+        // A fine-tuning began from weights it was given, which its checkpoint keeps (with the
+        // person's digits): without one it cannot go on as itself.
+        if checkpoint.is_none() && record.fine_tunes() {
+            self.app.keeper.let_go();
+            return self.run.failure().set(Some(format!(
+                "Run {} fine-tuned on your digits and has no checkpoint to go on from: start it again from Handwriting.",
+                crate::run_store::short_name(run)
+            )));
+        }
         // A fresh worker: the old one may have died with its device, or hold a stale copy.
         self.worker.set_value(None);
         self.run.update(|view| {
