@@ -6,7 +6,9 @@
 use std::cell::RefCell;
 use std::rc::Rc;
 
-use super::{HeldElsewhere, Keeping, RunId, RunLocks, RunStore, StoreError, TabMemory, short_name};
+use super::{
+    HeldElsewhere, Keeping, LockError, RunId, RunLocks, RunStore, StoreError, TabMemory, short_name,
+};
 use crate::run_record::RunRecord;
 
 /// Draws of a fresh id before a start gives up (each draw collides with odds of 2^-53 per
@@ -71,6 +73,9 @@ pub struct Current<H> {
 pub enum KeeperError {
     #[error(transparent)]
     HeldElsewhere(#[from] HeldElsewhere),
+    /// The browser refused the lock request itself: the run is not started.
+    #[error("{0}")]
+    LockRefused(String),
     #[error(transparent)]
     Store(#[from] StoreError),
     #[error("no free run id could be drawn")]
@@ -170,8 +175,11 @@ impl<S: RunStore, L: RunLocks, T: TabMemory> Keeper<S, L, T> {
         self.let_go();
         for _ in 0..DRAWS {
             let id = (self.draw)();
-            let Ok(hold) = self.locks.hold(id).await else {
-                continue;
+            let hold = match self.locks.hold(id).await {
+                Ok(hold) => hold,
+                // Another tab holds this id: another is drawn.
+                Err(LockError::HeldElsewhere(_)) => continue,
+                Err(refused) => return Err(refused.into()),
             };
             let mut record = make(id);
             record.has_checkpoint = checkpoint.is_some();
@@ -212,11 +220,25 @@ impl<S: RunStore, L: RunLocks, T: TabMemory> Keeper<S, L, T> {
             .as_mut()
             .filter(|c| c.id == id)
             .and_then(|c| c.hold.take());
+        let owned = own.is_some();
         let hold = match own {
             Some(hold) => Some(hold),
             None => self.locks.hold(id).await?,
         };
-        self.take_over(id, hold).await
+        let hold = std::rc::Rc::new(std::cell::RefCell::new(hold));
+        match self.take_over(id, hold.clone()).await {
+            Ok(continued) => Ok(continued),
+            Err(error) => {
+                // A read that failed takes nothing from the tab: its own run keeps its lock
+                // (paused or stopped as it was).
+                if owned
+                    && let Some(current) = self.current.borrow_mut().as_mut().filter(|c| c.id == id)
+                {
+                    current.hold = hold.borrow_mut().take();
+                }
+                Err(error)
+            }
+        }
     }
 
     /// Run `id`, whose lock `hold` is (where there are locks), becomes the tab's current run
@@ -224,7 +246,7 @@ impl<S: RunStore, L: RunLocks, T: TabMemory> Keeper<S, L, T> {
     async fn take_over(
         &self,
         id: RunId,
-        hold: Option<L::Hold>,
+        hold: std::rc::Rc<std::cell::RefCell<Option<L::Hold>>>,
     ) -> Result<(RunRecord, Option<Vec<u8>>), KeeperError> {
         let record = self.store.record(id).await?;
         let Some(mut record) = record else {
@@ -244,7 +266,7 @@ impl<S: RunStore, L: RunLocks, T: TabMemory> Keeper<S, L, T> {
             revision: record.revision,
             fresh: false,
             previous: None,
-            hold,
+            hold: hold.borrow_mut().take(),
         });
         Ok((record, checkpoint))
     }
@@ -382,6 +404,7 @@ impl<S: RunStore, L: RunLocks, T: TabMemory> Keeper<S, L, T> {
             }
             // Moved by another tab (or deleted: refused as not kept).
             _ => {
+                let hold = std::rc::Rc::new(std::cell::RefCell::new(hold));
                 let (record, checkpoint) = self.take_over(id, hold).await?;
                 Ok(GoOn::FromStore {
                     record: Box::new(record),
@@ -438,6 +461,15 @@ impl<S: RunStore, L: RunLocks, T: TabMemory> Keeper<S, L, T> {
     fn set_current(&self, current: Current<L::Hold>) {
         let old = self.current.borrow_mut().replace(current);
         drop(old);
+    }
+}
+
+impl From<LockError> for KeeperError {
+    fn from(error: LockError) -> Self {
+        match error {
+            LockError::HeldElsewhere(held) => Self::HeldElsewhere(held),
+            refused @ LockError::Refused(_) => Self::LockRefused(refused.to_string()),
+        }
     }
 }
 

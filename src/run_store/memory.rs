@@ -5,7 +5,7 @@ use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet};
 use std::rc::Rc;
 
-use super::{HeldElsewhere, Keeping, RunId, RunLocks, RunStore, StoreError, TabMemory};
+use super::{HeldElsewhere, Keeping, LockError, RunId, RunLocks, RunStore, StoreError, TabMemory};
 use crate::run_record::RunRecord;
 
 #[derive(Debug, Default)]
@@ -160,9 +160,9 @@ impl Drop for MemoryHold {
 impl RunLocks for MemoryLocks {
     type Hold = MemoryHold;
 
-    async fn hold(&self, id: RunId) -> Result<Option<MemoryHold>, HeldElsewhere> {
+    async fn hold(&self, id: RunId) -> Result<Option<MemoryHold>, LockError> {
         if !self.held.borrow_mut().insert(id) {
-            return Err(HeldElsewhere(id));
+            return Err(HeldElsewhere(id).into());
         }
         Ok(Some(MemoryHold {
             id,

@@ -115,6 +115,17 @@ pub trait RunStore {
 )]
 pub struct HeldElsewhere(pub RunId);
 
+/// Why a run's lock was not had.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum LockError {
+    #[error(transparent)]
+    HeldElsewhere(#[from] HeldElsewhere),
+    /// The browser refused the request itself (an opaque origin, a document not fully
+    /// active): its words.
+    #[error("the browser refused the run's lock: {0}")]
+    Refused(String),
+}
+
 /// One tab at a time per run.
 #[allow(async_fn_in_trait)]
 pub trait RunLocks {
@@ -122,7 +133,7 @@ pub trait RunLocks {
     type Hold;
     /// Run `id`'s lock, unless another tab holds it; `None` where there are no locks to take
     /// (the run goes on unguarded).
-    async fn hold(&self, id: RunId) -> Result<Option<Self::Hold>, HeldElsewhere>;
+    async fn hold(&self, id: RunId) -> Result<Option<Self::Hold>, LockError>;
 }
 
 /// The run this tab trains, remembered across its reloads and by no other tab.

@@ -10,6 +10,7 @@ pub mod address;
 mod asker;
 mod cache;
 mod chunks;
+mod databases;
 mod device;
 #[cfg(feature = "train")]
 mod device_trial;
@@ -39,6 +40,7 @@ mod trainer;
 pub use asker::AskError;
 pub use cache::{ByteCache, StorageError, delete_cache};
 pub use chunks::{CHUNK_CACHE, ChunkSource, DATA_BASE, LoadedChunk, ManifestError, Network};
+pub use databases::DatabaseNotice;
 pub use device::{
     NO_ADAPTER, NO_WEBGPU, StartedDevice, adapter_available, has_webgpu, start_device,
 };

@@ -8,6 +8,7 @@ use futures::future::{FutureExt, LocalBoxFuture, Shared};
 use crate::run_record::RunRecord;
 use crate::run_store::{Keeping, RunId, RunStore, StoreError};
 
+use super::databases::DatabaseNotice;
 use super::run_db::RunDb;
 use super::run_migration::move_old_runs;
 
@@ -19,10 +20,11 @@ pub struct PageRuns {
     opening: Rc<Opening>,
 }
 
-impl Default for PageRuns {
-    fn default() -> Self {
-        let opening = async {
-            let db = RunDb::open().await?;
+impl PageRuns {
+    /// The page's runs, `said` hearing what another tab's page asks of their database.
+    pub fn new(said: Rc<dyn Fn(DatabaseNotice)>) -> Self {
+        let opening = async move {
+            let db = RunDb::open(said).await?;
             // A move that fails leaves the old runs where they are, for the next load.
             if let Err(error) = move_old_runs(&db).await {
                 web_sys::console::warn_1(

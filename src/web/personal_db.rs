@@ -11,13 +11,15 @@
 //! hostile: a record that is not a digit is counted and left as it is, and an old set that is
 //! not a set is named and left where it is.
 
+use std::rc::Rc;
+
 use idb::{
-    Database, DatabaseEvent, Factory, ObjectStoreParams, Transaction, TransactionMode,
-    TransactionResult,
+    Database, DatabaseEvent, ObjectStoreParams, Transaction, TransactionMode, TransactionResult,
 };
 use js_sys::Uint8Array;
 use wasm_bindgen::{JsCast, JsValue};
 
+use super::databases::{DatabaseNotice, open_database};
 use crate::data::{IMAGE_PIXELS, MAX_PERSONAL_DIGITS, PersonalSet};
 use crate::handwriting_store::{
     DIGIT_BYTES, DigitId, DigitStore, DigitStoreError, KeptDigit, digit_id,
@@ -63,19 +65,18 @@ pub struct PersonalDb {
 }
 
 impl PersonalDb {
-    /// The database, made or upgraded at its first use.
-    pub async fn open() -> Result<Self, DigitStoreError> {
-        let factory = Factory::new().map_err(|_| DigitStoreError::NoStorage)?;
-        let mut request = factory
-            .open(NAME, Some(VERSION))
-            .map_err(|_| DigitStoreError::NoStorage)?;
-        request.on_upgrade_needed(|event| {
+    /// The database, made or upgraded at its first use; `said` hears what another tab's page
+    /// asks of it.
+    pub async fn open(said: Rc<dyn Fn(DatabaseNotice)>) -> Result<Self, DigitStoreError> {
+        let upgrade = |event: idb::event::VersionChangeEvent| {
             let Ok(db) = event.database() else { return };
             if !db.store_names().iter().any(|name| name == DIGITS) {
                 let _ = db.create_object_store(DIGITS, ObjectStoreParams::new());
             }
-        });
-        let db = request.await.map_err(|_| DigitStoreError::NoStorage)?;
+        };
+        let db = open_database(NAME, VERSION, upgrade, said)
+            .await
+            .ok_or(DigitStoreError::NoStorage)?;
         Ok(Self {
             db: std::rc::Rc::new(db),
         })

@@ -9,22 +9,26 @@
 //! What the database holds is read as hostile: a record that does not parse, is larger than
 //! any record the page writes, or is filed under another id is left out.
 
-use idb::{
-    Database, DatabaseEvent, Factory, ObjectStoreParams, TransactionMode, TransactionResult,
-};
+use std::rc::Rc;
+
+use idb::{Database, DatabaseEvent, ObjectStoreParams, TransactionMode, TransactionResult};
 use js_sys::Uint8Array;
 use wasm_bindgen::{JsCast, JsValue};
 
 use crate::run_record::{MAX_RUNS, RunRecord};
 use crate::run_store::{Keeping, MAX_RUN_ID, RunId, RunStore, StoreError};
 
+use super::databases::{DatabaseNotice, open_database};
+
 const NAME: &str = "vitlab-runs";
 const VERSION: u32 = 1;
 const RECORDS: &str = "records";
 const CHECKPOINTS: &str = "checkpoints";
 const WEIGHTS: &str = "weights";
-/// Ids of deleted runs, never given again.
+/// Ids of deleted runs, never given again; and, under a string key, the mark that the runs of
+/// earlier pages were moved in.
 const DELETED: &str = "deleted";
+const OLD_STORES_MOVED: &str = "old-stores-moved";
 pub use crate::run_record::MAX_RECORD_BYTES;
 /// A global only a test sets: the milliseconds each keeping waits before it writes, to hold
 /// open the window between a worker's save and its landing.
@@ -97,12 +101,8 @@ async fn test_delay() {
 impl RunDb {
     /// The database, made at its first use; `NoStorage` where the browser has none for the
     /// page (some private windows, a sandboxed frame).
-    pub async fn open() -> Result<Self, StoreError> {
-        let factory = Factory::new().map_err(|_| StoreError::NoStorage)?;
-        let mut request = factory
-            .open(NAME, Some(VERSION))
-            .map_err(|_| StoreError::NoStorage)?;
-        request.on_upgrade_needed(|event| {
+    pub async fn open(said: Rc<dyn Fn(DatabaseNotice)>) -> Result<Self, StoreError> {
+        let upgrade = |event: idb::event::VersionChangeEvent| {
             let Ok(db) = event.database() else { return };
             let existing = db.store_names();
             for name in [RECORDS, CHECKPOINTS, WEIGHTS, DELETED] {
@@ -110,8 +110,10 @@ impl RunDb {
                     let _ = db.create_object_store(name, ObjectStoreParams::new());
                 }
             }
-        });
-        let db = request.await.map_err(|_| StoreError::NoStorage)?;
+        };
+        let db = open_database(NAME, VERSION, upgrade, said)
+            .await
+            .ok_or(StoreError::NoStorage)?;
         Ok(Self {
             db: std::rc::Rc::new(db),
         })
@@ -164,8 +166,20 @@ impl RunDb {
         }
     }
 
+    /// Whether the runs of earlier pages were moved in already (the mark [`RunDb::import`]
+    /// leaves in the same transaction as the move).
+    pub async fn old_stores_moved(&self) -> Result<bool, StoreError> {
+        let transaction = self.transaction(&[DELETED], TransactionMode::ReadOnly)?;
+        Ok(
+            get(&transaction, DELETED, &JsValue::from_str(OLD_STORES_MOVED))
+                .await?
+                .is_some(),
+        )
+    }
+
     /// Runs kept by earlier pages, moved in once (`run_migration`): each record with its
-    /// checkpoint and weights, in one transaction; a run kept already, or deleted, is left.
+    /// checkpoint and weights, and the mark that says the move is done, in one transaction; a
+    /// run kept already, or deleted, is left.
     pub async fn import(&self, runs: Vec<OldRun>) -> Result<usize, StoreError> {
         let transaction = self.transaction(
             &[RECORDS, CHECKPOINTS, WEIGHTS, DELETED],
@@ -187,7 +201,15 @@ impl RunDb {
                 put_bytes(&transaction, WEIGHTS, &id, weights).await?;
                 moved += 1;
             }
-            Ok(())
+            // With the runs, or not at all: a load after a crash before the old stores went
+            // finds the mark, and moves nothing again (a run deleted meanwhile stays deleted).
+            let marks = transaction.object_store(DELETED).map_err(failed)?;
+            marks
+                .put(&JsValue::TRUE, Some(&JsValue::from_str(OLD_STORES_MOVED)))
+                .map_err(failed)?
+                .await
+                .map(drop)
+                .map_err(failed)
         }
         .await;
         Self::finish(transaction, done).await?;

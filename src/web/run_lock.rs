@@ -5,10 +5,13 @@
 //! with the tab: closed, crashed or reloaded.
 
 use futures::channel::oneshot;
+use futures::future::Either;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::{JsCast, JsValue};
 
-use crate::run_store::{HeldElsewhere, RunId, RunLocks};
+use crate::run_store::{HeldElsewhere, LockError, RunId, RunLocks};
+
+use super::describe;
 
 /// The browser's Web Locks, as `run_store` takes them.
 #[derive(Clone, Copy, Default)]
@@ -17,7 +20,7 @@ pub struct WebLocks;
 impl RunLocks for WebLocks {
     type Hold = RunHold;
 
-    async fn hold(&self, id: RunId) -> Result<Option<RunHold>, HeldElsewhere> {
+    async fn hold(&self, id: RunId) -> Result<Option<RunHold>, LockError> {
         hold_run(id).await
     }
 }
@@ -34,8 +37,10 @@ impl Drop for RunHold {
 }
 
 /// Takes run `run`'s lock unless another tab holds it; `None` where the browser has no Web
-/// Locks (nothing to guard with: the run goes on unguarded).
-async fn hold_run(run: u64) -> Result<Option<RunHold>, HeldElsewhere> {
+/// Locks (nothing to guard with: the run goes on unguarded). A request the browser refuses
+/// (an opaque origin, a document not fully active: its promise rejects, and the grant never
+/// comes) is said, never waited on forever.
+async fn hold_run(run: u64) -> Result<Option<RunHold>, LockError> {
     let Some(locks) = web_sys::window()
         .and_then(|window| js_sys::Reflect::get(&window.navigator(), &"locks".into()).ok())
         .filter(|locks| locks.is_object())
@@ -60,12 +65,27 @@ async fn hold_run(run: u64) -> Result<Option<RunHold>, HeldElsewhere> {
     let options = js_sys::Object::new();
     let _ = js_sys::Reflect::set(&options, &"ifAvailable".into(), &JsValue::TRUE);
     let name = JsValue::from_str(&format!("vitlab-run-{run}"));
-    if request.call3(&locks, &name, &options, &callback).is_err() {
-        return Ok(None);
-    }
-    match (answer.await, release) {
-        (Ok(true), Some(release)) => Ok(Some(RunHold { release })),
-        (Ok(false), _) => Err(HeldElsewhere(run)),
-        _ => Ok(None),
+    let requested = request
+        .call3(&locks, &name, &options, &callback)
+        .map_err(|error| LockError::Refused(describe(error)))?;
+    // The request's promise rejects when the browser refuses it; it resolves only once the
+    // lock is let go, long after the grant.
+    let refused = async move {
+        match requested.dyn_into::<js_sys::Promise>() {
+            Ok(promise) => match wasm_bindgen_futures::JsFuture::from(promise).await {
+                Err(error) => describe(error),
+                Ok(_) => std::future::pending().await,
+            },
+            Err(_) => std::future::pending().await,
+        }
+    };
+    match futures::future::select(answer, Box::pin(refused)).await {
+        Either::Left((Ok(true), _)) => match release {
+            Some(release) => Ok(Some(RunHold { release })),
+            None => Ok(None),
+        },
+        Either::Left((Ok(false), _)) => Err(HeldElsewhere(run).into()),
+        Either::Left((Err(_), _)) => Ok(None),
+        Either::Right((why, _)) => Err(LockError::Refused(why)),
     }
 }

@@ -1,16 +1,18 @@
 //! Runs kept by earlier pages move into the database at the first load, once: those of the
 //! Cache Storage runs table (`vitlab-runs-v1`: an index, each run's record, checkpoint and
-//! weights) and the one saved run of the pages before it (`vitlab-training-v1`). The old
-//! caches are deleted only after the move has committed; a tab that loads at the same time
-//! moves nothing twice (the database keeps a run once).
+//! weights) and the one saved run of the pages before it (`vitlab-training-v1`). Each keeps
+//! an id derived from its old key (the table's own id; a digest of the saved run's bytes), so
+//! that a second import finds it kept, or deleted; the move leaves a mark in the database in
+//! its own transaction, and the old caches are deleted only after it has committed. A tab that
+//! loads at the same time moves nothing twice, and a load after a crash between the commit and
+//! the deletion finds the mark and only deletes them.
 
 use crate::run_record::{MAX_RUNS, RunRecord};
-use crate::run_store::{RunId, StoreError, read_header};
+use crate::run_store::{MAX_RUN_ID, RunId, StoreError, read_header};
 
 use super::cache::{ByteCache, delete_cache};
 use super::global::caches;
 use super::run_db::{MAX_RECORD_BYTES, OldRun, RunDb};
-use super::tab_run::draw_run_id;
 
 const RUNS_CACHE: &str = "vitlab-runs-v1";
 const INDEX_KEY: &str = "runs/index.json";
@@ -82,13 +84,14 @@ async fn the_legacy_run(legacy: &ByteCache, runs: &mut Vec<OldRun>, named: Optio
     let Ok((state, summary)) = read_header(&bytes) else {
         return;
     };
+    let derived = derived_id(&bytes);
     if let Some(run) = named.and_then(|id| runs.iter_mut().find(|run| run.0.id == id)) {
         if run.1.is_none() {
             run.1 = Some(bytes);
         }
         return;
     }
-    let id = named.unwrap_or_else(draw_run_id);
+    let id = named.unwrap_or(derived);
     let mut record = RunRecord::new(id, state.plan, 0);
     record.started = js_sys::Date::now() as u64;
     record.step = state.step;
@@ -96,11 +99,26 @@ async fn the_legacy_run(legacy: &ByteCache, runs: &mut Vec<OldRun>, named: Optio
     runs.push((record, Some(bytes), None));
 }
 
+/// The id of the one run an earlier page saved: a digest of its bytes, the same in every tab
+/// and at every load (below 2^53, as every run id).
+fn derived_id(bytes: &[u8]) -> RunId {
+    use sha2::{Digest, Sha256};
+    let digest = Sha256::digest(bytes);
+    let id = u64::from_le_bytes(digest[..8].try_into().expect("8 bytes")) & MAX_RUN_ID;
+    id.max(1)
+}
+
 /// Moves what earlier pages kept into `db`; how many runs moved.
 pub async fn move_old_runs(db: &RunDb) -> Result<usize, StoreError> {
     let table = existing(RUNS_CACHE).await;
     let legacy = existing(LEGACY_CACHE).await;
     if table.is_none() && legacy.is_none() {
+        return Ok(0);
+    }
+    if db.old_stores_moved().await? {
+        // Moved by an earlier load, which stopped before the old caches went.
+        delete_cache(RUNS_CACHE).await;
+        delete_cache(LEGACY_CACHE).await;
         return Ok(0);
     }
     let mut runs = Vec::new();

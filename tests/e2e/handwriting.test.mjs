@@ -232,3 +232,35 @@ test("two tabs keep, delete all and relabel without losing or bringing back a di
   assert.deepEqual(await foundByAFreshTab(context), ["3", "8"], "moved once, in its order");
   await context.close();
 });
+
+test("a database an older tab holds is said and waited for; a newer page's upgrade is let through and this tab asks to be reloaded", async () => {
+  const context = await app.browser.newContext();
+  // An older page's tab: it holds version 1 open and never lets go.
+  const older = await context.newPage();
+  await older.goto(`${app.server.url}favicon.svg`);
+  await older.evaluate(() => new Promise((resolve, reject) => {
+    const request = indexedDB.open("vitlab-personal", 1);
+    request.onupgradeneeded = () => request.result.createObjectStore("set");
+    request.onsuccess = () => { globalThis.held = request.result; resolve(); };
+    request.onerror = () => reject(request.error);
+  }));
+  const lab = new LabPage(await context.newPage());
+  await lab.open(`${app.server.url}?backend=cpu#handwriting`);
+  const alert = lab.byTestId("handwriting-card").locator(".error");
+  await until(() => alert.textContent().catch(() => ""), (t) => /opened before it was updated, holds its database: close that tab, and this one goes on/.test(t), { what: "the blocked upgrade said" });
+  // The older tab lets go: the set is read.
+  await older.evaluate(() => globalThis.held.close());
+  await until(() => lab.byTestId("handwriting-count").getAttribute("data-loaded"), (l) => l === "true", { what: "the set read once let through" });
+  // A newer page asks for version 3: this tab lets go at once, and says to reload.
+  const newer = await context.newPage();
+  await newer.goto(`${app.server.url}favicon.svg`);
+  const upgraded = await newer.evaluate(() => new Promise((resolve) => {
+    const request = indexedDB.open("vitlab-personal", 3);
+    request.onblocked = () => resolve("blocked");
+    request.onsuccess = () => { request.result.close(); resolve("opened"); };
+    request.onerror = () => resolve(`error: ${request.error}`);
+  }));
+  assert.equal(upgraded, "opened", "this tab never holds a newer page up");
+  await until(() => alert.textContent().catch(() => ""), (t) => /updated in another tab, which needs its database: reload this tab/.test(t), { what: "asked to reload" });
+  await context.close();
+});

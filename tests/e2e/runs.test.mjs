@@ -295,3 +295,35 @@ test("case 5: a stale tab resumes from another tab's progress, never its own cop
 async function checkpointsOf(tab) {
   return (await runDatabase(tab.page)).checkpoints;
 }
+
+test("the move of earlier pages' runs happens once: two tabs loading at once, and a load after a crash between the move and the old stores' deletion", async () => {
+  const [first, second, legacy] = [await oldRun(4), await oldRun(5), await oldRun(6)];
+  const ids = [1_733_000_000_001, 1_733_000_000_202];
+  for (let loop = 0; loop < LOOPS; loop++) {
+    const context = await app.browser.newContext();
+    const seed = async () => {
+      const page = await context.newPage();
+      await page.goto(`${app.server.url}favicon.svg`);
+      await seedOldStores(page, [{ id: ids[0], ...first }, { id: ids[1], ...second }], legacy);
+      await page.close();
+    };
+    await seed();
+    // Two tabs load at once: each run moves in once.
+    const tabs = await Promise.all([openTab(context), openTab(context)]);
+    const moved = await runDatabase(tabs[0].page);
+    assert.equal(Object.keys(moved.records).length, 3, `loop ${loop}: the two runs and the older page's one, once each: ${Object.keys(moved.records)}`);
+    // One is deleted; then the old stores are back, as a crash between the move's commit and
+    // their deletion would leave them: a load moves nothing again.
+    const gone = ids[loop % 2];
+    await tabs[1].lab.place("runs");
+    await tabs[1].row(gone).getByRole("button", { name: /^Delete run/ }).click();
+    await until(() => tabs[1].row(gone).count(), (n) => n === 0, { what: `loop ${loop}: deleted` });
+    await seed();
+    await reload(tabs[0]);
+    const again = await runDatabase(tabs[0].page);
+    assert.equal(again.records[gone], undefined, `loop ${loop}: the deleted run stays deleted`);
+    assert.equal(Object.keys(again.records).length, 2, `loop ${loop}: nothing moved twice`);
+    assert.deepEqual(await tabs[0].page.evaluate(async () => [await caches.has("vitlab-runs-v1"), await caches.has("vitlab-training-v1")]), [false, false], `loop ${loop}: the old stores went`);
+    await context.close();
+  }
+});

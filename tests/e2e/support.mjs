@@ -422,7 +422,7 @@ export async function runDatabase(page) {
       found.weights[id] = bytes.length;
       found.bytes.weights += bytes.length;
     }
-    found.deleted = (await read("deleted")).map(([id]) => id);
+    found.deleted = (await read("deleted")).map(([id]) => id).filter((id) => typeof id === "number");
     db.close();
     return found;
   });

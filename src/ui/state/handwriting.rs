@@ -142,7 +142,11 @@ impl Handwriting {
     }
 
     async fn open(self) {
-        let store = match PersonalDb::open().await {
+        let problem = self.problem;
+        let said = std::rc::Rc::new(move |notice: crate::web::DatabaseNotice| {
+            problem.set(Some(format!("Your digits: {notice}.")));
+        });
+        let store = match PersonalDb::open(said).await {
             Ok(db) => {
                 match db.move_old_set(js_sys::Date::now() as u64).await {
                     Ok(Ok(_)) => {}

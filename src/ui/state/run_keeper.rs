@@ -50,7 +50,10 @@ fn new_record(plan: TrainingPlan, step: usize) -> impl Fn(RunId) -> RunRecord {
 
 impl RunKeeper {
     pub fn new(records: RwSignal<Vec<RunRecord>>, problem: RwSignal<Option<String>>) -> Self {
-        let keeper = Keeper::new(PageRuns::default(), WebLocks, SessionTab, draw_run_id);
+        let said = std::rc::Rc::new(move |notice: crate::web::DatabaseNotice| {
+            problem.set(Some(format!("The runs: {notice}.")));
+        });
+        let keeper = Keeper::new(PageRuns::new(said), WebLocks, SessionTab, draw_run_id);
         Self {
             records,
             problem,
