@@ -5,20 +5,41 @@
 # webkit.test.mjs), and Lighthouse's scores of the first load.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+# Each step's name and start; the table of their times is printed at the end, or where a
+# step fails.
+started=$(date +%s)
+names=("setup (scripts/setup.sh --test)")
+starts=("$started")
+step() {
+  names+=("$*")
+  starts+=("$(date +%s)")
+  printf '\n\033[1m== %s\033[0m (%ss)\n' "$*" $(( $(date +%s) - started ))
+}
+times() {
+  local status=$? now i next
+  now=$(date +%s)
+  printf '\n%-72s %8s\n' "step" "seconds"
+  for i in "${!names[@]}"; do
+    next=${starts[$((i + 1))]:-$now}
+    printf '%-72.72s %8s\n' "${names[$i]}" $(( next - starts[i] ))
+  done
+  printf '%-72s %8s\n' "in all$([ "$status" -eq 0 ] || echo ", failed (exit $status)")" $(( now - started ))
+}
+trap times EXIT
+
 scripts/setup.sh --test
 export PATH="${CARGO_HOME:-$HOME/.cargo}/bin:$PATH"
-
-started=$(date +%s)
-step() { printf '\n\033[1m== %s\033[0m (%ss)\n' "$*" $(( $(date +%s) - started )); }
 
 step "cargo fmt --check"
 cargo fmt --all -- --check
 
 # Cargo.toml's [lints] table sets the levels; any warning fails the run.
-step "clippy (native, native with the GPU, wasm32)"
-cargo clippy --release --all-targets -- -D warnings
-# What ships but the tests never build natively: `vit --device gpu` and the GPU tests in
-# tests/native (burn-wgpu on Vulkan), so that it cannot rot unseen.
+step "clippy (native with the GPU, wasm32)"
+# Natively, `gpu` adds to the default features, so one pass covers the code of both (a second,
+# without it, checked Burn's crates again for the three stubs `vit` has without a GPU, which the
+# native tests' build compiles); it also checks what ships but the tests never build natively:
+# `vit --device gpu` and the GPU tests in tests/native (burn-wgpu on Vulkan).
 cargo clippy --release --all-targets --features gpu -- -D warnings
 # The worker and the browser tests (training, WebGPU), and the page's own build (neither).
 cargo clippy --release --target wasm32-unknown-unknown --features gpu --lib --bins --tests -- -D warnings
@@ -32,7 +53,8 @@ trunk build --release
 size() { echo "$(du -cb "$@" | tail -1 | cut -f1) bytes raw, $(cat "$@" | gzip -9 | wc -c) bytes gzip"; }
 echo "page (wasm + js + css): $(size dist/vitlab-*.wasm dist/vitlab-*.js dist/*.css)"
 echo "drawing worker's script (it runs the page's own wasm): $(size dist/drawer.js)"
-echo "worker, fetched on Train, for WebGPU or to explain (wasm + js): $(size dist/worker*.wasm dist/worker*.js)"
+echo "worker, fetched on Train or for WebGPU (wasm + js): $(size dist/worker*.wasm dist/worker*.js)"
+echo "explaining worker, fetched on the first explanation (wasm + js): $(size dist/explainer*.wasm dist/explainer*.js)"
 # The worker is the largest download (Train fetches it): held at 3 MB gzip.
 worker_gzip=$(cat dist/worker*.wasm dist/worker*.js | gzip -9 | wc -c)
 if [ "$worker_gzip" -gt 3000000 ]; then
@@ -59,4 +81,4 @@ step "end-to-end tests (playwright-core driving Debian's Chromium, puppeteer-cor
 # FIREFOX and MINIBROWSER override the browsers' paths.
 (cd tests/e2e && npm test)
 
-step "all checks passed"
+printf '\n\033[1mall checks passed\033[0m\n'

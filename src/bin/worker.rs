@@ -1,9 +1,9 @@
 //! The page's heavy worker: Trunk builds this binary for wasm32 (with training and WebGPU)
 //! and the page starts it as a Web Worker (`worker_loader.js`) in one of its roles, so that
 //! none ever blocks or ends the page: `?role=gpu` runs the page's model on WebGPU (the drawing
-//! worker's code), `?role=explain` explains drawings, `?role=helper` (started by the training
-//! worker) computes half of each CPU step, any other trains. The model on the CPU runs in the
-//! page's own binary, started as a worker (`main.rs`).
+//! worker's code), `?role=helper` (started by the training worker) computes half of each CPU
+//! step, any other trains. The model on the CPU runs in the page's own binary, started as a
+//! worker (`main.rs`); explanations in a binary of their own (`explainer.rs`).
 
 #[cfg(target_arch = "wasm32")]
 unsafe extern "C" {
@@ -22,11 +22,12 @@ fn main() {
     web::report_rejections_as_errors();
     match WorkerRole::of_this_worker() {
         WorkerRole::Gpu => web::run_drawing_worker(BackendKind::WebGpu),
-        WorkerRole::Explain => web::run_explaining_worker(),
         WorkerRole::Train => web::run_training_worker(),
         WorkerRole::Helper => web::run_helper_worker(),
-        // The page's binary's; asked of this one, the CPU is the same model.
-        WorkerRole::Draw => web::run_drawing_worker(BackendKind::Cpu),
+        // The page's binary's; asked of this one, the CPU is the same model. Explanations are
+        // never asked of this binary (`of_this_worker` does not name them): the CPU's drawing
+        // too, rather than code of theirs linked here.
+        WorkerRole::Draw | WorkerRole::Explain => web::run_drawing_worker(BackendKind::Cpu),
     }
 }
 

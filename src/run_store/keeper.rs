@@ -414,6 +414,17 @@ impl<S: RunStore, L: RunLocks, T: TabMemory> Keeper<S, L, T> {
         }
     }
 
+    /// Resume after the worker stopped on its own while training (a non-finite loss took it
+    /// back to its last save, or its device failed): no rest is on its way, and the lock was
+    /// held all along, so no other tab moved the run: it goes on here. A run that was not
+    /// training is resumed as [`Self::go_on`] resumes it.
+    pub async fn go_on_after_failure(&self) -> Result<GoOn, KeeperError> {
+        if self.status() == Some(Status::Training) {
+            return Ok(GoOn::Here);
+        }
+        self.go_on().await
+    }
+
     /// The tab lets its run go (Reset): it stays in the store, to be continued from there.
     pub fn let_go(&self) {
         let gone = self.current.borrow_mut().take();

@@ -20,8 +20,8 @@ pub use lab::{
 };
 pub use runs::RunsPanel;
 pub use state::{
-    AppState, Below, DistanceError, EngineSignal, FineTuning, Handwriting, HostError, LabState,
-    ModelHost, PadStrokes, Revealed, RunKeeper, ShownDigit, WeightsOffer, browser_has_webgpu,
+    AppState, Below, DistanceError, EngineSignal, Handwriting, HostError, LabState, ModelHost,
+    PadStrokes, Revealed, RunKeeper, ShownDigit, Training, WeightsOffer, browser_has_webgpu,
 };
 pub use training::TrainingPanel;
 pub use widgets::{ErrorBanner, HeatCanvas, LineChart, Palette, Series, paint};

@@ -1,8 +1,13 @@
 //! The page's address in the URL's fragment (`crate::place` reads it): what it is now, when it
 //! changes (a link followed, back, forward), and the part it names brought into view.
 
+use std::cell::RefCell;
+use std::rc::Rc;
+
+use futures::channel::oneshot;
 use gloo_events::EventListener;
 use wasm_bindgen::JsCast;
+use wasm_bindgen::closure::Closure;
 
 /// The URL's fragment, with its `#` (empty when there is none).
 pub fn fragment() -> String {
@@ -43,6 +48,47 @@ pub fn bring_into_view(id: &str) -> bool {
         let _ = element.focus();
     }
     true
+}
+
+/// Resolves once the element with `id` is in the document (at once where it is already), or
+/// `false` after `ms`: a part of a place that is built after the place (the story once the page
+/// has room for it, the experiments once the model is in) is waited for, never looked for
+/// again and again.
+pub async fn when_built(id: &str, ms: u32) -> bool {
+    let Some(document) = web_sys::window().and_then(|window| window.document()) else {
+        return false;
+    };
+    if document.get_element_by_id(id).is_some() {
+        return true;
+    }
+    let Some(root) = document.document_element() else {
+        return false;
+    };
+    let (tell, built) = oneshot::channel::<()>();
+    let tell = Rc::new(RefCell::new(Some(tell)));
+    let (wanted, seen) = (id.to_string(), document.clone());
+    let changed = Closure::<dyn FnMut()>::new(move || {
+        if seen.get_element_by_id(&wanted).is_some()
+            && let Some(tell) = tell.borrow_mut().take()
+        {
+            let _ = tell.send(());
+        }
+    });
+    let Ok(observer) = web_sys::MutationObserver::new(changed.as_ref().unchecked_ref()) else {
+        return false;
+    };
+    let options = web_sys::MutationObserverInit::new();
+    options.set_child_list(true);
+    options.set_subtree(true);
+    if observer.observe_with_options(&root, &options).is_err() {
+        return false;
+    }
+    let found = super::within_ms(ms, built)
+        .await
+        .is_some_and(|told| told.is_ok());
+    observer.disconnect();
+    drop(changed);
+    found
 }
 
 /// Puts `fragment` in the address bar without a new history entry or a `hashchange`: a step

@@ -48,6 +48,12 @@ pub async fn sleep_ms(ms: u32) {
     gloo_timers::future::TimeoutFuture::new(ms).await;
 }
 
+/// Lets the browser take a turn (queued events, a paint) before the caller goes on: work built
+/// in parts, a part a task, so that none holds the page for long.
+pub async fn next_task() {
+    sleep_ms(0).await;
+}
+
 /// `work`'s outcome, or `None` when `ms` milliseconds pass first (`work` is dropped then):
 /// the one way the page and its workers give up waiting.
 pub async fn within_ms<T>(ms: u32, work: impl Future<Output = T>) -> Option<T> {

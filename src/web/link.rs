@@ -21,12 +21,16 @@ use super::packet::{Packet, PacketError};
 
 /// The workers' script: Trunk's loader shim for the `worker` binary, beside the page.
 pub const WORKER_SCRIPT: &str = "./worker_loader.js";
+/// The explaining worker's script: Trunk's loader shim for the `explainer` binary, fetched
+/// the first time a drawing is explained.
+pub const EXPLAINER_SCRIPT: &str = "./explainer_loader.js";
 /// The drawing worker's script, beside the page: a module that runs the page's own binary,
 /// which holds the model on the CPU (`www/drawer.js`, stamped by the build).
 pub const DRAWER_SCRIPT: &str = "./drawer.js";
 
-/// What a worker does: one started from [`DRAWER_SCRIPT`] draws on the CPU; one started from
-/// [`WORKER_SCRIPT`] does what its URL's `?role=` says.
+/// What a worker does: one started from [`DRAWER_SCRIPT`] draws on the CPU, one from
+/// [`EXPLAINER_SCRIPT`] explains; one started from [`WORKER_SCRIPT`] does what its URL's
+/// `?role=` says.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum WorkerRole {
     /// Runs the page's model on the CPU (the page's own binary, from [`DRAWER_SCRIPT`]).
@@ -34,7 +38,8 @@ pub enum WorkerRole {
     /// Runs the page's model on WebGPU.
     Gpu,
     /// Explains drawings (relevance, logit lens) and compares the ViT with the CNN, in a
-    /// worker of its own, so that its work and faults stay off the drawing's path.
+    /// worker of its own, so that its work and faults stay off the drawing's path; a binary of
+    /// its own ([`EXPLAINER_SCRIPT`]).
     Explain,
     /// Trains.
     Train,
@@ -43,11 +48,11 @@ pub enum WorkerRole {
 }
 
 impl WorkerRole {
-    /// The role of a worker started from [`WORKER_SCRIPT`].
+    /// The role of a worker started from [`WORKER_SCRIPT`]: never [`Self::Explain`], which
+    /// is a binary of its own.
     pub fn of_this_worker() -> Self {
         match super::this_worker_param("role").as_deref() {
             Some("gpu") => Self::Gpu,
-            Some("explain") => Self::Explain,
             Some("helper") => Self::Helper,
             _ => Self::Train,
         }
@@ -57,7 +62,8 @@ impl WorkerRole {
     fn script(self) -> &'static str {
         match self {
             Self::Draw => DRAWER_SCRIPT,
-            _ => WORKER_SCRIPT,
+            Self::Explain => EXPLAINER_SCRIPT,
+            Self::Gpu | Self::Train | Self::Helper => WORKER_SCRIPT,
         }
     }
 

@@ -8,6 +8,7 @@ use wasm_bindgen::JsCast;
 
 pub mod address;
 mod asker;
+pub mod before_after;
 mod cache;
 mod chunks;
 mod databases;
@@ -49,12 +50,12 @@ pub use engine::Engine;
 #[cfg(feature = "gpu")]
 pub use explain::run_explaining_worker;
 pub use fetch::{FetchError, MAX_FETCH_BYTES, fetch_bytes, within};
-pub use global::{describe, now_ms, report_rejections_as_errors, sleep_ms, within_ms};
+pub use global::{describe, next_task, now_ms, report_rejections_as_errors, sleep_ms, within_ms};
 pub use gpu_errors::{GpuRejected, gpu_checked};
 #[cfg(feature = "train")]
 pub use helper::run_helper_worker;
 pub use idle::{after_next_paint, when_idle, when_key_pressed, when_visible};
-pub use link::{DRAWER_SCRIPT, LinkError, WORKER_SCRIPT, WorkerRole};
+pub use link::{DRAWER_SCRIPT, EXPLAINER_SCRIPT, LinkError, WORKER_SCRIPT, WorkerRole};
 pub use local_model::{LocalModel, ModelError};
 pub use offline::{OfflineError, keep_for_offline};
 pub use page_runs::PageRuns;

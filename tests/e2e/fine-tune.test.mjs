@@ -8,8 +8,9 @@
 // reload, and the set saves and opens again to the same bytes.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { LabPage, servedApp, until } from "./support.mjs";
-import { SHEAR, fineTune, handwriting, teachAll } from "./handwriting-digits.mjs";
+import { gzipSync } from "node:zlib";
+import { LabPage, numberIn, runDatabase, servedApp, until } from "./support.mjs";
+import { SHEAR, chunk, fineTune, handwriting, teachAll } from "./handwriting-digits.mjs";
 
 const app = servedApp();
 
@@ -96,4 +97,68 @@ test("twenty slanted digits drawn and labelled: fine-tuning reads the held-out o
   await until(() => lab.byTestId("handwriting-count").getAttribute("data-count"), (c) => c === "20", { what: "the set opened again" });
   assert.ok((await lab.saved("handwriting-images")).bytes.equals(images.bytes), "images, byte for byte");
   assert.ok((await lab.saved("handwriting-labels")).bytes.equals(labels.bytes), "labels, byte for byte");
+});
+
+/** `count` MNIST test digits as MNIST's two IDX files, gzip-compressed, as a person's set. */
+function idxSet(count) {
+  const digits = chunk("test-002.bin");
+  const images = Buffer.alloc(16 + count * 784);
+  images.writeUInt32BE(0x0803, 0);
+  images.writeUInt32BE(count, 4);
+  images.writeUInt32BE(28, 8);
+  images.writeUInt32BE(28, 12);
+  const labels = Buffer.alloc(8 + count);
+  labels.writeUInt32BE(0x0801, 0);
+  labels.writeUInt32BE(count, 4);
+  for (let i = 0; i < count; i += 1) {
+    images.set(digits.image(i), 16 + i * 784);
+    labels[8 + i] = digits.labels[i];
+  }
+  return [
+    { name: "images.gz", mimeType: "application/gzip", buffer: gzipSync(images) },
+    { name: "labels.gz", mimeType: "application/gzip", buffer: gzipSync(labels) },
+  ];
+}
+
+test("a fine-tuning on a set of 1,000 digits is kept, and after a reload continues to its end", async () => {
+  const context = await app.browser.newContext();
+  const lab = new LabPage(await context.newPage());
+  await lab.open(`${app.server.url}?backend=cpu`);
+  await lab.place("handwriting");
+  await lab.byTestId("handwriting-open").setInputFiles(idxSet(1_000));
+  await until(() => lab.byTestId("handwriting-count").getAttribute("data-count"), (c) => c === "1000", { what: "1,000 digits in the set" });
+  // The largest set, with the fewest steps it can take: 900 digits ×5 and 500 of MNIST.
+  await until(() => lab.page.evaluate(() => document.querySelector('[data-testid="fine-tune"]') !== null), (shown) => shown, { what: "the fine-tuning card" });
+  for (const [id, value] of [["fine-tune-copies", "5"], ["fine-tune-mnist", "500"], ["fine-tune-scoring", "10"]]) {
+    await lab.byTestId(id).selectOption(value);
+  }
+  await until(() => lab.byTestId("fine-tune-mix").textContent(), (t) => /^An epoch: 900 of your digits × 5 = 4,500, with 500 MNIST digits .* 100 held out to score\.$/.test(t),
+    { what: "the mix of 900 digits" });
+  await lab.byTestId("fine-tune-start").click();
+  await lab.place("train");
+  const run = await until(() => lab.page.evaluate(() => sessionStorage.getItem("vitlab-run")), (r) => r !== null, { what: "the run" });
+  await until(() => numberIn(lab, "training-step"), (s) => s >= 5, { what: "step 5", timeout: 300_000 });
+  await lab.byTestId("stop-button").click();
+  await until(() => lab.byTestId("run-state").textContent(), (s) => s === "stopped", { what: "the stop kept" });
+  const stopped = await numberIn(lab, "training-step");
+  const kept = await runDatabase(lab.page);
+  console.log(`a 1,000-digit fine-tuning stopped at step ${stopped}: record ${kept.bytes.records} bytes, checkpoint ${kept.bytes.checkpoints} bytes`);
+  assert.equal(kept.checkpoints[run].step, stopped, "its checkpoint at the stop");
+  assert.ok(JSON.stringify(kept.records[run]).length < 1_048_576, "its record under the 1 MiB a record may take");
+  assert.doesNotMatch(await lab.page.locator("body").textContent(), /not kept in this browser/);
+
+  await lab.page.reload();
+  await lab.byTestId("model-ready").waitFor({ timeout: 300_000 });
+  await lab.place("runs");
+  const row = lab.page.locator(`[data-testid="run-row"][data-run="${run}"]`);
+  await until(() => row.count(), (n) => n === 1, { what: "the fine-tuning in the runs table after a reload" });
+  assert.match(await row.textContent(), /fine-tuned on 900 of your digits ×5 with 500 MNIST digits/);
+  await row.getByTestId("continue-run").click();
+  await lab.page.locator('main[data-place="train"]').waitFor();
+  await until(() => lab.byTestId("run-state").textContent(), (s) => s === "finished", { what: "the run's end", timeout: 600_000 });
+  const total = Math.ceil((900 * 5 + 500) / 64);
+  assert.equal(await numberIn(lab, "training-step"), total);
+  assert.equal(await lab.byTestId("training-error").count(), 0);
+  assert.equal((await runDatabase(lab.page)).checkpoints[run].step, total, "its end kept");
+  await context.close();
 });

@@ -291,6 +291,19 @@ test("Stop saves the run; one that diverges after a save goes back to it, and it
   assert.equal(await lab.byTestId("run-state").textContent(), "failed");
   // The charts went back with the model.
   assert.equal(await lab.byTestId("loss-chart").getAttribute("data-points"), points);
+  // Resume goes on from that save (here it diverges again, at its raised rate): it acts, and
+  // no "Not resumed" is said.
+  await page.evaluate(() => {
+    globalThis.sawRunning = false;
+    const state = () => document.querySelector('[data-testid="run-state"]')?.textContent;
+    new MutationObserver(() => { if (state() === "training") globalThis.sawRunning = true; })
+      .observe(document.body, { childList: true, characterData: true, subtree: true });
+  });
+  await lab.byTestId("pause-button").click();
+  await until(() => page.evaluate(() => globalThis.sawRunning), (saw) => saw, { what: "the run resumed" });
+  await until(() => lab.byTestId("run-state").textContent(), (s) => s === "failed", { what: "the second divergence" });
+  assert.match(await lab.byTestId("training-error").textContent(), new RegExp(`back at the save from step ${saved}\\b`));
+  assert.doesNotMatch(await page.locator("main").textContent(), /Not resumed/);
   // The weights in the run are the saved ones, not the diverged ones: they give probabilities.
   await lab.byTestId("use-weights-button").click();
   await lab.page.locator('main[data-place="draw"]').waitFor();

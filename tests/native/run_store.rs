@@ -525,6 +525,34 @@ fn stop(tab: &TabKeeper, run: RunId, step: usize) {
 }
 
 #[test]
+fn a_resume_after_the_worker_failed_goes_on_here_and_keeps_its_saves() {
+    let store = MemoryStore::default();
+    let locks = MemoryLocks::default();
+    let a = Keeper::new(store.clone(), locks.clone(), MemoryTab::default(), || 41);
+    let b = Keeper::new(store.clone(), locks.clone(), MemoryTab::default(), || 42);
+    let (run, _) =
+        run_now(a.start(|id| RunRecord::new(id, TrainingPlan::seed(), 1), None)).unwrap();
+    assert_eq!(save(&a, run, 40), Ok(true));
+    // The loss became NaN at step 52: the worker went back to step 40's save, and no rest is
+    // on its way. A Resume of a pause would wait for one (the button did nothing).
+    assert_eq!(run_now(a.go_on()), Ok(GoOn::NotYet));
+    assert_eq!(run_now(a.go_on_after_failure()), Ok(GoOn::Here));
+    // The lock stayed this tab's throughout: no other tab took the run meanwhile.
+    assert!(a.holds_lock());
+    assert!(matches!(
+        run_now(b.continue_run(run)),
+        Err(KeeperError::HeldElsewhere(_))
+    ));
+    assert_eq!(save(&a, run, 60), Ok(true));
+    assert_eq!(run_now(store.record(run)).unwrap().unwrap().step, 60);
+    // Once stopped, a failure's Resume is a stop's: the lock is taken again first.
+    stop(&a, run, 70);
+    assert!(!a.holds_lock());
+    assert_eq!(run_now(a.go_on_after_failure()), Ok(GoOn::Here));
+    assert!(a.holds_lock());
+}
+
+#[test]
 fn a_stale_tab_that_resumes_goes_on_from_the_other_tab_s_progress_and_never_writes_over_it() {
     let store = MemoryStore::default();
     let locks = MemoryLocks::default();

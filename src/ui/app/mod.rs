@@ -23,7 +23,7 @@ use crate::share::View;
 use crate::shipped::DEFAULT_WEIGHTS;
 use crate::ui::lab::provide_lab;
 use crate::ui::places::place_view;
-use crate::ui::state::{AppState, Below, FineTuning, Handwriting};
+use crate::ui::state::{AppState, Below, Handwriting};
 use crate::ui::training::provide_training;
 use crate::ui::widgets::ErrorBanner;
 use crate::web;
@@ -51,7 +51,6 @@ pub fn App() -> impl IntoView {
     let lab = app.lab();
     provide_context(lab);
     provide_context(Handwriting::new());
-    provide_context(FineTuning::new());
     // The services every place asks, provided once: a place left and come back to finds the
     // drawing's reading, a run under way and the explaining worker as they were.
     provide_lab(lab);
@@ -62,7 +61,7 @@ pub fn App() -> impl IntoView {
     spawn_local(async move {
         // A task after the mount: starting the drawing worker and the weights' fetch is not
         // added to the mount's, the longest task of the first load.
-        web::sleep_ms(0).await;
+        web::next_task().await;
         let weights = start::start(app, weights_url).await;
         // The model is in, or start-up gave up: the rest of the page comes in below once the
         // visitor heads for it (scrolls toward it, or takes to the keyboard, whose Tab must
@@ -135,24 +134,20 @@ fn follow_the_address(app: AppState) {
             let Some(part) = address.part else {
                 return web::address::scroll_to_top();
             };
-            // A part comes after the place: the story once the page has room for it, the
-            // experiments once the model is in. Looked for a while, unless the address moves.
-            for _ in 0..PART_TRIES {
-                if app.address.try_get_untracked() != Some(address) {
-                    return;
-                }
-                if web::address::bring_into_view(part.element_id()) {
-                    return;
-                }
-                web::sleep_ms(PART_TRY_MS).await;
+            // A part may come after the place: the story once the page has room for it, the
+            // experiments once the model is in. Waited for a while, unless the address moves.
+            let id = part.element_id();
+            if web::address::when_built(id, PART_WAIT_MS).await
+                && app.address.try_get_untracked() == Some(address)
+            {
+                web::address::bring_into_view(id);
             }
         });
     });
 }
 
-/// How often, and how far apart, a link's part is looked for while its place builds itself.
-const PART_TRIES: u32 = 60;
-const PART_TRY_MS: u32 = 250;
+/// How long a link's part is waited for while its place builds itself.
+const PART_WAIT_MS: u32 = 15_000;
 
 /// How long the page stays quiet after it has loaded before the service worker keeps its
 /// files for offline use (the page's and both workers', about 4 MB).

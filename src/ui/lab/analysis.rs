@@ -57,7 +57,7 @@ fn PositionSimilarity(insight: Arc<WeightInsight>, grid: usize) -> impl IntoView
     // The grid of maps is built a task after the card, in the room kept for it.
     let grid_built = RwSignal::new(false);
     spawn_local(async move {
-        web::sleep_ms(0).await;
+        web::next_task().await;
         grid_built.set(true);
     });
     let grid_side = grid * 28 + grid.saturating_sub(1) * 2;

@@ -75,7 +75,7 @@ pub fn AttentionView(
     // that neither part holds the page for long.
     let table_built = RwSignal::new(false);
     spawn_local(async move {
-        web::sleep_ms(0).await;
+        web::next_task().await;
         table_built.set(true);
     });
     view! {
@@ -235,7 +235,7 @@ fn MapMultiples(
     let rows_built = RwSignal::new(0usize);
     spawn_local(async move {
         for row in 1..=depth {
-            web::sleep_ms(0).await;
+            web::next_task().await;
             rows_built.set(row);
         }
     });

@@ -8,12 +8,14 @@ use leptos::task::spawn_local;
 use crate::place::{Address, Place};
 use crate::run_record::RunRecord;
 use crate::run_store::short_name;
-use crate::ui::state::AppState;
+use crate::ui::state::{AppState, Training};
 
 /// The table's choices, shared with its rows through context.
 #[derive(Clone, Copy)]
 pub(super) struct RunsTable {
     app: AppState,
+    /// Where Continue and a deletion of the tab's run go (none in a test's table alone).
+    training: Option<Training>,
     /// The runs whose curves are overlaid.
     pub selected: RwSignal<BTreeSet<u64>>,
     /// The run whose attention timeline is replayed.
@@ -24,6 +26,7 @@ impl RunsTable {
     pub fn new(app: AppState) -> Self {
         Self {
             app,
+            training: use_context::<Training>(),
             selected: RwSignal::new(BTreeSet::new()),
             replayed: RwSignal::new(None),
         }
@@ -48,7 +51,9 @@ impl RunsTable {
 
     /// The run continues in the training panel, which opens to show it.
     fn continue_run(self, id: u64) {
-        self.app.keeper.continue_asked.set(Some(id));
+        if let Some(training) = self.training {
+            training.continue_run(id);
+        }
         self.app.go(Address::of(Place::Train));
     }
 
@@ -57,12 +62,17 @@ impl RunsTable {
     /// bring it back; a run another tab trains, or a database that refuses, keeps its row and
     /// says why. The tab's own run stops training.
     fn delete(self, id: u64) {
-        let keeper = self.app.keeper;
+        let (keeper, training) = (self.app.keeper, self.training);
         spawn_local(async move {
             match keeper.delete(id).await {
-                Ok(_) => self.selected.update(|chosen| {
-                    chosen.remove(&id);
-                }),
+                Ok(ours) => {
+                    if ours && let Some(training) = training {
+                        training.deleted(id);
+                    }
+                    self.selected.update(|chosen| {
+                        chosen.remove(&id);
+                    });
+                }
                 Err(error) => keeper.problem.set(Some(format!("Not deleted: {error}."))),
             }
         })

@@ -44,7 +44,7 @@ impl Revealed {
             if self.0.get_untracked().is_some_and(|last| last >= part) {
                 continue;
             }
-            web::sleep_ms(0).await;
+            web::next_task().await;
             self.0.set(Some(part));
         }
     }

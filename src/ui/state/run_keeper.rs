@@ -31,10 +31,6 @@ pub struct RunKeeper {
     /// Why they cannot be kept, when they cannot.
     pub problem: RwSignal<Option<String>>,
     pub space: RwSignal<Option<Space>>,
-    /// A run the table's Continue asks the training panel to go on with.
-    pub continue_asked: RwSignal<Option<u64>>,
-    /// The tab's current run, deleted from the table: the training panel lets it go.
-    pub current_deleted: RwSignal<Option<u64>>,
     keeper: StoredValue<TabKeeper, LocalStorage>,
     persistent: StoredValue<Option<bool>>,
 }
@@ -58,8 +54,6 @@ impl RunKeeper {
             records,
             problem,
             space: RwSignal::new(None),
-            continue_asked: RwSignal::new(None),
-            current_deleted: RwSignal::new(None),
             keeper: StoredValue::new_local(keeper),
             persistent: StoredValue::new(None),
         }
@@ -224,11 +218,11 @@ impl RunKeeper {
             Ok(false) => {}
             Err(KeeperError::Store(StoreError::Gone(id))) => {
                 self.records.update(|all| all.retain(|r| r.id != id));
+                // The training panel, which hears the same error, stops the run's training.
                 self.problem.set(Some(format!(
                     "{}. Its training stopped here.",
                     StoreError::Gone(id)
                 )));
-                self.current_deleted.set(Some(id));
             }
             // Another tab's copy is the run now: the table shows it as that tab kept it.
             Err(KeeperError::Store(error @ StoreError::Moved { .. })) => {
@@ -240,9 +234,14 @@ impl RunKeeper {
     }
 
     /// Resume after a pause or a stop: here, or from the stored checkpoint where another tab
-    /// moved the run meanwhile.
-    pub async fn go_on(self) -> Result<GoOn, KeeperError> {
-        let going = self.keeper().go_on().await;
+    /// moved the run meanwhile. After a failure of the worker's own (`worker_failed`), here.
+    pub async fn go_on(self, worker_failed: bool) -> Result<GoOn, KeeperError> {
+        let keeper = self.keeper();
+        let going = if worker_failed {
+            keeper.go_on_after_failure().await
+        } else {
+            keeper.go_on().await
+        };
         if let Ok(GoOn::FromStore { record, .. }) = &going {
             self.show(record.as_ref().clone());
         }
@@ -289,13 +288,11 @@ impl RunKeeper {
         });
     }
 
-    /// Deletes run `id` with its checkpoint and weights; whether it was the tab's current run.
+    /// Deletes run `id` with its checkpoint and weights; whether it was the tab's current run
+    /// (whose training the caller stops: `Training::deleted`).
     pub async fn delete(self, id: RunId) -> Result<bool, KeeperError> {
         let ours = self.keeper().delete(id).await?;
         self.records.update(|all| all.retain(|r| r.id != id));
-        if ours {
-            self.current_deleted.set(Some(id));
-        }
         self.measure_space().await;
         Ok(ours)
     }

@@ -24,7 +24,7 @@ use crate::place::{Address, Place};
 use crate::protocol::{RunState, ToTrainer};
 use crate::train::TrainingPlan;
 use crate::ui::lab::AttentionTimeline;
-use crate::ui::state::AppState;
+use crate::ui::state::{AppState, Training};
 use charts::TrainingCharts;
 use controls::Controls;
 use plan_form::PlanForm;
@@ -37,9 +37,12 @@ use transfers::{RunFileButtons, WeightsButtons};
 
 /// Training as a service of the page: its worker, the run's view and what the panel's buttons
 /// do, provided once (the worker starts on the first Train, never before), so that a run goes
-/// on while another place is shown and the panel finds it as it was.
+/// on while another place is shown and the panel finds it as it was. Other cards ask it through
+/// [`Training`], and await its answers.
 pub fn provide_training(app: AppState, initial_plan: Option<TrainingPlan>) {
-    provide_context(TrainingControl::new(app, initial_plan));
+    let (training, requests) = Training::new();
+    provide_context(training);
+    provide_context(TrainingControl::new(app, initial_plan, requests));
 }
 
 /// Whether a run is under way in this tab (for the navigation bar's mark).

@@ -2,6 +2,8 @@
 //! a visit that only draws never loads it), the run's view in a Leptos store, and what the
 //! panel's buttons do. Shared with the panel's parts through context.
 
+use futures::StreamExt;
+use futures::channel::{mpsc, oneshot};
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 use reactive_stores::Store;
@@ -13,7 +15,9 @@ use crate::run_record::RunRecord;
 use crate::run_store::{GoOn, KeeperError, Rest, StoreError};
 use crate::run_view::{RunEffect, RunView, RunViewStoreFields, SavedProblem};
 use crate::train::TrainingPlan;
-use crate::ui::state::{AppState, FineTuneStart, FineTuning, WhenSettled};
+use crate::ui::state::{
+    AppState, RunEnded, RunHandle, RunSteps, StartError, TrainingRequest, WhenSettled,
+};
 use crate::ui::widgets::offer_download;
 use crate::web::{TrainerLost, TrainerWorker};
 
@@ -24,10 +28,22 @@ pub(super) struct TrainingControl {
     pub run: Store<RunView>,
     pub shown: Shown,
     worker: StoredValue<Option<TrainerWorker>, LocalStorage>,
+    /// The run a card awaits (`crate::ui::state::Training::start`), and where its end goes.
+    awaited: StoredValue<Option<Awaited>, LocalStorage>,
+}
+
+/// A run a card awaits, and the oneshot its end is told through.
+struct Awaited {
+    run: u64,
+    tell: oneshot::Sender<Result<Vec<u8>, RunEnded>>,
 }
 
 impl TrainingControl {
-    pub fn new(app: AppState, initial_plan: Option<TrainingPlan>) -> Self {
+    pub fn new(
+        app: AppState,
+        initial_plan: Option<TrainingPlan>,
+        requests: mpsc::UnboundedReceiver<TrainingRequest>,
+    ) -> Self {
         let run = Store::new(RunView::default());
         let trainer = Self {
             app,
@@ -35,13 +51,29 @@ impl TrainingControl {
             run,
             shown: Shown::of(run),
             worker: StoredValue::new_local(None),
+            awaited: StoredValue::new_local(None),
         };
         trainer.refresh_saved();
         trainer.send_drawing_when_it_settles();
-        trainer.continue_what_the_table_asks();
-        trainer.let_go_of_a_deleted_run();
-        trainer.fine_tune_when_asked();
+        trainer.serve(requests);
         trainer
+    }
+
+    /// What other cards ask ([`crate::ui::state::Training`]), one request at a time.
+    fn serve(self, mut requests: mpsc::UnboundedReceiver<TrainingRequest>) {
+        spawn_local(async move {
+            while let Some(request) = requests.next().await {
+                match request {
+                    TrainingRequest::Start {
+                        plan,
+                        weights,
+                        answer,
+                    } => self.start_for_a_card(plan, weights.to_vec(), answer),
+                    TrainingRequest::Continue(run) => self.continue_from_the_table(run),
+                    TrainingRequest::Deleted(run) => self.let_go_of_a_deleted_run(run),
+                }
+            }
+        });
     }
 
     pub fn app(self) -> AppState {
@@ -99,6 +131,7 @@ impl TrainingControl {
         spawn_local(async move {
             match self.app.keeper.start(plan.clone()).await {
                 Ok(run) => {
+                    self.end_awaited(RunEnded::LetGo);
                     let start = ToTrainer::Start {
                         plan,
                         backend: self.backend(),
@@ -116,47 +149,88 @@ impl TrainingControl {
         });
     }
 
-    /// "Learn my handwriting", asked in the lab: a run like any other, unless one is under
-    /// way (it would lose its place).
-    fn fine_tune_when_asked(self) {
-        let Some(fine_tuning) = use_context::<FineTuning>() else {
+    /// A run a card asks for ("Learn my handwriting"): a run like any other, unless one is
+    /// under way (it would lose its place). Its handle once it is kept and sent.
+    fn start_for_a_card(
+        self,
+        plan: TrainingPlan,
+        weights: Vec<u8>,
+        answer: oneshot::Sender<Result<RunHandle, StartError>>,
+    ) {
+        if self.running() {
+            let _ = answer.send(Err(StartError::Busy));
             return;
+        }
+        let told = move |started: Result<u64, String>| {
+            let handle = started.map_err(StartError::NotStarted).map(|run| {
+                let (tell, end) = oneshot::channel();
+                self.awaited.set_value(Some(Awaited { run, tell }));
+                RunHandle::new(run, self.steps_of(run), end)
+            });
+            let _ = answer.send(handle);
         };
-        Effect::new(move |_| {
-            let Some(ask) = fine_tuning.asked.get() else {
-                return;
-            };
-            fine_tuning.asked.set(None);
-            if self.running() {
-                let why =
-                    "Pause or stop the run in training first: fine-tuning is a run of its own.";
-                return fine_tuning
-                    .started
-                    .set(Some(FineTuneStart::Refused(why.into())));
+        self.begin(plan, Some(weights), told);
+    }
+
+    /// Run `run`'s steps taken and in all, while it is the panel's run.
+    fn steps_of(self, run: u64) -> RunSteps {
+        let (keeper, report) = (self.app.keeper, self.shown.report);
+        Signal::derive(move || {
+            (keeper.tab_run() == Some(run))
+                .then(|| report.with(|r| r.as_ref().map(|r| (r.point.step, r.total_steps))))
+                .flatten()
+        })
+    }
+
+    /// The awaited run, if any, ended: the card that awaits it hears why.
+    fn end_awaited(self, ended: RunEnded) {
+        if let Some(awaited) = self.awaited.try_update_value(Option::take).flatten() {
+            let _ = awaited.tell.send(Err(ended));
+        }
+    }
+
+    /// The awaited run ended, if it is `run`.
+    fn end_awaited_if(self, run: u64, ended: RunEnded) {
+        if self.awaited_is(run) {
+            self.end_awaited(ended);
+        }
+    }
+
+    fn awaited_is(self, run: u64) -> bool {
+        self.awaited
+            .try_with_value(|a| a.as_ref().is_some_and(|a| a.run == run))
+            .unwrap_or(false)
+    }
+
+    /// Run `run` finished and was kept: the card that awaits it gets its weights.
+    fn finish_awaited(self, run: u64) {
+        if !self.awaited_is(run) {
+            return;
+        }
+        spawn_local(async move {
+            let weights = self.app.keeper.weights(run).await;
+            if let Some(awaited) = self
+                .awaited
+                .try_update_value(Option::take)
+                .flatten()
+                .filter(|a| a.run == run)
+            {
+                let _ = awaited.tell.send(weights.map_err(RunEnded::NotKept));
             }
-            let told = move |started: Result<u64, String>| {
-                let started = started.map_or_else(FineTuneStart::Refused, FineTuneStart::Started);
-                fine_tuning.started.set(Some(started));
-            };
-            self.begin(ask.plan.clone(), Some(ask.weights.to_vec()), told);
         });
-        // Its steps and its failure, told back while it is this tab's run.
-        let keeper = self.app.keeper;
-        let shown = self.shown;
-        Effect::new(move |_| {
-            let steps = shown
-                .report
-                .with(|r| r.as_ref().map(|r| (r.point.step, r.total_steps)));
-            // The run's own failure, not a refusal the panel says meanwhile (a paused run's).
-            let failure = (shown.state.get() == RunState::Failed)
-                .then(|| shown.failure.get())
-                .flatten();
-            let ours = matches!(fine_tuning.started.get(), Some(FineTuneStart::Started(run)) if keeper.tab_run() == Some(run));
-            if ours {
-                fine_tuning.steps.set(steps);
-                fine_tuning.failed.set(failure);
-            }
+    }
+
+    /// The panel's run failed on its own (a NaN, its device, its worker): a card awaiting it
+    /// hears the panel's words.
+    fn tell_a_failure(self) {
+        let failure = self.run.with_untracked(|view| {
+            (view.state == RunState::Failed)
+                .then(|| view.failure.clone())
+                .flatten()
         });
+        if let (Some(why), Some(run)) = (failure, self.app.keeper.tab_run()) {
+            self.end_awaited_if(run, RunEnded::Failed(why));
+        }
     }
 
     fn not_started(self, why: String) {
@@ -207,6 +281,9 @@ impl TrainingControl {
                 crate::run_store::short_name(run)
             )));
         }
+        if !self.awaited_is(run) {
+            self.end_awaited(RunEnded::LetGo);
+        }
         // A fresh worker: the old one may have died with its device, or hold a stale copy.
         self.worker.set_value(None);
         self.run.update(|view| {
@@ -231,55 +308,49 @@ impl TrainingControl {
             self.send(ToTrainer::Reset);
         }
         let why = why.to_string();
+        let said = format!("{}{}.", why[..1].to_uppercase(), &why[1..]);
+        self.end_awaited(RunEnded::Failed(said.clone()));
         self.run.update(|view| {
             view.reset();
             view.state = RunState::Idle;
-            view.failure = Some(format!("{}{}.", why[..1].to_uppercase(), &why[1..]));
+            view.failure = Some(said);
         });
     }
 
     /// The runs table's Continue: unless this tab is training (it would lose its place).
-    fn continue_what_the_table_asks(self) {
-        let asked = self.app.keeper.continue_asked;
-        Effect::new(move |_| {
-            let Some(run) = asked.get() else { return };
-            asked.set(None);
-            if self.running() {
-                self.refused(
-                    "Pause or stop the run in progress before continuing another.".to_string(),
-                );
-            } else {
-                self.continue_run(run, self.backend());
-            }
-        });
+    fn continue_from_the_table(self, run: u64) {
+        if self.running() {
+            self.refused(
+                "Pause or stop the run in progress before continuing another.".to_string(),
+            );
+        } else {
+            self.continue_run(run, self.backend());
+        }
     }
 
     /// The tab's run, deleted from the runs table (or found deleted by a save): its training
     /// stops here.
-    fn let_go_of_a_deleted_run(self) {
-        let deleted = self.app.keeper.current_deleted;
-        Effect::new(move |_| {
-            let Some(run) = deleted.get() else { return };
-            deleted.set(None);
-            if self.has_worker() {
-                self.send(ToTrainer::Reset);
-            }
-            self.run.update(|view| {
-                view.reset();
-                view.state = RunState::Idle;
-                view.notice(
-                    format!(
-                        "Run {} was deleted; its training stopped.",
-                        crate::run_store::short_name(run)
-                    ),
-                    false,
-                );
-            });
+    fn let_go_of_a_deleted_run(self, run: u64) {
+        self.end_awaited_if(run, RunEnded::Deleted);
+        if self.has_worker() {
+            self.send(ToTrainer::Reset);
+        }
+        self.run.update(|view| {
+            view.reset();
+            view.state = RunState::Idle;
+            view.notice(
+                format!(
+                    "Run {} was deleted; its training stopped.",
+                    crate::run_store::short_name(run)
+                ),
+                false,
+            );
         });
     }
 
     /// A run file saved by this page or by `vit train`: checked in the worker, where it runs.
     pub fn resume_file(self, bytes: Vec<u8>) {
+        self.end_awaited(RunEnded::LetGo);
         self.worker.set_value(None);
         self.clear_for_a_new_run();
         self.run.state().set(RunState::Starting);
@@ -298,11 +369,14 @@ impl TrainingControl {
     }
 
     pub fn pause_or_resume(self) {
-        if self.run.state().get_untracked() == RunState::Running {
+        let state = self.run.state().get_untracked();
+        if state == RunState::Running {
             return self.send(ToTrainer::Pause);
         }
+        // After a NaN took the worker back to its last save, or its device failed.
+        let worker_failed = state == RunState::Failed;
         spawn_local(async move {
-            match self.app.keeper.go_on().await {
+            match self.app.keeper.go_on(worker_failed).await {
                 Ok(GoOn::Here) => self.send(ToTrainer::Resume),
                 // Another tab moved the run since this tab stopped it: from the stored
                 // checkpoint, never from this tab's copy.
@@ -324,6 +398,7 @@ impl TrainingControl {
     }
 
     pub fn reset(self) {
+        self.end_awaited(RunEnded::LetGo);
         if self.has_worker() {
             self.send(ToTrainer::Reset);
         }
@@ -390,8 +465,17 @@ impl TrainingControl {
                 Err(error @ KeeperError::Store(StoreError::Moved { .. })) => {
                     return self.stale(error);
                 }
-                Err(KeeperError::Store(StoreError::Gone(_))) | Ok(_) => {}
-                Err(error) => self.refused(format!("This checkpoint was not kept: {error}.")),
+                Err(KeeperError::Store(StoreError::Gone(gone))) => {
+                    return self.let_go_of_a_deleted_run(*gone);
+                }
+                Ok(_) if resting == Some(Rest::Finished) => self.finish_awaited(run),
+                Ok(_) => {}
+                Err(error) => {
+                    if resting == Some(Rest::Finished) {
+                        self.end_awaited_if(run, RunEnded::NotKept(error.to_string()));
+                    }
+                    self.refused(format!("This checkpoint was not kept: {error}."));
+                }
             }
             if let Some(state) = rest
                 && self.app.keeper.tab_run() == Some(run)
@@ -432,10 +516,12 @@ impl TrainingControl {
     fn keep_record(self) {
         let view = self.run.get_untracked();
         spawn_local(async move {
-            if let Err(error @ KeeperError::Store(StoreError::Moved { .. })) =
-                self.app.keeper.keep_record(view).await
-            {
-                self.stale(&error);
+            match self.app.keeper.keep_record(view).await {
+                Err(error @ KeeperError::Store(StoreError::Moved { .. })) => self.stale(&error),
+                Err(KeeperError::Store(StoreError::Gone(gone))) => {
+                    self.let_go_of_a_deleted_run(gone)
+                }
+                _ => {}
             }
         });
     }
@@ -467,6 +553,7 @@ impl TrainingControl {
         let mut effect = RunEffect::None;
         self.run.update(|view| effect = view.apply(message, bytes));
         self.follow(effect);
+        self.tell_a_failure();
     }
 
     fn send_with(self, message: ToTrainer, bytes: Option<Vec<u8>>) {
@@ -481,6 +568,7 @@ impl TrainingControl {
                     self.run
                         .update(|view| effect = view.worker_lost(&lost.to_string()));
                     self.follow(effect);
+                    self.tell_a_failure();
                 },
             );
             match spawned {

@@ -6,12 +6,12 @@ use std::rc::Rc;
 
 use leptos::prelude::*;
 
-use super::compare::{Comparison, DigitMaps, Scores};
 use crate::data::IMAGE_SIDE;
 use crate::run_store::short_name;
 use crate::ui::lab::heads_off::thousands;
 use crate::ui::state::AppState;
 use crate::ui::widgets::{HeatCanvas, Palette, Sheet, SheetButtons, Tile};
+use crate::web::before_after::{Comparison, DigitMaps, Scores};
 
 #[component]
 pub(super) fn BeforeAfter(comparison: Rc<Comparison>) -> impl IntoView {

@@ -1,10 +1,10 @@
 //! "Learn my handwriting": the model in use fine-tuned on the person's set mixed with MNIST,
-//! as runs of the training panel (its worker, its progress, their records in the runs table),
-//! scored on digits each run held out (`scoring.rs`); then before and after side by side
-//! (`compare.rs`, `before_after.rs`).
+//! as runs asked of the training panel and awaited (`Training::start`: its worker, its
+//! progress, their records in the runs table), scored on digits each run held out
+//! (`scoring.rs`); then before and after side by side (measured by `web::before_after`, shown
+//! by `before_after.rs`).
 
 mod before_after;
-mod compare;
 mod scoring;
 
 use std::rc::Rc;
@@ -17,13 +17,11 @@ use leptos::task::spawn_local;
 use super::heads_off::thousands;
 use crate::data::PersonalSet;
 use crate::model::ModelConfig;
-use crate::run_record::RunRecord;
 use crate::run_store::short_name;
 use crate::train::{MAX_MIX_DIGITS, MAX_MIX_IMAGES, PersonalMix, TrainingPlan};
-use crate::ui::state::{AppState, FineTuneStart, FineTuning, Handwriting, LabState, RunKeeper};
-use crate::web::sleep_ms;
+use crate::ui::state::{Handwriting, LabState, RunEnded, RunSteps, StartError, Training};
+use crate::web::before_after::{Comparison, Judge, SCORED_TEST_DIGITS, compare};
 use before_after::BeforeAfter;
-use compare::{Comparison, Judge, SCORED_TEST_DIGITS, compare};
 use scoring::Scoring;
 
 /// Times each of the person's digits comes back in an epoch.
@@ -135,9 +133,9 @@ impl MixChoice {
 #[derive(Clone)]
 enum Stage {
     Idle,
-    /// Run `part` of `parts`, once the training panel has started it.
+    /// Run `part` of `parts`, with its steps once the training panel has started it.
     Training {
-        run: Option<u64>,
+        run: Option<(u64, RunSteps)>,
         part: usize,
         parts: usize,
     },
@@ -162,13 +160,12 @@ impl Stage {
     }
 }
 
-/// What the runs need: the training panel's door, the runs kept, and which attempt is the
-/// newest (a click on "Stop waiting" or a new start leaves an older one behind: it stops
-/// quietly and changes nothing shown).
+/// What the runs need: the training panel's door, and which attempt is the newest (a click on
+/// "Stop waiting" or a new start leaves an older one behind: it stops quietly and changes
+/// nothing shown).
 #[derive(Clone, Copy)]
 struct Runs {
-    fine_tuning: FineTuning,
-    keeper: RunKeeper,
+    training: Training,
     attempt: StoredValue<u32>,
 }
 
@@ -234,14 +231,12 @@ pub(super) fn LearnMyHandwriting() -> impl IntoView {
     let handwriting = expect_context::<Handwriting>();
     // Fine-tuning is a run of the page's training panel, kept with its runs: a lab on its own
     // (a test's) has neither, and no such card.
-    let (Some(app), Some(fine_tuning)) = (use_context::<AppState>(), use_context::<FineTuning>())
-    else {
+    let Some(training) = use_context::<Training>() else {
         return ().into_any();
     };
     let card = use_context::<FineTuneCard>().unwrap_or_default();
     let runs = Runs {
-        fine_tuning,
-        keeper: app.keeper,
+        training,
         attempt: card.attempt,
     };
     let (choice, stage) = (card.choice, card.stage);
@@ -281,22 +276,21 @@ pub(super) fn LearnMyHandwriting() -> impl IntoView {
             "Stopped waiting: a run under way goes on in the training panel and stays in the runs table.".into(),
         ));
     };
-    let progress = move |run: Option<u64>, part: usize, parts: usize| {
+    let progress = move |run: Option<(u64, RunSteps)>, part: usize, parts: usize| {
         let which = match (parts, part == parts) {
             (1, _) => String::new(),
             (_, true) => format!("Run {part} of {parts}, on every digit: "),
             (_, false) => format!("Run {part} of {parts}, fold {part} held out: "),
         };
-        let Some(run) = run else {
+        let Some((run, steps)) = run else {
             return format!("{which}starting…");
         };
         let name = short_name(run);
-        match (fine_tuning.failed.get(), fine_tuning.steps.get()) {
-            (Some(why), _) => format!("{which}run {name} stopped: {why}"),
-            (None, Some((step, total))) => format!(
+        match steps.get() {
+            Some((step, total)) => format!(
                 "{which}fine-tuning as run {name}: step {step} of {total} (its charts are in the training panel)."
             ),
-            (None, None) => format!("{which}fine-tuning as run {name}: fetching MNIST's digits…"),
+            None => format!("{which}fine-tuning as run {name}: fetching MNIST's digits…"),
         }
     };
     view! {
@@ -401,65 +395,30 @@ async fn learn(
     Ok(compared)
 }
 
-/// One run asked of the training panel and waited for: its id, told to `started` once it is
-/// kept, and its weights once it has finished. Paused, it is waited for; failed, let go in
-/// the training panel (another run took its place), deleted, or never kept, it ends the
-/// attempt with that said.
+/// One run asked of the training panel and awaited: told to `started` with its steps once it
+/// is kept and sent, then its weights once it has finished. Paused, it is waited for; failed,
+/// let go in the training panel (another run took its place), deleted, or never kept, it ends
+/// the attempt with that said.
 async fn train(
     runs: Runs,
     mine: u32,
     plan: TrainingPlan,
     base: Rc<Vec<u8>>,
-    started: impl Fn(u64),
+    started: impl Fn((u64, RunSteps)),
 ) -> Result<(u64, Vec<u8>), Ended> {
-    runs.fine_tuning.ask(plan, base);
-    let run = loop {
-        runs.current(mine)?;
-        match runs.fine_tuning.started.get_untracked() {
-            Some(FineTuneStart::Started(run)) => break run,
-            Some(FineTuneStart::Refused(why)) => return Err(why.into()),
-            None => sleep_ms(100).await,
-        }
-    };
-    started(run);
-    let name = short_name(run);
-    let finished = |r: &RunRecord| r.has_weights && r.total_steps > 0 && r.step >= r.total_steps;
-    let began = crate::web::now_ms();
-    let mut seen = false;
-    loop {
-        runs.current(mine)?;
-        if let Some(why) = runs.fine_tuning.failed.get_untracked() {
-            return Err(format!("Run {name} stopped: {why}").into());
-        }
-        let record = runs
-            .keeper
-            .records
-            .with_untracked(|records| records.iter().find(|r| r.id == run).map(finished));
-        match record {
-            Some(true) => break,
-            Some(false) if runs.keeper.tab_run() != Some(run) => {
-                return Err(format!(
-                    "Run {name} was let go in the training panel before it finished (it stays in the runs table)."
-                )
-                .into());
-            }
-            Some(false) => seen = true,
-            None if seen => return Err(format!("Run {name} was deleted.").into()),
-            None if crate::web::now_ms() - began > RECORD_WAIT_MS => {
-                return Err(format!(
-                    "Run {name} is not kept in this browser (the runs table says why), so it cannot be compared."
-                )
-                .into());
-            }
-            None => {}
-        }
-        sleep_ms(250).await;
-    }
-    Ok((run, runs.keeper.weights(run).await?))
+    let handle = runs
+        .training
+        .start(plan, base)
+        .await
+        .map_err(|why: StartError| why.to_string())?;
+    runs.current(mine)?;
+    let run = handle.run;
+    started((run, handle.steps));
+    let finished = handle.finished().await;
+    runs.current(mine)?;
+    let weights = finished.map_err(|ended: RunEnded| format!("Run {} {ended}", short_name(run)))?;
+    Ok((run, weights))
 }
-
-/// How long a started run may take to appear in the runs table (it is kept before it is sent).
-const RECORD_WAIT_MS: f64 = 10_000.0;
 
 /// The mix, the epochs and the digits held out.
 #[component]

@@ -1,5 +1,5 @@
-//! Before and after a fine-tuning, measured in workers of the card's own (a drawing worker on
-//! the CPU, an explaining worker), never on the drawing's path: the scored digits read by the
+//! Before and after a fine-tuning ("Learn my handwriting"), measured in workers of its own (a
+//! drawing worker on the CPU, an explaining worker), never on the drawing's path: the scored digits read by the
 //! model it started from and by the run that held each out, MNIST's first test digits read by
 //! the model it started from and by the model kept, and for a ViT one scored digit's attention
 //! rollout and gradient relevance in both.
@@ -10,23 +10,36 @@ use crate::analysis::reading::Reading;
 use crate::data::{IMAGE_PIXELS, PersonalSet};
 use crate::model::{HeadsOff, ModelConfig};
 use crate::protocol::BackendKind;
-use crate::web::DrawingWorker;
 use crate::web::explain::ExplainingWorker;
+use crate::web::{AskError, DrawingError, DrawingWorker, LinkError};
+
+/// Why a comparison was not made.
+#[derive(Debug, thiserror::Error)]
+pub enum ComparisonError {
+    #[error(transparent)]
+    NotStarted(#[from] LinkError),
+    #[error(transparent)]
+    Drawing(#[from] DrawingError),
+    #[error(transparent)]
+    Explaining(#[from] AskError),
+    #[error("the reading came back the wrong size")]
+    WrongSize,
+}
 
 /// MNIST test digits scored before and after: the first test chunk, which the drawing worker
 /// fetches.
-pub(super) const SCORED_TEST_DIGITS: u32 = 2_500;
+pub const SCORED_TEST_DIGITS: u32 = 2_500;
 /// Digits read in one request, as the gallery reads them.
 const READ_AT_ONCE: usize = 250;
 
 /// A fine-tuned model and the digits of the set it scores (those its run held out).
-pub(super) struct Judge {
+pub struct Judge {
     pub weights: Rc<Vec<u8>>,
     pub scores: Vec<usize>,
 }
 
 /// What one side (before or after) reads.
-pub(super) struct Scores {
+pub struct Scores {
     /// The digit read in each scored digit, in the set's order.
     pub reads: Vec<u8>,
     pub right: usize,
@@ -35,7 +48,7 @@ pub(super) struct Scores {
 }
 
 /// One scored digit as each side sees it.
-pub(super) struct DigitMaps {
+pub struct DigitMaps {
     pub image: [u8; IMAGE_PIXELS],
     pub label: u8,
     /// What each side reads in it.
@@ -45,7 +58,7 @@ pub(super) struct DigitMaps {
     pub relevance: [Vec<f32>; 2],
 }
 
-pub(super) struct Comparison {
+pub struct Comparison {
     /// The run kept: the model to draw with.
     pub run: u64,
     pub weights: Vec<u8>,
@@ -60,28 +73,27 @@ pub(super) struct Comparison {
 /// The model `base` against the `judges` (on the digits each scores) and the model `kept`
 /// (on MNIST); for a ViT, the first scored digit that fine-tuning set right (else the first)
 /// explained by both.
-pub(super) async fn compare(
+pub async fn compare(
     (base, config): (&[u8], &ModelConfig),
     set: &PersonalSet,
     judges: &[Judge],
     (run, kept): (u64, Rc<Vec<u8>>),
     folds: Option<usize>,
-) -> Result<Comparison, String> {
-    let text = |error: &dyn std::fmt::Display| error.to_string();
+) -> Result<Comparison, ComparisonError> {
     let mut scored: Vec<usize> = judges.iter().flat_map(|j| j.scores.clone()).collect();
     scored.sort_unstable();
     let images = |indices: &[usize]| -> Vec<[u8; IMAGE_PIXELS]> {
         indices.iter().map(|&i| set.images[i]).collect()
     };
     let labels: Vec<u8> = scored.iter().map(|&i| set.labels[i]).collect();
-    let worker = DrawingWorker::spawn(BackendKind::Cpu).map_err(|e| text(&e))?;
+    let worker = DrawingWorker::spawn(BackendKind::Cpu)?;
 
-    worker.load(base).await.map_err(|e| text(&e))?;
+    worker.load(base).await?;
     let before_reads = read(&worker, &images(&scored)).await?;
     let before_mnist = mnist(&worker).await?;
     let mut after_reads = vec![0; scored.len()];
     for judge in judges {
-        worker.load(&judge.weights).await.map_err(|e| text(&e))?;
+        worker.load(&judge.weights).await?;
         let reads = read(&worker, &images(&judge.scores)).await?;
         for (index, digit) in judge.scores.iter().zip(reads) {
             if let Ok(at) = scored.binary_search(index) {
@@ -89,7 +101,7 @@ pub(super) async fn compare(
             }
         }
     }
-    worker.load(&kept).await.map_err(|e| text(&e))?;
+    worker.load(&kept).await?;
     let after_mnist = mnist(&worker).await?;
     let right = |reads: &[u8]| reads.iter().zip(&labels).filter(|(r, l)| r == l).count();
     let before = Scores {
@@ -114,15 +126,14 @@ pub(super) async fn compare(
             let judge = judge_of(scored[k]).map_or(kept.clone(), |j| j.weights.clone());
             let mut rollouts = Vec::with_capacity(2);
             let mut relevances = Vec::with_capacity(2);
-            let explaining = ExplainingWorker::spawn().map_err(|e| text(&e))?;
+            let explaining = ExplainingWorker::spawn()?;
             for model in [base, &judge[..]] {
-                worker.load(model).await.map_err(|e| text(&e))?;
+                worker.load(model).await?;
                 rollouts.push(rollout(&worker, &image, config).await?);
-                explaining.keep(model).await.map_err(|e| text(&e))?;
+                explaining.keep(model).await?;
                 let explained = explaining
                     .explain(&image, BackendKind::Cpu, Some(label))
-                    .await
-                    .map_err(|e| text(&e))?;
+                    .await?;
                 relevances.push(explained.relevance);
             }
             let pair = |mut two: Vec<Vec<f32>>| {
@@ -152,21 +163,21 @@ pub(super) async fn compare(
 }
 
 /// The digit the model loaded in `worker` reads in each of `images`.
-async fn read(worker: &DrawingWorker, images: &[[u8; IMAGE_PIXELS]]) -> Result<Vec<u8>, String> {
+async fn read(
+    worker: &DrawingWorker,
+    images: &[[u8; IMAGE_PIXELS]],
+) -> Result<Vec<u8>, DrawingError> {
     let mut reads = Vec::with_capacity(images.len());
     for part in images.chunks(READ_AT_ONCE) {
-        let part = worker.read(part).await.map_err(|e| e.to_string())?;
+        let part = worker.read(part).await?;
         reads.extend(part.into_iter().map(|(digit, _)| digit));
     }
     Ok(reads)
 }
 
 /// MNIST's first test digits the model loaded in `worker` reads right, of how many.
-async fn mnist(worker: &DrawingWorker) -> Result<(u32, u32), String> {
-    worker
-        .score(SCORED_TEST_DIGITS)
-        .await
-        .map_err(|e| e.to_string())
+async fn mnist(worker: &DrawingWorker) -> Result<(u32, u32), DrawingError> {
+    worker.score(SCORED_TEST_DIGITS).await
 }
 
 /// The attention rollout of `image` in the model loaded in `worker`.
@@ -174,12 +185,9 @@ async fn rollout(
     worker: &DrawingWorker,
     image: &[u8; IMAGE_PIXELS],
     config: &ModelConfig,
-) -> Result<Vec<f32>, String> {
-    let packed = worker
-        .classify(image, HeadsOff::default())
-        .await
-        .map_err(|e| e.to_string())?;
+) -> Result<Vec<f32>, ComparisonError> {
+    let packed = worker.classify(image, HeadsOff::default()).await?;
     Reading::from_packed(&packed, config)
         .map(|reading| reading.rollout)
-        .ok_or_else(|| "the reading came back the wrong size".to_string())
+        .ok_or(ComparisonError::WrongSize)
 }

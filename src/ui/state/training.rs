@@ -1,0 +1,127 @@
+//! Training as a service the page's cards ask and await: the training panel serves it (its
+//! worker, its runs kept like any other), and a card that wants a run (the fine-tuning card) or
+//! a run continued or let go (the runs table) asks it here, with no signal between them. A
+//! started run is a [`RunHandle`], whose end is answered once, through a oneshot.
+
+use std::rc::Rc;
+
+use futures::channel::{mpsc, oneshot};
+use leptos::prelude::*;
+
+use crate::train::TrainingPlan;
+
+/// What a card asks of the training panel.
+pub enum TrainingRequest {
+    /// A run of `plan` from `weights`, answered with its handle or why it did not start.
+    Start {
+        plan: TrainingPlan,
+        weights: Rc<Vec<u8>>,
+        answer: oneshot::Sender<Result<RunHandle, StartError>>,
+    },
+    /// The runs table's Continue: run `0` goes on in the panel, unless a run is under way.
+    Continue(u64),
+    /// Run `0` was deleted from the runs table: its training stops here.
+    Deleted(u64),
+}
+
+/// Why a run asked for did not start.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum StartError {
+    #[error("Pause or stop the run in training first: fine-tuning is a run of its own.")]
+    Busy,
+    /// Said as the panel says it ("Not started: …", "This plan cannot run: …").
+    #[error("{0}")]
+    NotStarted(String),
+    #[error("The training panel is not there to start it.")]
+    NoPanel,
+}
+
+/// Why a started run ended without its weights. Read after "Run #1234 ".
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum RunEnded {
+    /// Its own failure (a device's, a loss gone NaN), or another tab took it on, as the panel
+    /// said it.
+    #[error("stopped: {0}")]
+    Failed(String),
+    #[error("was let go in the training panel before it finished (it stays in the runs table).")]
+    LetGo,
+    #[error("was deleted.")]
+    Deleted,
+    #[error("is not kept in this browser ({0}), so it cannot be compared.")]
+    NotKept(String),
+}
+
+/// A run's steps taken and its steps in all, while it is the training panel's run.
+pub type RunSteps = Signal<Option<(usize, usize)>>;
+
+/// A run started for a card: its id, its progress while it trains, and its end.
+pub struct RunHandle {
+    pub run: u64,
+    pub steps: RunSteps,
+    end: oneshot::Receiver<Result<Vec<u8>, RunEnded>>,
+}
+
+impl RunHandle {
+    pub fn new(
+        run: u64,
+        steps: RunSteps,
+        end: oneshot::Receiver<Result<Vec<u8>, RunEnded>>,
+    ) -> Self {
+        Self { run, steps, end }
+    }
+
+    /// Its weights once it has finished and been kept, or why it ended before.
+    pub async fn finished(self) -> Result<Vec<u8>, RunEnded> {
+        // A panel gone without a word let the run go with it.
+        self.end.await.unwrap_or(Err(RunEnded::LetGo))
+    }
+}
+
+/// The door to the training panel, provided once for the page.
+#[derive(Clone, Copy)]
+pub struct Training {
+    requests: StoredValue<mpsc::UnboundedSender<TrainingRequest>, LocalStorage>,
+}
+
+impl Training {
+    /// The service, and the requests its server (the training panel) takes one at a time.
+    pub fn new() -> (Self, mpsc::UnboundedReceiver<TrainingRequest>) {
+        let (requests, served) = mpsc::unbounded();
+        let requests = StoredValue::new_local(requests);
+        (Self { requests }, served)
+    }
+
+    /// A run of `plan` from `weights`, as a run of the panel (its progress there, its record in
+    /// the runs table): its handle once it is kept and sent to the worker.
+    pub async fn start(
+        self,
+        plan: TrainingPlan,
+        weights: Rc<Vec<u8>>,
+    ) -> Result<RunHandle, StartError> {
+        let (answer, answered) = oneshot::channel();
+        let asked = TrainingRequest::Start {
+            plan,
+            weights,
+            answer,
+        };
+        self.send(asked).map_err(|_| StartError::NoPanel)?;
+        answered.await.unwrap_or(Err(StartError::NoPanel))
+    }
+
+    /// The runs table's Continue.
+    pub fn continue_run(self, run: u64) {
+        let _ = self.send(TrainingRequest::Continue(run));
+    }
+
+    /// Run `run`, the tab's, was deleted.
+    pub fn deleted(self, run: u64) {
+        let _ = self.send(TrainingRequest::Deleted(run));
+    }
+
+    /// `Err` where the panel is gone.
+    fn send(self, request: TrainingRequest) -> Result<(), ()> {
+        self.requests
+            .try_with_value(|requests| requests.unbounded_send(request).map_err(|_| ()))
+            .unwrap_or(Err(()))
+    }
+}
