@@ -1,7 +1,8 @@
 //! What the page and its explaining worker (`role=explain`) say to each other: explanations of
 //! a drawing (gradient relevance, the logit lens) and the ViT against the CNN with patches
-//! hidden, computed on the backend the page draws on, never on the drawing's path. Requests
-//! carry an id that their answer repeats; bytes (weights, images) travel beside the message.
+//! hidden, computed on the backend the page draws on, never on the drawing's path. A request's
+//! id travels in its packet (`web::packet`), and its answer's packet repeats it; bytes
+//! (weights, images) travel beside the message.
 
 use serde::{Deserialize, Serialize};
 
@@ -14,34 +15,28 @@ use crate::analysis::occlusion::{Comparison, OcclusionCurves};
 pub enum ToExplainer {
     /// Keep the safetensors bytes beside this to explain with; nothing is built until the
     /// first [`ToExplainer::Explain`]. Answered by [`FromExplainer::Kept`].
-    Keep { id: u32 },
+    Keep,
     /// Explain the 28×28 image beside this on `backend`: the gradient relevance for `class`
     /// (the prediction when `None`) and the logit lens. Answered by
     /// [`FromExplainer::Explained`].
     Explain {
-        id: u32,
         backend: BackendKind,
         class: Option<u8>,
     },
     /// Keep the CNN's safetensors bytes beside this, to compare the ViT with. Answered by
     /// [`FromExplainer::Kept`].
-    KeepCnn { id: u32 },
+    KeepCnn,
     /// Both models' probabilities for the 28×28 image beside this with the patches in
     /// `hidden` blanked, and the ViT's with their tokens dropped, on `backend`. Answered by
     /// [`FromExplainer::Compared`].
     Compare {
-        id: u32,
         backend: BackendKind,
         hidden: Vec<u16>,
     },
     /// The occlusion curves of both models on the first `images` test digits (the worker
     /// fetches and keeps the first test chunk), on `backend`. Answered by
     /// [`FromExplainer::Curves`].
-    Curves {
-        id: u32,
-        backend: BackendKind,
-        images: u32,
-    },
+    Curves { backend: BackendKind, images: u32 },
 }
 
 /// The explaining worker to the page.
@@ -50,40 +45,20 @@ pub enum FromExplainer {
     /// The worker listens.
     Listening,
     /// The weights are kept.
-    Kept {
-        id: u32,
-    },
+    Kept,
     Explained {
-        id: u32,
         explanation: Explanation,
     },
     Compared {
-        id: u32,
         comparison: Comparison,
     },
     Curves {
-        id: u32,
         curves: OcclusionCurves,
     },
     /// The request failed; the page starts a fresh worker for the next one.
     Failed {
-        id: u32,
         message: String,
     },
-}
-
-impl FromExplainer {
-    /// The request this answers, if it answers one.
-    pub fn id(&self) -> Option<u32> {
-        match self {
-            Self::Listening => None,
-            Self::Kept { id }
-            | Self::Explained { id, .. }
-            | Self::Compared { id, .. }
-            | Self::Curves { id, .. }
-            | Self::Failed { id, .. } => Some(*id),
-        }
-    }
 }
 
 impl super::Greeting for FromExplainer {
@@ -99,10 +74,6 @@ impl super::Called for ToExplainer {
 }
 
 impl super::Reply for FromExplainer {
-    fn answers(&self) -> Option<u32> {
-        self.id()
-    }
-
     fn fault(&self) -> Option<&str> {
         match self {
             Self::Failed { message, .. } => Some(message),

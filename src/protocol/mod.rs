@@ -32,10 +32,9 @@ pub trait Called {
     fn called(&self) -> &'static str;
 }
 
-/// A worker's answer to a request that carried an id (the drawing and explaining workers').
+/// A worker's answer to a request (the drawing and explaining workers'; which request it
+/// answers travels in its packet).
 pub trait Reply {
-    /// The id of the request this answers; `None` for a message that answers none.
-    fn answers(&self) -> Option<u32>;
     /// The worker's words when its device failed: the page trusts it no more.
     fn fault(&self) -> Option<&str>;
 }

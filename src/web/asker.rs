@@ -1,5 +1,5 @@
-//! Requests to a worker that come back as futures: each request gets an id that its answer
-//! repeats, a deadline, and the worker's death fails every request waiting and every one that
+//! Requests to a worker that come back as futures: each request's packet gets an id that its
+//! answer's packet repeats, a deadline, and the worker's death fails every request waiting and every one that
 //! follows. The drawing and explaining workers' clients are each an [`Asker`] and the
 //! requests they put.
 
@@ -62,13 +62,11 @@ impl<From> Shared<From> {
 }
 
 impl<From: Reply> Shared<From> {
-    /// What the worker said: an answer goes to the request it answers.
+    /// What the worker said: an answer goes to the request its packet names.
     fn hear(&self, heard: Heard<From>) {
         match heard {
-            Heard::Message(answer, bytes) => {
-                let waiting = answer
-                    .answers()
-                    .and_then(|id| self.pending.borrow_mut().remove(&id));
+            Heard::Message(answer, id, bytes) => {
+                let waiting = id.and_then(|id| self.pending.borrow_mut().remove(&id));
                 if let Some(waiting) = waiting {
                     let _ = waiting.send(Ok((answer, bytes)));
                 }
@@ -111,15 +109,10 @@ where
         self.shared.dead.borrow().clone()
     }
 
-    /// Sends the request `make` builds from its id, with `bytes` beside it, and waits at most
+    /// Sends `request` under an id of its own, with `bytes` beside it, and waits at most
     /// `deadline_ms` for its answer; an answer that says the device failed ends the worker's
     /// use.
-    pub async fn request(
-        &self,
-        make: impl FnOnce(u32) -> To,
-        bytes: Vec<u8>,
-        deadline_ms: u32,
-    ) -> Answer<From> {
+    pub async fn request(&self, request: To, bytes: Vec<u8>, deadline_ms: u32) -> Answer<From> {
         if let Some(error) = self.failure() {
             return Err(error);
         }
@@ -127,7 +120,7 @@ where
         self.shared.next_id.set(id.wrapping_add(1));
         let (answer, waiting) = oneshot::channel();
         self.shared.pending.borrow_mut().insert(id, answer);
-        if let Err(error) = self.link.send(&make(id), Some(bytes)) {
+        if let Err(error) = self.link.send_request(&request, id, Some(bytes)) {
             self.shared.die(error.into());
         }
         let (answer, bytes) = match within_ms(deadline_ms, waiting).await {
@@ -155,13 +148,13 @@ where
     /// hands back) is [`AskError::Unexpected`] to `to`.
     pub async fn ask<T>(
         &self,
-        make: impl FnOnce(u32) -> To,
+        request: To,
         bytes: Vec<u8>,
         deadline_ms: u32,
         to: &'static str,
         pick: impl FnOnce(From, Option<Vec<u8>>) -> Result<T, From>,
     ) -> Result<T, AskError> {
-        let (answer, bytes) = self.request(make, bytes, deadline_ms).await?;
+        let (answer, bytes) = self.request(request, bytes, deadline_ms).await?;
         pick(answer, bytes).map_err(|other| AskError::Unexpected {
             role: self.role,
             answer: format!("{other:?}"),

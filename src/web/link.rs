@@ -115,9 +115,10 @@ pub enum LinkError {
     Unreadable(#[from] PacketError),
 }
 
-/// What a link hears from its worker: a message with the bytes beside it, or trouble.
+/// What a link hears from its worker: a message with the id its packet carries (of the
+/// request it answers) and the bytes beside it, or trouble.
 pub enum Heard<M> {
-    Message(M, Option<Vec<u8>>),
+    Message(M, Option<u32>, Option<Vec<u8>>),
     Trouble(LinkError),
 }
 
@@ -182,7 +183,7 @@ impl<To: Serialize + Called> Link<To> {
                     }
                     return;
                 }
-                Ok(message) => Heard::Message(message, packet.bytes),
+                Ok(message) => Heard::Message(message, packet.id, packet.bytes),
                 Err(error) => Heard::Trouble(error.into()),
             };
             (listener.borrow_mut())(news);
@@ -207,7 +208,20 @@ impl<To: Serialize + Called> Link<To> {
     /// Sends `message` with `bytes` beside it (transferred, not copied), or holds it until the
     /// worker listens. An error when posting it threw.
     pub fn send(&self, message: &To, bytes: Option<Vec<u8>>) -> Result<(), LinkError> {
-        let packet = Packet::new(message, bytes);
+        self.post(Packet::new(message, bytes), message)
+    }
+
+    /// Sends `request` as request `id`, whose answer's packet repeats it.
+    pub fn send_request(
+        &self,
+        request: &To,
+        id: u32,
+        bytes: Option<Vec<u8>>,
+    ) -> Result<(), LinkError> {
+        self.post(Packet::new(request, bytes).with_id(Some(id)), request)
+    }
+
+    fn post(&self, packet: Packet, message: &To) -> Result<(), LinkError> {
         if let Some(held) = self.held.borrow_mut().as_mut() {
             held.push((packet, message.called()));
             return Ok(());

@@ -21,9 +21,12 @@ pub enum PacketError {
     Unreadable(String),
 }
 
-/// A message as it travels: JSON, and the bytes beside it if any.
+/// A message as it travels: JSON, the id of the request it is or answers (a drawing or
+/// explaining worker's: the envelope carries it, not the message), and the bytes beside it if
+/// any.
 pub struct Packet {
     pub json: String,
+    pub id: Option<u32>,
     pub bytes: Option<Vec<u8>>,
 }
 
@@ -31,21 +34,39 @@ impl Packet {
     pub fn new(message: &impl serde::Serialize, bytes: Option<Vec<u8>>) -> Self {
         Self {
             json: serde_json::to_string(message).expect("messages serialise"),
+            id: None,
             bytes,
         }
+    }
+
+    /// The packet as request `id`, or as the answer to it.
+    pub fn with_id(mut self, id: Option<u32>) -> Self {
+        self.id = id;
+        self
     }
 
     /// The packet an event carries; `None` for anything else.
     pub fn read(event: &MessageEvent) -> Option<Self> {
         let data = event.data();
         if let Some(json) = data.as_string() {
-            return Some(Self { json, bytes: None });
+            return Some(Self {
+                json,
+                id: None,
+                bytes: None,
+            });
         }
         let packet: Array = data.dyn_into().ok()?;
+        // An id is a whole number a `u32` holds; anything else is none.
+        let id = packet
+            .get(1)
+            .as_f64()
+            .filter(|id| id.fract() == 0.0 && (0.0..=f64::from(u32::MAX)).contains(id))
+            .map(|id| id as u32);
         Some(Self {
             json: packet.get(0).as_string()?,
+            id,
             bytes: packet
-                .get(1)
+                .get(2)
                 .dyn_into::<Uint8Array>()
                 .ok()
                 .map(|array| array.to_vec()),
@@ -57,9 +78,11 @@ impl Packet {
         serde_json::from_str(&self.json).map_err(|e| PacketError::Unreadable(e.to_string()))
     }
 
-    /// The JavaScript value to post and the buffers to transfer with it.
+    /// The JavaScript value to post (`[json, id or null, bytes?]`) and the buffers to transfer
+    /// with it.
     fn into_js(self) -> (JsValue, Array) {
-        let packet = Array::of1(&self.json.into());
+        let id = self.id.map_or(JsValue::NULL, JsValue::from);
+        let packet = Array::of2(&self.json.into(), &id);
         let transfer = Array::new();
         if let Some(bytes) = self.bytes {
             let array = Uint8Array::from(bytes.as_slice());

@@ -116,23 +116,15 @@ fn every_message_to_and_from_the_training_worker_reads_back_as_written() {
 }
 
 #[test]
-fn answers_of_the_drawing_workers_name_the_request_they_answer() {
+fn the_drawing_workers_messages_read_back_as_written_and_a_failure_is_a_fault() {
     for request in [
-        ToDrawing::Load { id: 0 },
+        ToDrawing::Load,
         ToDrawing::Classify {
-            id: 1,
             off: HeadsOff::new([(1, 2)], Replacement::Zero),
         },
-        ToDrawing::Distances {
-            id: 2,
-            first: 8,
-            count: 8,
-        },
-        ToDrawing::TestDigit { id: 3, index: None },
-        ToDrawing::TestDigit {
-            id: 4,
-            index: Some(2_499),
-        },
+        ToDrawing::Distances { first: 8, count: 8 },
+        ToDrawing::TestDigit { index: None },
+        ToDrawing::TestDigit { index: Some(2_499) },
     ] {
         round_trip(&request);
         assert_eq!(request.called(), "a request");
@@ -151,97 +143,75 @@ fn answers_of_the_drawing_workers_name_the_request_they_answer() {
         receptive_fields: vec![3, 8, 18],
     });
     let answers = [
-        (FromDrawing::Listening, None, false),
+        (FromDrawing::Listening, false),
         (
             FromDrawing::Loaded {
-                id: 7,
                 config: ModelConfig::from(config),
                 insight,
             },
-            Some(7),
             false,
         ),
         (
             FromDrawing::Loaded {
-                id: 8,
                 config: ModelConfig::Cnn {
                     cnn: CnnConfig::seed(),
                 },
                 insight: cnn,
             },
-            Some(8),
             false,
         ),
-        (
-            FromDrawing::Classified { id: u32::MAX },
-            Some(u32::MAX),
-            false,
-        ),
+        (FromDrawing::Classified, false),
         (
             FromDrawing::Distances {
-                id: 3,
                 values: vec![vec![1.5, 2.0], vec![0.25]],
             },
-            Some(3),
             false,
         ),
         (
             FromDrawing::TestDigit {
-                id: 5,
                 index: 17,
                 label: 4,
             },
-            Some(5),
             false,
         ),
         (
             FromDrawing::Refused {
-                id: 6,
                 message: "no model is loaded".into(),
             },
-            Some(6),
             false,
         ),
         (
             FromDrawing::Failed {
-                id: 9,
                 message: "the device was lost".into(),
             },
-            Some(9),
             true,
         ),
     ];
-    for (answer, id, fault) in answers {
+    for (answer, fault) in answers {
         round_trip(&answer);
-        assert_eq!(answer.id(), id, "{answer:?}");
-        assert_eq!(answer.answers(), id, "{answer:?}");
         assert_eq!(answer.fault().is_some(), fault, "{answer:?}");
         assert_eq!(answer.is_greeting(), answer == FromDrawing::Listening);
     }
 }
 
 #[test]
-fn answers_of_the_explaining_worker_name_the_request_they_answer() {
+fn the_explaining_workers_messages_read_back_as_written_and_a_failure_is_a_fault() {
     for request in [
-        ToExplainer::Keep { id: 5 },
+        ToExplainer::Keep,
         ToExplainer::Explain {
-            id: 6,
             backend: BackendKind::WebGpu,
             class: Some(7),
         },
         ToExplainer::Explain {
-            id: 8,
             backend: BackendKind::Cpu,
             class: None,
         },
-        ToExplainer::KeepCnn { id: 10 },
+        ToExplainer::KeepCnn,
         ToExplainer::Compare {
-            id: 11,
             backend: BackendKind::Cpu,
             hidden: vec![0, 24, 48],
         },
         ToExplainer::Curves {
-            id: 12,
             backend: BackendKind::WebGpu,
             images: 200,
         },
@@ -250,59 +220,41 @@ fn answers_of_the_explaining_worker_name_the_request_they_answer() {
         assert_eq!(request.called(), "a request");
     }
     let answers = [
-        (FromExplainer::Listening, None),
-        (FromExplainer::Kept { id: 7 }, Some(7)),
-        (
-            FromExplainer::Explained {
-                id: 9,
-                explanation: vitlab::analysis::explanation::Explanation {
-                    class: 3,
-                    relevance: vec![0.0, 0.5, 0.25, 1.0],
-                    lens: vec![vec![0.1, 0.9], vec![0.6, 0.4]],
-                },
+        FromExplainer::Listening,
+        FromExplainer::Kept,
+        FromExplainer::Explained {
+            explanation: vitlab::analysis::explanation::Explanation {
+                class: 3,
+                relevance: vec![0.0, 0.5, 0.25, 1.0],
+                lens: vec![vec![0.1, 0.9], vec![0.6, 0.4]],
             },
-            Some(9),
-        ),
-        (
-            FromExplainer::Compared {
-                id: 13,
-                comparison: vitlab::analysis::occlusion::Comparison {
-                    vit: vec![0.25, 0.75],
-                    vit_dropped: vec![0.5, 0.5],
-                    cnn: vec![1.0, 0.0],
-                },
+        },
+        FromExplainer::Compared {
+            comparison: vitlab::analysis::occlusion::Comparison {
+                vit: vec![0.25, 0.75],
+                vit_dropped: vec![0.5, 0.5],
+                cnn: vec![1.0, 0.0],
             },
-            Some(13),
-        ),
-        (
-            FromExplainer::Curves {
-                id: 14,
-                curves: vitlab::analysis::occlusion::OcclusionCurves {
-                    grid: 7,
-                    images: 2,
-                    fractions: vec![0.0, 0.5],
-                    vit_random: vec![1.0, 0.5],
-                    vit_relevant: vec![1.0, 0.0],
-                    cnn_random: vec![1.0, 0.5],
-                    cnn_relevant: vec![1.0, 0.0],
-                    vit_dropped_random: vec![1.0, 0.75],
-                    vit_dropped_relevant: vec![1.0, 0.25],
-                },
+        },
+        FromExplainer::Curves {
+            curves: vitlab::analysis::occlusion::OcclusionCurves {
+                grid: 7,
+                images: 2,
+                fractions: vec![0.0, 0.5],
+                vit_random: vec![1.0, 0.5],
+                vit_relevant: vec![1.0, 0.0],
+                cnn_random: vec![1.0, 0.5],
+                cnn_relevant: vec![1.0, 0.0],
+                vit_dropped_random: vec![1.0, 0.75],
+                vit_dropped_relevant: vec![1.0, 0.25],
             },
-            Some(14),
-        ),
-        (
-            FromExplainer::Failed {
-                id: 4,
-                message: "no weights to explain with".into(),
-            },
-            Some(4),
-        ),
+        },
+        FromExplainer::Failed {
+            message: "no weights to explain with".into(),
+        },
     ];
-    for (answer, id) in answers {
+    for answer in answers {
         round_trip(&answer);
-        assert_eq!(answer.id(), id, "{answer:?}");
-        assert_eq!(answer.answers(), id, "{answer:?}");
         assert_eq!(
             answer.fault().is_some(),
             matches!(answer, FromExplainer::Failed { .. })

@@ -26,11 +26,11 @@ pub type Answer = Result<(FromDrawing, Option<Vec<u8>>), AskError>;
 /// Where drawing requests go: a worker, or, in the browser tests, a model in this thread
 /// ([`super::InThread`]), which only the tests build, so the page's binary holds no model.
 pub trait Port {
-    /// Sends the request `make` builds from its id, with `bytes` beside it, and waits at most
-    /// `deadline_ms` for the answer.
+    /// Sends `request`, with `bytes` beside it, and waits at most `deadline_ms` for the
+    /// answer.
     fn request(
         &self,
-        make: Box<dyn FnOnce(u32) -> ToDrawing>,
+        request: ToDrawing,
         bytes: Vec<u8>,
         deadline_ms: u32,
     ) -> LocalBoxFuture<'_, Answer>;
@@ -42,11 +42,11 @@ pub trait Port {
 impl Port for Asker<ToDrawing, FromDrawing> {
     fn request(
         &self,
-        make: Box<dyn FnOnce(u32) -> ToDrawing>,
+        request: ToDrawing,
         bytes: Vec<u8>,
         deadline_ms: u32,
     ) -> LocalBoxFuture<'_, Answer> {
-        Box::pin(Asker::request(self, make, bytes, deadline_ms))
+        Box::pin(Asker::request(self, request, bytes, deadline_ms))
     }
 
     fn failure(&self) -> Option<AskError> {
@@ -114,16 +114,13 @@ impl DrawingWorker {
     /// answer of another kind (which `pick` hands back) is unexpected.
     async fn ask<T>(
         &self,
-        make: impl FnOnce(u32) -> ToDrawing + 'static,
+        request: ToDrawing,
         bytes: Vec<u8>,
         deadline_ms: u32,
         to: &'static str,
         pick: impl FnOnce(FromDrawing, Option<Vec<u8>>) -> Result<T, FromDrawing>,
     ) -> Result<T, DrawingError> {
-        let (answer, bytes) = self
-            .port
-            .request(Box::new(make), bytes, deadline_ms)
-            .await?;
+        let (answer, bytes) = self.port.request(request, bytes, deadline_ms).await?;
         match pick(answer, bytes) {
             Ok(picked) => Ok(picked),
             Err(FromDrawing::Refused { message, .. }) => Err(DrawingError::Refused(message)),
@@ -136,9 +133,9 @@ impl DrawingWorker {
 
     /// Builds the model from safetensors `weights` and warms it; what its weights show.
     pub async fn load(&self, weights: &[u8]) -> Result<(ModelConfig, ModelInsight), DrawingError> {
-        let make = |id| ToDrawing::Load { id };
+        let request = ToDrawing::Load;
         self.ask(
-            make,
+            request,
             weights.to_vec(),
             LOAD_DEADLINE_MS,
             "weights",
@@ -159,15 +156,15 @@ impl DrawingWorker {
         image: &[u8; IMAGE_PIXELS],
         off: HeadsOff,
     ) -> Result<Vec<f32>, DrawingError> {
-        let make = |id| ToDrawing::Classify { id, off };
+        let request = ToDrawing::Classify { off };
         let bytes = images_to_bytes(std::slice::from_ref(image));
         self.ask(
-            make,
+            request,
             bytes,
             REQUEST_DEADLINE_MS,
             "a drawing",
             |answer, bytes| match (answer, bytes) {
-                (FromDrawing::Classified { .. }, Some(bytes)) => Ok(bytes_to_floats(&bytes)),
+                (FromDrawing::Classified, Some(bytes)) => Ok(bytes_to_floats(&bytes)),
                 (other, _) => Err(other),
             },
         )
@@ -181,15 +178,15 @@ impl DrawingWorker {
         image: &[u8; IMAGE_PIXELS],
         off: HeadsOff,
     ) -> Result<Vec<f32>, DrawingError> {
-        let make = |id| ToDrawing::Story { id, off };
+        let request = ToDrawing::Story { off };
         let bytes = images_to_bytes(std::slice::from_ref(image));
         self.ask(
-            make,
+            request,
             bytes,
             REQUEST_DEADLINE_MS,
             "a story",
             |answer, bytes| match (answer, bytes) {
-                (FromDrawing::Story { .. }, Some(bytes)) => Ok(bytes_to_floats(&bytes)),
+                (FromDrawing::Story, Some(bytes)) => Ok(bytes_to_floats(&bytes)),
                 (other, _) => Err(other),
             },
         )
@@ -199,9 +196,9 @@ impl DrawingWorker {
     /// Mean attention distance per layer and head over `count` test digits from the
     /// `first`th.
     pub async fn distances(&self, first: u32, count: u32) -> Result<Vec<Vec<f32>>, DrawingError> {
-        let make = move |id| ToDrawing::Distances { id, first, count };
+        let request = ToDrawing::Distances { first, count };
         self.ask(
-            make,
+            request,
             Vec::new(),
             REQUEST_DEADLINE_MS,
             "test digits",
@@ -219,9 +216,9 @@ impl DrawingWorker {
         images: &[[u8; IMAGE_PIXELS]],
     ) -> Result<Vec<(u8, f32)>, DrawingError> {
         let count = u32::try_from(images.len()).unwrap_or(u32::MAX);
-        let make = move |id| ToDrawing::Read { id, count };
+        let request = ToDrawing::Read { count };
         self.ask(
-            make,
+            request,
             images_to_bytes(images),
             REQUEST_DEADLINE_MS,
             "digits to read",
@@ -242,9 +239,9 @@ impl DrawingWorker {
     /// The accuracy each head's absence costs on the first `images` test digits, by zero
     /// where `zero`, else by each head's mean (see [`ToDrawing::Heads`]).
     pub async fn heads(&self, images: u32, zero: bool) -> Result<HeadImportance, DrawingError> {
-        let make = move |id| ToDrawing::Heads { id, images, zero };
+        let request = ToDrawing::Heads { images, zero };
         self.ask(
-            make,
+            request,
             Vec::new(),
             HEADS_DEADLINE_MS,
             "test digits to switch heads off on",
@@ -259,9 +256,9 @@ impl DrawingWorker {
     /// How many of the first `images` test digits the model reads right, and of how many
     /// (fewer where the first test chunk holds fewer).
     pub async fn score(&self, images: u32) -> Result<(u32, u32), DrawingError> {
-        let make = move |id| ToDrawing::Score { id, images };
+        let request = ToDrawing::Score { images };
         self.ask(
-            make,
+            request,
             Vec::new(),
             HEADS_DEADLINE_MS,
             "test digits to score",
@@ -277,9 +274,9 @@ impl DrawingWorker {
 
     /// Test digit `index`, or one at random.
     pub async fn test_digit(&self, index: Option<u32>) -> Result<TestDigit, DrawingError> {
-        let make = move |id| ToDrawing::TestDigit { id, index };
+        let request = ToDrawing::TestDigit { index };
         self.ask(
-            make,
+            request,
             Vec::new(),
             REQUEST_DEADLINE_MS,
             "a test digit",

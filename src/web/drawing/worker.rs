@@ -78,78 +78,59 @@ impl DrawingModel {
         request: ToDrawing,
         bytes: Vec<u8>,
     ) -> (FromDrawing, Option<Vec<u8>>) {
-        let id = match &request {
-            ToDrawing::Load { id }
-            | ToDrawing::Classify { id, .. }
-            | ToDrawing::Story { id, .. }
-            | ToDrawing::Distances { id, .. }
-            | ToDrawing::TestDigit { id, .. }
-            | ToDrawing::Read { id, .. }
-            | ToDrawing::Heads { id, .. }
-            | ToDrawing::Score { id, .. } => *id,
-        };
         let answered = match request {
-            ToDrawing::Load { id } => self.load(&bytes).await.map(|(config, insight)| {
-                let loaded = FromDrawing::Loaded {
-                    id,
-                    config,
-                    insight,
-                };
-                (loaded, None)
-            }),
-            ToDrawing::Classify { id, off } => self
+            ToDrawing::Load => self
+                .load(&bytes)
+                .await
+                .map(|(config, insight)| (FromDrawing::Loaded { config, insight }, None)),
+            ToDrawing::Classify { off } => self
                 .classify(&bytes, &off)
                 .await
-                .map(|packed| (FromDrawing::Classified { id }, Some(packed))),
-            ToDrawing::Story { id, off } => self
+                .map(|packed| (FromDrawing::Classified, Some(packed))),
+            ToDrawing::Story { off } => self
                 .story_here(&bytes, &off)
                 .await
-                .map(|packed| (FromDrawing::Story { id }, Some(packed))),
-            ToDrawing::Distances { id, first, count } => self
+                .map(|packed| (FromDrawing::Story, Some(packed))),
+            ToDrawing::Distances { first, count } => self
                 .distances(first as usize, count as usize)
                 .await
-                .map(|values| (FromDrawing::Distances { id, values }, None)),
-            ToDrawing::Read { id, count } => {
+                .map(|values| (FromDrawing::Distances { values }, None)),
+            ToDrawing::Read { count } => {
                 self.read_here(&bytes, count as usize)
                     .await
                     .map(|(digits, probabilities)| {
                         let read = FromDrawing::Read {
-                            id,
                             digits,
                             probabilities,
                         };
                         (read, None)
                     })
             }
-            ToDrawing::Heads { id, images, zero } => self
+            ToDrawing::Heads { images, zero } => self
                 .heads_here(images as usize, zero)
                 .await
-                .map(|importance| (FromDrawing::Heads { id, importance }, None)),
-            ToDrawing::Score { id, images } => {
+                .map(|importance| (FromDrawing::Heads { importance }, None)),
+            ToDrawing::Score { images } => {
                 self.score_here(images as usize)
                     .await
                     .map(|(correct, images)| {
-                        let scored = FromDrawing::Scored {
-                            id,
-                            correct,
-                            images,
-                        };
+                        let scored = FromDrawing::Scored { correct, images };
                         (scored, None)
                     })
             }
-            ToDrawing::TestDigit { id, index } => {
+            ToDrawing::TestDigit { index } => {
                 match self.digits.digit(index.map(|i| i as usize)).await {
                     Ok((index, label, image)) => {
                         let index = u32::try_from(index).unwrap_or(u32::MAX);
-                        Ok((FromDrawing::TestDigit { id, index, label }, Some(image)))
+                        Ok((FromDrawing::TestDigit { index, label }, Some(image)))
                     }
                     Err(error) => Err(Trouble::Refused(error.to_string())),
                 }
             }
         };
         answered.unwrap_or_else(|trouble| match trouble {
-            Trouble::Refused(message) => (FromDrawing::Refused { id, message }, None),
-            Trouble::Fault(message) => (FromDrawing::Failed { id, message }, None),
+            Trouble::Refused(message) => (FromDrawing::Refused { message }, None),
+            Trouble::Fault(message) => (FromDrawing::Failed { message }, None),
         })
     }
 
@@ -480,7 +461,9 @@ pub fn run_drawing_worker(backend: BackendKind) {
             let (answer, bytes) = model
                 .answer(request, packet.bytes.unwrap_or_default())
                 .await;
-            Packet::new(&answer, bytes).send_to_page();
+            Packet::new(&answer, bytes)
+                .with_id(packet.id)
+                .send_to_page();
         }
     });
     Packet::new(&FromDrawing::Listening, None).send_to_page();
@@ -490,14 +473,12 @@ pub fn run_drawing_worker(backend: BackendKind) {
 /// which have no worker script to start.
 pub struct InThread {
     model: DrawingModel,
-    next_id: std::cell::Cell<u32>,
 }
 
 impl InThread {
     pub fn new(backend: BackendKind) -> Self {
         Self {
             model: DrawingModel::new(backend),
-            next_id: std::cell::Cell::new(0),
         }
     }
 }
@@ -505,14 +486,12 @@ impl InThread {
 impl Port for InThread {
     fn request(
         &self,
-        make: Box<dyn FnOnce(u32) -> ToDrawing>,
+        request: ToDrawing,
         bytes: Vec<u8>,
         _deadline_ms: u32,
     ) -> LocalBoxFuture<'_, Answer> {
-        let id = self.next_id.get();
-        self.next_id.set(id.wrapping_add(1));
         Box::pin(async move {
-            let (answer, bytes) = self.model.answer(make(id), bytes).await;
+            let (answer, bytes) = self.model.answer(request, bytes).await;
             match answer {
                 FromDrawing::Failed { message, .. } => Err(AskError::Failed(message)),
                 answer => Ok((answer, bytes)),

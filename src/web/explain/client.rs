@@ -32,10 +32,10 @@ impl ExplainingWorker {
 
     /// Keeps safetensors `weights` in the worker to explain with (nothing is built yet).
     pub async fn keep(&self, weights: &[u8]) -> Result<(), AskError> {
-        let make = |id| ToExplainer::Keep { id };
+        let request = ToExplainer::Keep;
         self.0
             .ask(
-                make,
+                request,
                 weights.to_vec(),
                 KEEP_DEADLINE_MS,
                 "weights to keep",
@@ -46,10 +46,10 @@ impl ExplainingWorker {
 
     /// Keeps the CNN's safetensors `weights` in the worker, to compare the ViT with.
     pub async fn keep_cnn(&self, weights: &[u8]) -> Result<(), AskError> {
-        let make = |id| ToExplainer::KeepCnn { id };
+        let request = ToExplainer::KeepCnn;
         self.0
             .ask(
-                make,
+                request,
                 weights.to_vec(),
                 KEEP_DEADLINE_MS,
                 "a CNN to keep",
@@ -66,11 +66,16 @@ impl ExplainingWorker {
         backend: BackendKind,
         class: Option<u8>,
     ) -> Result<Explanation, AskError> {
-        let make = |id| ToExplainer::Explain { id, backend, class };
-        self.ask_about(image, make, "an image to explain", |answer| match answer {
-            FromExplainer::Explained { explanation, .. } => Ok(explanation),
-            other => Err(other),
-        })
+        let request = ToExplainer::Explain { backend, class };
+        self.ask_about(
+            image,
+            request,
+            "an image to explain",
+            |answer| match answer {
+                FromExplainer::Explained { explanation, .. } => Ok(explanation),
+                other => Err(other),
+            },
+        )
         .await
     }
 
@@ -82,14 +87,10 @@ impl ExplainingWorker {
         hidden: Vec<u16>,
         backend: BackendKind,
     ) -> Result<Comparison, AskError> {
-        let make = |id| ToExplainer::Compare {
-            id,
-            backend,
-            hidden,
-        };
+        let request = ToExplainer::Compare { backend, hidden };
         self.ask_about(
             image,
-            make,
+            request,
             "an image to compare on",
             |answer| match answer {
                 FromExplainer::Compared { comparison, .. } => Ok(comparison),
@@ -104,13 +105,13 @@ impl ExplainingWorker {
     async fn ask_about<T>(
         &self,
         image: &[u8; IMAGE_PIXELS],
-        make: impl FnOnce(u32) -> ToExplainer,
+        request: ToExplainer,
         what: &'static str,
         pick: impl FnOnce(FromExplainer) -> Result<T, FromExplainer>,
     ) -> Result<T, AskError> {
         let bytes = images_to_bytes(std::slice::from_ref(image));
         self.0
-            .ask(make, bytes, EXPLAIN_DEADLINE_MS, what, |answer, _| {
+            .ask(request, bytes, EXPLAIN_DEADLINE_MS, what, |answer, _| {
                 pick(answer)
             })
             .await
@@ -122,14 +123,10 @@ impl ExplainingWorker {
         images: u32,
         backend: BackendKind,
     ) -> Result<OcclusionCurves, AskError> {
-        let make = |id| ToExplainer::Curves {
-            id,
-            backend,
-            images,
-        };
+        let request = ToExplainer::Curves { backend, images };
         self.0
             .ask(
-                make,
+                request,
                 Vec::new(),
                 CURVES_DEADLINE_MS,
                 "test digits to hide patches of",
@@ -145,7 +142,7 @@ impl ExplainingWorker {
 /// Takes [`FromExplainer::Kept`] apart.
 fn kept(answer: FromExplainer, _: Option<Vec<u8>>) -> Result<(), FromExplainer> {
     match answer {
-        FromExplainer::Kept { .. } => Ok(()),
+        FromExplainer::Kept => Ok(()),
         other => Err(other),
     }
 }

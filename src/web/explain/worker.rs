@@ -76,7 +76,7 @@ pub fn run_explaining_worker() {
             };
             let bytes = packet.bytes.unwrap_or_default();
             let answer = handle(request, bytes, &model, &digits).await;
-            Packet::new(&answer, None).send_to_page();
+            Packet::new(&answer, None).with_id(packet.id).send_to_page();
         }
     });
     Packet::new(&FromExplainer::Listening, None).send_to_page();
@@ -88,12 +88,12 @@ async fn handle(
     slot: &RefCell<Held>,
     digits: &TestDigits,
 ) -> FromExplainer {
-    let failed = |id, error: RequestError| {
+    let failed = |error: RequestError| {
         let message = error.to_string();
-        FromExplainer::Failed { id, message }
+        FromExplainer::Failed { message }
     };
     match request {
-        ToExplainer::Keep { id } => match weights::decode(&bytes) {
+        ToExplainer::Keep => match weights::decode(&bytes) {
             Ok(file) => {
                 let mut held = slot.borrow_mut();
                 *held = Held {
@@ -101,51 +101,45 @@ async fn handle(
                     devices: std::mem::take(&mut held.devices),
                     ..Held::default()
                 };
-                FromExplainer::Kept { id }
+                FromExplainer::Kept
             }
-            Err(error) => failed(id, error.into()),
+            Err(error) => failed(error.into()),
         },
-        ToExplainer::KeepCnn { id } => match weights::decode(&bytes) {
+        ToExplainer::KeepCnn => match weights::decode(&bytes) {
             Ok(file) if file.config.vit().is_none() => {
                 let mut held = slot.borrow_mut();
                 held.cnn = Some(Rc::new(file));
                 held.compared = None;
-                FromExplainer::Kept { id }
+                FromExplainer::Kept
             }
-            Ok(_) => failed(id, RequestError::NotACnn),
-            Err(error) => failed(id, error.into()),
+            Ok(_) => failed(RequestError::NotACnn),
+            Err(error) => failed(error.into()),
         },
-        ToExplainer::Compare {
-            id,
-            backend,
-            hidden,
-        } => {
+        ToExplainer::Compare { backend, hidden } => {
             let Some(image) = bytes_to_images(&bytes, 1).and_then(|images| images.first().copied())
             else {
-                return failed(id, RequestError::NotAnImage);
+                return failed(RequestError::NotAnImage);
             };
             let hidden: Vec<usize> = hidden.into_iter().map(usize::from).collect();
             match compare(slot, backend, image, &hidden).await {
-                Ok(comparison) => FromExplainer::Compared { id, comparison },
-                Err(error) => failed(id, error),
+                Ok(comparison) => FromExplainer::Compared { comparison },
+                Err(error) => failed(error),
             }
         }
-        ToExplainer::Curves {
-            id,
-            backend,
-            images,
-        } => match curves(slot, digits, backend, images as usize).await {
-            Ok(curves) => FromExplainer::Curves { id, curves },
-            Err(error) => failed(id, error),
-        },
-        ToExplainer::Explain { id, backend, class } => {
+        ToExplainer::Curves { backend, images } => {
+            match curves(slot, digits, backend, images as usize).await {
+                Ok(curves) => FromExplainer::Curves { curves },
+                Err(error) => failed(error),
+            }
+        }
+        ToExplainer::Explain { backend, class } => {
             let Some(image) = bytes_to_images(&bytes, 1).and_then(|images| images.first().copied())
             else {
-                return failed(id, RequestError::NotAnImage);
+                return failed(RequestError::NotAnImage);
             };
             match explain(slot, backend, image, class).await {
-                Ok(explanation) => FromExplainer::Explained { id, explanation },
-                Err(error) => failed(id, error),
+                Ok(explanation) => FromExplainer::Explained { explanation },
+                Err(error) => failed(error),
             }
         }
     }

@@ -74,19 +74,19 @@ impl Shared {
 
     fn hear(&self, heard: Heard<FromHelper>) {
         match heard {
-            Heard::Message(FromHelper::Built, _) => self.ready.set(true),
-            Heard::Message(FromHelper::Done(header), bytes) => {
+            Heard::Message(FromHelper::Built, _, _) => self.ready.set(true),
+            Heard::Message(FromHelper::Done(header), _, bytes) => {
                 let outcome = HalfDone::from_parts(header, &bytes.unwrap_or_default())
                     .map_err(HalfJobError::from);
                 if let Some(waiting) = self.waiting.borrow_mut().take() {
                     let _ = waiting.send(outcome);
                 }
             }
-            Heard::Message(FromHelper::Failed { message }, _) => {
+            Heard::Message(FromHelper::Failed { message }, _, _) => {
                 self.end(HelperError::Failed(message))
             }
             // The link keeps the greeting to itself.
-            Heard::Message(FromHelper::Listening, _) => {}
+            Heard::Message(FromHelper::Listening, _, _) => {}
             Heard::Trouble(error) => self.end(error.into()),
         }
     }

@@ -35,7 +35,7 @@ impl TrainerWorker {
             .map(|count| format!("&{CPU_WORKERS_PARAM}={count}"))
             .unwrap_or_default();
         let link = Link::spawn(WorkerRole::Train, &one_worker, move |heard| match heard {
-            Heard::Message(message, bytes) => on_message(message, bytes),
+            Heard::Message(message, _, bytes) => on_message(message, bytes),
             Heard::Trouble(LinkError::Stopped { said, .. }) => {
                 on_lost(said.map_or(TrainerLost::Stopped, TrainerLost::Said))
             }
