@@ -65,6 +65,9 @@ pub struct Current<H> {
     fresh: bool,
     /// The tab's run before this one was started, which an abandoned start gives back.
     previous: Option<RunId>,
+    /// A keeping of its rest (a pause, a stop, the end) has been asked and is not done: a
+    /// Reset meanwhile leaves it to land ([`Keeper::parted`] does not let it go).
+    rest_on_its_way: bool,
     hold: Option<H>,
 }
 
@@ -91,6 +94,10 @@ pub struct Keeper<S, L: RunLocks, T> {
     tab: T,
     draw: Rc<dyn Fn() -> RunId>,
     current: Rc<RefCell<Option<Current<L::Hold>>>>,
+    /// The run a Reset let go while it trained, whose rest may still be on its way (a Stop
+    /// pressed just before): that rest is kept when it comes, under the lock held till then
+    /// ([`Keeper::reset`], [`Keeper::parted`]).
+    parting: Rc<RefCell<Option<Current<L::Hold>>>>,
     /// One keeping at a time, in the order they were asked: each names the revision the one
     /// before it left (two in flight at once would name the same, and the second would be
     /// refused as if another tab had moved the run).
@@ -105,6 +112,7 @@ impl<S: Clone, L: RunLocks + Clone, T: Clone> Clone for Keeper<S, L, T> {
             tab: self.tab.clone(),
             draw: self.draw.clone(),
             current: self.current.clone(),
+            parting: self.parting.clone(),
             writing: self.writing.clone(),
         }
     }
@@ -119,6 +127,7 @@ impl<S: RunStore, L: RunLocks, T: TabMemory> Keeper<S, L, T> {
             tab,
             draw: Rc::new(draw),
             current: Rc::new(RefCell::new(None)),
+            parting: Rc::new(RefCell::new(None)),
             writing: Rc::new(futures::lock::Mutex::new(())),
         }
     }
@@ -200,6 +209,7 @@ impl<S: RunStore, L: RunLocks, T: TabMemory> Keeper<S, L, T> {
                 revision: 1,
                 fresh: true,
                 previous,
+                rest_on_its_way: false,
                 hold,
             });
             return Ok((id, unkept));
@@ -266,6 +276,7 @@ impl<S: RunStore, L: RunLocks, T: TabMemory> Keeper<S, L, T> {
             revision: record.revision,
             fresh: false,
             previous: None,
+            rest_on_its_way: false,
             hold: hold.borrow_mut().take(),
         });
         Ok((record, checkpoint))
@@ -285,7 +296,44 @@ impl<S: RunStore, L: RunLocks, T: TabMemory> Keeper<S, L, T> {
         (checkpoint, weights): (Option<Vec<u8>>, Option<Vec<u8>>),
         rest: Option<Rest>,
     ) -> Result<bool, KeeperError> {
+        if self.current_id() != Some(run) {
+            // Said before any wait, so that the worker's "idle", which may come meanwhile, leaves
+            // the run to this rest; taken only in its turn, so that a keeping before it (whose
+            // revision this one continues from) finds it.
+            let waited_for = rest.is_some()
+                && self
+                    .parting
+                    .borrow_mut()
+                    .as_mut()
+                    .filter(|p| p.id == run)
+                    .map(|p| p.rest_on_its_way = true)
+                    .is_some();
+            let _turn = self.writing.lock().await;
+            return match waited_for.then(|| self.take_parting(run, rest)).flatten() {
+                Some(parting) => {
+                    self.keep_parting(parting, update, (checkpoint, weights))
+                        .await
+                }
+                None => Ok(false),
+            };
+        }
+        if rest.is_some()
+            && let Some(current) = self.current.borrow_mut().as_mut()
+        {
+            // Said before the wait for the turn: a Reset meanwhile leaves this rest to land.
+            current.rest_on_its_way = true;
+        }
         let _turn = self.writing.lock().await;
+        if self.current_id() != Some(run) {
+            // A Reset let the run go while this waited its turn: its rest still lands.
+            return match self.take_parting(run, rest) {
+                Some(parting) => {
+                    self.keep_parting(parting, update, (checkpoint, weights))
+                        .await
+                }
+                None => Ok(false),
+            };
+        }
         let (record, base) = {
             let mut current = self.current.borrow_mut();
             let Some(current) = current.as_mut().filter(|c| c.id == run) else {
@@ -311,14 +359,32 @@ impl<S: RunStore, L: RunLocks, T: TabMemory> Keeper<S, L, T> {
             })
             .await;
         let is_current = self.current_id() == Some(run);
-        if let (Ok(revision), true) = (&result, is_current)
+        if rest.is_some()
+            && is_current
             && let Some(current) = self.current.borrow_mut().as_mut()
         {
-            // As the store set them.
-            current.record.has_checkpoint |= with_checkpoint;
-            current.record.has_weights |= with_weights;
-            current.revision = *revision;
-            current.record.revision = *revision;
+            current.rest_on_its_way = false;
+        }
+        if let Ok(revision) = &result {
+            // As the store set them, in the tab's run, or in the run a Reset let go meanwhile
+            // (whose stop, still to come, continues from this revision).
+            let target = if is_current {
+                &self.current
+            } else {
+                &self.parting
+            };
+            if let Some(kept) = target.borrow_mut().as_mut().filter(|c| c.id == run) {
+                kept.record.has_checkpoint |= with_checkpoint;
+                kept.record.has_weights |= with_weights;
+                kept.revision = *revision;
+                kept.record.revision = *revision;
+            }
+        }
+        if !is_current && rest.is_some() {
+            // A Reset let the run go while its rest was being written: that rest has landed (or
+            // been refused), nothing more of the run is to come, and its lock goes.
+            let parted = self.take_parting(run, rest);
+            drop(parted);
         }
         if let Err(StoreError::Gone(_) | StoreError::Moved { .. }) = result {
             if !is_current {
@@ -332,6 +398,37 @@ impl<S: RunStore, L: RunLocks, T: TabMemory> Keeper<S, L, T> {
             current.rest(rest);
         }
         result.map(|_| true).map_err(KeeperError::from)
+    }
+
+    /// The run a Reset let go, if it is `run` and this is its rest (nothing else of it is kept).
+    fn take_parting(&self, run: RunId, rest: Option<Rest>) -> Option<Current<L::Hold>> {
+        let mut parting = self.parting.borrow_mut();
+        match parting.as_ref() {
+            Some(p) if p.id == run && rest.is_some() => parting.take(),
+            _ => None,
+        }
+    }
+
+    /// The rest of a run a Reset let go while it trained, kept as it came: under its own
+    /// revision, with the lock the run held till now, which goes with it; the tab's memory and
+    /// current run are left as they are.
+    async fn keep_parting(
+        &self,
+        mut parting: Current<L::Hold>,
+        update: impl FnOnce(&mut RunRecord),
+        (checkpoint, weights): (Option<Vec<u8>>, Option<Vec<u8>>),
+    ) -> Result<bool, KeeperError> {
+        update(&mut parting.record);
+        let keeping = Keeping {
+            base: parting.revision,
+            record: parting.record.clone(),
+            checkpoint,
+            weights,
+        };
+        let kept = self.store.keep(keeping).await;
+        // Its lock goes only now, with the rest written (or refused: moved or deleted since).
+        drop(parting);
+        kept.map(|_| true).map_err(KeeperError::from)
     }
 
     /// The worker began run `run` (its device and data are up): from now on it is a run of
@@ -429,6 +526,31 @@ impl<S: RunStore, L: RunLocks, T: TabMemory> Keeper<S, L, T> {
     pub fn let_go(&self) {
         let gone = self.current.borrow_mut().take();
         self.tab.forget_run();
+        drop(gone);
+    }
+
+    /// Reset: the tab lets its run go, as [`Self::let_go`]; but a run it was training may have
+    /// a rest on its way (a Stop just before the Reset), which is kept when it comes, and its
+    /// lock is held till then, or till the worker says it is idle ([`Self::parted`]).
+    pub fn reset(&self) {
+        let gone = self.current.borrow_mut().take();
+        self.tab.forget_run();
+        let parting = gone.filter(|c| c.status == Status::Training && c.kept && !c.fresh);
+        let earlier = std::mem::replace(&mut *self.parting.borrow_mut(), parting);
+        drop(earlier);
+    }
+
+    /// The worker is idle after a Reset: no rest of the run let go is on its way any more, and
+    /// its lock goes.
+    pub fn parted(&self) {
+        let gone = {
+            let mut parting = self.parting.borrow_mut();
+            match parting.as_ref() {
+                // A rest asked before the Reset is still to be written: it lets the lock go.
+                Some(p) if p.rest_on_its_way => None,
+                _ => parting.take(),
+            }
+        };
         drop(gone);
     }
 

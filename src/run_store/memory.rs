@@ -1,7 +1,7 @@
 //! The store, the locks and the tab's memory in memory: what the native tests keep runs in.
 //! Each call is whole before it returns, as a transaction is.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::collections::{BTreeMap, BTreeSet};
 use std::rc::Rc;
 
@@ -22,9 +22,23 @@ pub struct MemoryStore {
     stores: Rc<RefCell<Stores>>,
     /// Checkpoints and weights larger than this are refused as a full disk refuses them.
     quota: Option<usize>,
+    /// While set, every read of a record or a checkpoint fails, as a browser's database may.
+    reads_fail: Rc<Cell<bool>>,
 }
 
 impl MemoryStore {
+    /// Reads of records and checkpoints fail from now on (`true`), or work again.
+    pub fn fail_reads(&self, fail: bool) {
+        self.reads_fail.set(fail);
+    }
+
+    fn read(&self) -> Result<(), StoreError> {
+        if self.reads_fail.get() {
+            return Err(StoreError::Failed("a read that failed".into()));
+        }
+        Ok(())
+    }
+
     /// A store that refuses checkpoints and weights over `bytes`.
     pub fn with_quota(bytes: usize) -> Self {
         Self {
@@ -103,10 +117,12 @@ impl RunStore for MemoryStore {
     }
 
     async fn record(&self, id: RunId) -> Result<Option<RunRecord>, StoreError> {
+        self.read()?;
         Ok(self.stores.borrow().records.get(&id).cloned())
     }
 
     async fn checkpoint(&self, id: RunId) -> Result<Option<Vec<u8>>, StoreError> {
+        self.read()?;
         Ok(self.stores.borrow().checkpoints.get(&id).cloned())
     }
 
@@ -135,12 +151,19 @@ impl RunStore for MemoryStore {
 #[derive(Debug, Clone, Default)]
 pub struct MemoryLocks {
     held: Rc<RefCell<BTreeSet<RunId>>>,
+    /// While set, every request is refused, as a browser refuses one from an opaque origin.
+    refused: Rc<Cell<bool>>,
 }
 
 impl MemoryLocks {
     /// The runs whose lock some tab holds.
     pub fn held(&self) -> BTreeSet<RunId> {
         self.held.borrow().clone()
+    }
+
+    /// Every request is refused from now on (`true`), or taken again.
+    pub fn refuse(&self, refuse: bool) {
+        self.refused.set(refuse);
     }
 }
 
@@ -161,6 +184,9 @@ impl RunLocks for MemoryLocks {
     type Hold = MemoryHold;
 
     async fn hold(&self, id: RunId) -> Result<Option<MemoryHold>, LockError> {
+        if self.refused.get() {
+            return Err(LockError::Refused("the request was rejected".into()));
+        }
         if !self.held.borrow_mut().insert(id) {
             return Err(HeldElsewhere(id).into());
         }

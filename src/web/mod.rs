@@ -15,6 +15,7 @@ mod databases;
 mod device;
 #[cfg(feature = "train")]
 mod device_trial;
+mod download;
 pub mod drawing;
 mod engine;
 pub mod explain;
@@ -45,6 +46,7 @@ pub use databases::DatabaseNotice;
 pub use device::{
     NO_ADAPTER, NO_WEBGPU, StartedDevice, adapter_available, has_webgpu, start_device,
 };
+pub use download::{DownloadError, offer_download, offer_png};
 pub use drawing::{DrawingError, DrawingWorker, run_drawing_worker};
 pub use engine::Engine;
 #[cfg(feature = "gpu")]

@@ -13,13 +13,11 @@
 
 use std::rc::Rc;
 
-use idb::{
-    Database, DatabaseEvent, ObjectStoreParams, Transaction, TransactionMode, TransactionResult,
-};
+use idb::{Database, DatabaseEvent, ObjectStoreParams, TransactionMode};
 use js_sys::Uint8Array;
 use wasm_bindgen::{JsCast, JsValue};
 
-use super::databases::{DatabaseNotice, open_database};
+use super::databases::{DatabaseNotice, DbFailure, finish, open_database};
 use crate::data::{IMAGE_PIXELS, MAX_PERSONAL_DIGITS, PersonalSet};
 use crate::handwriting_store::{
     DIGIT_BYTES, DigitId, DigitStore, DigitStoreError, KeptDigit, digit_id,
@@ -36,13 +34,17 @@ const DIGITS: &str = "digits";
 /// Records read at most: a full set, and as many again that are not digits.
 const MAX_RECORDS: usize = 2 * MAX_PERSONAL_DIGITS;
 
-fn failed(error: impl std::fmt::Display) -> DigitStoreError {
-    let text = error.to_string();
-    if text.contains("QuotaExceeded") {
-        DigitStoreError::Full
-    } else {
-        DigitStoreError::Failed(text)
+impl From<DbFailure> for DigitStoreError {
+    fn from(failure: DbFailure) -> Self {
+        match failure {
+            DbFailure::Full => Self::Full,
+            DbFailure::Failed(why) => Self::Failed(why),
+        }
     }
+}
+
+fn failed(error: impl std::fmt::Display) -> DigitStoreError {
+    DbFailure::of(error).into()
 }
 
 fn read_failed(error: impl std::fmt::Display) -> DigitStoreError {
@@ -135,7 +137,7 @@ impl PersonalDb {
             Ok(Ok(set.len()))
         }
         .await;
-        finish(transaction, done).await
+        finish(transaction, DIGITS, done).await
     }
 }
 
@@ -193,7 +195,7 @@ impl DigitStore for PersonalDb {
             Ok(())
         }
         .await;
-        finish(transaction, done).await
+        finish(transaction, DIGITS, done).await
     }
 
     async fn relabel(&self, id: DigitId, base: u32, label: u8) -> Result<u32, DigitStoreError> {
@@ -221,7 +223,7 @@ impl DigitStore for PersonalDb {
             Ok(digit.revision)
         }
         .await;
-        finish(transaction, done).await
+        finish(transaction, DIGITS, done).await
     }
 
     async fn delete(&self, id: DigitId) -> Result<(), DigitStoreError> {
@@ -247,33 +249,7 @@ impl PersonalDb {
             .object_store(DIGITS)
             .map_err(failed)
             .and_then(|store| request(&store).map_err(failed));
-        finish(transaction, done).await
-    }
-}
-
-/// Commits `transaction` if `done` is `Ok`, aborts it otherwise; a commit the browser undid
-/// says why (a full quota, most often).
-async fn finish<T>(
-    transaction: Transaction,
-    done: Result<T, DigitStoreError>,
-) -> Result<T, DigitStoreError> {
-    let done = match done {
-        Ok(done) => done,
-        Err(error) => {
-            let _ = transaction.abort();
-            return Err(error);
-        }
-    };
-    let probe = transaction.object_store(DIGITS).map_err(failed)?;
-    match transaction.commit().map_err(failed)?.await {
-        Ok(TransactionResult::Committed) => Ok(done),
-        Ok(TransactionResult::Aborted) | Err(_) => Err(match probe.transaction().error() {
-            Some(error) if error.name() == "QuotaExceededError" => DigitStoreError::Full,
-            Some(error) => {
-                DigitStoreError::Failed(format!("{}: {}", error.name(), error.message()))
-            }
-            None => DigitStoreError::Failed("the browser undid the change".into()),
-        }),
+        finish(transaction, DIGITS, done).await
     }
 }
 

@@ -11,14 +11,14 @@
 
 use std::rc::Rc;
 
-use idb::{Database, DatabaseEvent, ObjectStoreParams, TransactionMode, TransactionResult};
+use idb::{Database, DatabaseEvent, ObjectStoreParams, TransactionMode};
 use js_sys::Uint8Array;
 use wasm_bindgen::{JsCast, JsValue};
 
 use crate::run_record::{MAX_RUNS, RunRecord};
 use crate::run_store::{Keeping, MAX_RUN_ID, RunId, RunStore, StoreError};
 
-use super::databases::{DatabaseNotice, open_database};
+use super::databases::{DatabaseNotice, DbFailure, finish, open_database};
 
 const NAME: &str = "vitlab-runs";
 const VERSION: u32 = 1;
@@ -43,13 +43,17 @@ pub struct RunDb {
     db: std::rc::Rc<Database>,
 }
 
-fn failed(error: impl std::fmt::Display) -> StoreError {
-    let text = error.to_string();
-    if text.contains("QuotaExceeded") {
-        StoreError::Full
-    } else {
-        StoreError::Failed(text)
+impl From<DbFailure> for StoreError {
+    fn from(failure: DbFailure) -> Self {
+        match failure {
+            DbFailure::Full => Self::Full,
+            DbFailure::Failed(why) => Self::Failed(why),
+        }
     }
+}
+
+fn failed(error: impl std::fmt::Display) -> StoreError {
+    DbFailure::of(error).into()
 }
 
 fn key(id: RunId) -> JsValue {
@@ -133,39 +137,6 @@ impl RunDb {
         store.get(key(id)).map_err(failed)?.await.map_err(failed)
     }
 
-    /// Ends `transaction` as `done` says: committed after a body that went through (a store
-    /// full on the way says so), aborted after one that did not, so that nothing of it lands:
-    /// a transaction merely dropped would commit whatever it wrote before the failure.
-    async fn finish<T>(
-        transaction: idb::Transaction,
-        done: Result<T, StoreError>,
-    ) -> Result<T, StoreError> {
-        let done = match done {
-            Ok(done) => done,
-            Err(error) => {
-                let _ = transaction.abort();
-                return Err(error);
-            }
-        };
-        let probe = transaction.object_store(RECORDS).map_err(failed)?;
-        let committed = transaction.commit().map_err(failed)?.await;
-        match committed {
-            Ok(TransactionResult::Committed) => Ok(done),
-            Ok(TransactionResult::Aborted) | Err(_) => {
-                let why = probe.transaction().error();
-                Err(match why {
-                    Some(error) if error.name() == "QuotaExceededError" => StoreError::Full,
-                    Some(error) => {
-                        StoreError::Failed(format!("{}: {}", error.name(), error.message()))
-                    }
-                    None => committed
-                        .err()
-                        .map_or_else(|| StoreError::Failed("the save was undone".into()), failed),
-                })
-            }
-        }
-    }
-
     /// Whether the runs of earlier pages were moved in already (the mark [`RunDb::import`]
     /// leaves in the same transaction as the move).
     pub async fn old_stores_moved(&self) -> Result<bool, StoreError> {
@@ -212,7 +183,7 @@ impl RunDb {
                 .map_err(failed)
         }
         .await;
-        Self::finish(transaction, done).await?;
+        finish(transaction, RECORDS, done).await?;
         Ok(moved)
     }
 }
@@ -290,7 +261,7 @@ impl RunStore for RunDb {
             put_bytes(&transaction, CHECKPOINTS, &id, checkpoint).await
         }
         .await;
-        Self::finish(transaction, done).await
+        finish(transaction, RECORDS, done).await
     }
 
     async fn keep(&self, keeping: Keeping) -> Result<u64, StoreError> {
@@ -321,7 +292,7 @@ impl RunStore for RunDb {
             Ok(record.revision)
         }
         .await;
-        Self::finish(transaction, done).await
+        finish(transaction, RECORDS, done).await
     }
 
     async fn delete(&self, id: RunId) -> Result<(), StoreError> {
@@ -343,7 +314,7 @@ impl RunStore for RunDb {
                 .map_err(failed)
         }
         .await;
-        Self::finish(transaction, done).await
+        finish(transaction, RECORDS, done).await
     }
 
     async fn records(&self) -> Result<Vec<RunRecord>, StoreError> {
@@ -409,7 +380,7 @@ impl RunStore for RunDb {
             delete_from(&transaction, CHECKPOINTS, &key).await
         }
         .await;
-        Self::finish(transaction, done).await
+        finish(transaction, RECORDS, done).await
     }
 }
 

@@ -101,6 +101,42 @@ test("case 2: a run deleted while a save of it is in flight never comes back, in
   await context.close();
 });
 
+test("Stop then Reset at once, before the stop is kept: the run stays in the table, the tab lets it go, and nothing of it comes back to the tab", async () => {
+  const context = await app.browser.newContext();
+  const tab = await openTab(context, { delay: 1000 });
+  const runs = [];
+  for (let loop = 0; loop < LOOPS; loop++) {
+    await tab.lab.place("train");
+    await tab.lab.byTestId("train-button").click();
+    const id = await until(tab.run, (run) => run !== null && !runs.includes(run), { what: "a new run" });
+    runs.push(id);
+    await trainTo(tab, 3);
+    // The stop's checkpoint is held back; Reset comes before it is kept.
+    await tab.lab.byTestId("stop-button").click();
+    await tab.lab.byTestId("reset-button").click();
+    await until(tab.state, (s) => s === "idle", { what: "idle after the reset" });
+    assert.equal(await tab.run(), null, `loop ${loop}: the tab let its run go`);
+    assert.equal(await tab.lab.byTestId("training-error").count(), 0, `loop ${loop}: no error`);
+    // The held-back stop lands (each write waits a second here, so it may wait its turn
+    // behind the record's); the table still has the run and the tab offers nothing to resume,
+    // after a reload too.
+    await tab.lab.place("runs");
+    await until(() => tab.row(id).count(), (n) => n === 1, { what: `run ${id} in the table` });
+    await until(async () => (await runDatabase(tab.page)).checkpoints[id]?.step ?? 0, (step) => step >= 3,
+      { what: `run ${id}'s stop kept`, timeout: 30_000 });
+    await reload(tab);
+    assert.equal(await tab.run(), null, `loop ${loop}: no run for the tab after a reload`);
+    await tab.lab.place("train");
+    assert.equal(await tab.lab.byTestId("resume-saved-button").count(), 0, `loop ${loop}: nothing offered to resume`);
+    await tab.lab.place("runs");
+    await until(() => tab.row(id).count(), (n) => n === 1, { what: `run ${id} in the table after a reload` });
+  }
+  const database = await runDatabase(tab.page);
+  assert.deepEqual(Object.keys(database.records).sort(), [...runs].sort(), "a record for each run, and no other");
+  for (const id of runs) assert.ok(database.checkpoints[id]?.step >= 3, `run ${id} kept at ${database.checkpoints[id]?.step}`);
+  await context.close();
+});
+
 test("case 3: a stopped or finished run is not locked: another tab continues it at once", async () => {
   const context = await app.browser.newContext();
   // Long enough that the run is not over before its first Stop.

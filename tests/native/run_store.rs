@@ -349,7 +349,9 @@ impl World {
                 }
             }
             Event::Reset => {
-                self.tabs[t].keeper.let_go();
+                // The model's worker drops what it had in flight: it says it is idle at once.
+                self.tabs[t].keeper.reset();
+                self.tabs[t].keeper.parted();
                 self.tabs[t].worker = None;
             }
         }
@@ -524,12 +526,110 @@ fn stop(tab: &TabKeeper, run: RunId, step: usize) {
     assert_eq!(kept, Ok(true));
 }
 
-#[test]
-fn a_resume_after_the_worker_failed_goes_on_here_and_keeps_its_saves() {
+/// One store and two tabs keeping runs in it, with the locks they share.
+fn two_tabs_and_locks() -> (MemoryStore, MemoryLocks, TabKeeper, TabKeeper) {
     let store = MemoryStore::default();
     let locks = MemoryLocks::default();
     let a = Keeper::new(store.clone(), locks.clone(), MemoryTab::default(), || 41);
     let b = Keeper::new(store.clone(), locks.clone(), MemoryTab::default(), || 42);
+    (store, locks, a, b)
+}
+
+fn two_tabs() -> (MemoryStore, TabKeeper, TabKeeper) {
+    let (store, _, a, b) = two_tabs_and_locks();
+    (store, a, b)
+}
+
+#[test]
+fn a_paused_run_keeps_its_lock_whatever_a_read_does() {
+    let (store, a, b) = two_tabs();
+    let (run, _) =
+        run_now(a.start(|id| RunRecord::new(id, TrainingPlan::seed(), 1), None)).unwrap();
+    let paused = run_now(a.keep(
+        run,
+        |record| record.step = 40,
+        (Some(checkpoint(40)), Some(vec![1])),
+        Some(Rest::Paused),
+    ));
+    assert_eq!(paused, Ok(true));
+    assert!(a.holds_lock());
+    // "Resume saved run" reads the run again; the read fails.
+    store.fail_reads(true);
+    assert!(matches!(
+        run_now(a.continue_run(run)),
+        Err(KeeperError::Store(StoreError::Failed(_)))
+    ));
+    assert!(a.holds_lock(), "a failed read took the paused tab's lock");
+    store.fail_reads(false);
+    // So no other tab can take the run meanwhile, and this one goes on from its pause.
+    assert!(matches!(
+        run_now(b.continue_run(run)),
+        Err(KeeperError::HeldElsewhere(_))
+    ));
+    let (_, from) = run_now(a.continue_run(run)).unwrap();
+    assert_eq!(step_of(&from.unwrap()), 40);
+    assert!(a.holds_lock());
+}
+
+#[test]
+fn a_stop_then_a_reset_at_once_keeps_the_stop_and_lets_the_run_go() {
+    let (store, a, b) = two_tabs();
+    let (run, _) =
+        run_now(a.start(|id| RunRecord::new(id, TrainingPlan::seed(), 1), None)).unwrap();
+    assert_eq!(save(&a, run, 40), Ok(true));
+    a.began(run);
+    // Stop, then Reset before the stop's checkpoint came: the tab lets the run go at once.
+    a.reset();
+    assert_eq!(a.current_id(), None);
+    assert_eq!(run_now(store.record(run)).unwrap().unwrap().step, 40);
+    // Until the stop lands, its lock is held: no other tab takes the run meanwhile.
+    assert!(matches!(
+        run_now(b.continue_run(run)),
+        Err(KeeperError::HeldElsewhere(_))
+    ));
+    // The stop comes: it is kept, and the lock goes with it.
+    stop(&a, run, 52);
+    assert_eq!(a.current_id(), None);
+    assert_eq!(
+        step_of(&run_now(store.checkpoint(run)).unwrap().unwrap()),
+        52
+    );
+    let (_, from) = run_now(b.continue_run(run)).unwrap();
+    assert_eq!(step_of(&from.unwrap()), 52);
+    // Nothing else of the run let go is kept: a late save of it is not the tab's.
+    assert_eq!(save(&a, run, 60), Ok(false));
+}
+
+#[test]
+fn a_reset_with_no_rest_on_its_way_lets_the_lock_go_once_the_worker_is_idle() {
+    let (_, a, b) = two_tabs();
+    let (run, _) =
+        run_now(a.start(|id| RunRecord::new(id, TrainingPlan::seed(), 1), None)).unwrap();
+    assert_eq!(save(&a, run, 40), Ok(true));
+    a.began(run);
+    a.reset();
+    a.parted();
+    let (_, from) = run_now(b.continue_run(run)).unwrap();
+    assert_eq!(step_of(&from.unwrap()), 40);
+}
+
+#[test]
+fn a_lock_the_browser_refuses_ends_the_start_with_its_reason_and_keeps_nothing() {
+    let (store, locks, a, _) = two_tabs_and_locks();
+    locks.refuse(true);
+    match run_now(a.start(|id| RunRecord::new(id, TrainingPlan::seed(), 1), None)) {
+        Err(KeeperError::LockRefused(why)) => assert!(why.contains("refused"), "{why}"),
+        other => panic!("a refused lock started a run: {other:?}"),
+    }
+    assert_eq!(a.current_id(), None);
+    assert!(run_now(store.records()).unwrap().is_empty());
+    locks.refuse(false);
+    assert!(run_now(a.start(|id| RunRecord::new(id, TrainingPlan::seed(), 1), None)).is_ok());
+}
+
+#[test]
+fn a_resume_after_the_worker_failed_goes_on_here_and_keeps_its_saves() {
+    let (store, a, b) = two_tabs();
     let (run, _) =
         run_now(a.start(|id| RunRecord::new(id, TrainingPlan::seed(), 1), None)).unwrap();
     assert_eq!(save(&a, run, 40), Ok(true));
@@ -554,10 +654,7 @@ fn a_resume_after_the_worker_failed_goes_on_here_and_keeps_its_saves() {
 
 #[test]
 fn a_stale_tab_that_resumes_goes_on_from_the_other_tab_s_progress_and_never_writes_over_it() {
-    let store = MemoryStore::default();
-    let locks = MemoryLocks::default();
-    let a = Keeper::new(store.clone(), locks.clone(), MemoryTab::default(), || 41);
-    let b = Keeper::new(store.clone(), locks.clone(), MemoryTab::default(), || 42);
+    let (store, a, b) = two_tabs();
     // 1. Tab A trains a run and presses Stop at step 68.
     let (run, _) =
         run_now(a.start(|id| RunRecord::new(id, TrainingPlan::seed(), 1), None)).unwrap();
@@ -738,6 +835,76 @@ impl RunStore for SlowStore {
     async fn forget_checkpoint(&self, id: RunId, base: u64) -> Result<(), StoreError> {
         self.0.forget_checkpoint(id, base).await
     }
+}
+
+#[test]
+fn a_stop_waiting_its_turn_when_a_reset_comes_is_still_kept() {
+    let store = SlowStore::default();
+    let locks = MemoryLocks::default();
+    let keeper = Keeper::new(store.clone(), locks.clone(), MemoryTab::default(), || 3);
+    let (run, _) =
+        run_now(keeper.start(|id| RunRecord::new(id, TrainingPlan::seed(), 1), None)).unwrap();
+    keeper.began(run);
+    // A record's update is being written; the stop's checkpoint waits its turn; meanwhile the
+    // person presses Reset and the worker says it is idle.
+    let all = futures::future::join3(
+        keeper.keep(run, |r| r.step = 5, (None, None), None),
+        keeper.keep(
+            run,
+            |r| r.step = 52,
+            (Some(checkpoint(52)), Some(vec![1])),
+            Some(Rest::Stopped),
+        ),
+        async {
+            yield_once().await;
+            keeper.reset();
+            keeper.parted();
+        },
+    );
+    let (update, stop, ()) = futures::executor::block_on(all);
+    assert_eq!((update, stop), (Ok(true), Ok(true)));
+    assert_eq!(keeper.current_id(), None);
+    assert_eq!(
+        step_of(&run_now(store.checkpoint(run)).unwrap().unwrap()),
+        52
+    );
+    assert!(
+        locks.held().is_empty(),
+        "the stop landed and its lock went with it"
+    );
+}
+
+#[test]
+fn a_stop_that_comes_after_a_reset_while_an_update_is_written_continues_from_that_update() {
+    let store = SlowStore::default();
+    let locks = MemoryLocks::default();
+    let keeper = Keeper::new(store.clone(), locks.clone(), MemoryTab::default(), || 3);
+    let (run, _) =
+        run_now(keeper.start(|id| RunRecord::new(id, TrainingPlan::seed(), 1), None)).unwrap();
+    keeper.began(run);
+    let (update, stop) = futures::executor::block_on(async {
+        // A record's update is being written when Reset is pressed; the stop's checkpoint
+        // comes after the Reset, then the worker's "idle".
+        let mut update = std::pin::pin!(keeper.keep(run, |r| r.step = 5, (None, None), None));
+        assert!(futures::poll!(update.as_mut()).is_pending());
+        keeper.reset();
+        let mut stop = std::pin::pin!(keeper.keep(
+            run,
+            |r| r.step = 52,
+            (Some(checkpoint(52)), Some(vec![1])),
+            Some(Rest::Stopped),
+        ));
+        assert!(futures::poll!(stop.as_mut()).is_pending());
+        keeper.parted();
+        futures::join!(update, stop)
+    });
+    // The stop continues from the update's revision: not refused as another tab's move.
+    assert_eq!((update, stop), (Ok(true), Ok(true)));
+    assert_eq!(
+        step_of(&run_now(store.checkpoint(run)).unwrap().unwrap()),
+        52
+    );
+    assert!(locks.held().is_empty());
 }
 
 #[test]

@@ -26,4 +26,6 @@ pub use lab::{LabState, PadStrokes};
 pub use revealed::{Below, Revealed};
 pub use run_keeper::RunKeeper;
 pub use shown_digit::ShownDigit;
-pub use training::{RunEnded, RunHandle, RunSteps, StartError, Training, TrainingRequest};
+pub use training::{
+    PlanChoice, RunEnded, RunSteps, StartError, Training, TrainingControl, provide_training,
+};

@@ -189,6 +189,10 @@ impl RunKeeper {
             )
             .await;
         self.after_keeping(kept.clone(), true);
+        if kept == Ok(true) && self.keeper().current_id() != Some(run) {
+            // The rest of a run a Reset let go: its row as the store now has it.
+            self.load();
+        }
         let ask = kept == Ok(true) && self.persistent.get_value().is_none();
         if ask {
             self.persistent.set_value(Some(false));
@@ -257,7 +261,8 @@ impl RunKeeper {
         spawn_local(async move {
             match keeper.abandon(run, true).await {
                 Ok(true) => self.records.update(|all| all.retain(|r| r.id != run)),
-                Ok(false) => keeper.let_go(),
+                // A Stop's checkpoint just before the Reset is still kept when it comes.
+                Ok(false) => keeper.reset(),
                 Err(error) => {
                     keeper.let_go();
                     self.said(&error);
@@ -278,6 +283,8 @@ impl RunKeeper {
     /// record, and the tab's run is the one it had before.
     pub fn start_ended(self) {
         let keeper = self.keeper();
+        // No rest of a run a Reset let go is on its way any more.
+        keeper.parted();
         let Some(run) = keeper.current_id() else {
             return;
         };

@@ -3,9 +3,9 @@
 
 use leptos::prelude::*;
 
-use super::trainer::TrainingControl;
 use crate::protocol::{BackendKind, RunState, ToTrainer};
 use crate::run_view::SavedProblem;
+use crate::ui::state::TrainingControl;
 
 /// Only the buttons that can act now: Train; Pause or Resume while a run holds a model that
 /// can go on; Stop while one runs; Reset once there is anything to reset.

@@ -1,30 +1,24 @@
-//! Training in the page: the plan, the controls, live charts and reports. The model trains in
-//! a Web Worker ([`crate::web::TrainerWorker`]); this panel only sends commands and shows
-//! what comes back.
-//!
-//! The panel's parts share its [`trainer::TrainingControl`] through context, provided once for
-//! the page ([`provide_training`]): the worker, and the run's state
-//! (`crate::run_view::RunView`) in a Leptos store.
+//! Training in the page, as the panel shows it: the plan, the controls, live charts and
+//! reports. The run itself is the page's training service
+//! ([`crate::ui::state::TrainingControl`], provided once with [`crate::ui::state::Training`]):
+//! its worker, its lifecycle and its keeping; the panel's parts read it and ask it, and only
+//! show.
 
 mod charts;
 mod controls;
-mod plan_choice;
 mod plan_form;
 mod report;
 mod share_link;
-mod shown;
 mod status;
 mod test_report;
-mod trainer;
 mod transfers;
 
 use leptos::prelude::*;
 
 use crate::place::{Address, Place};
 use crate::protocol::{RunState, ToTrainer};
-use crate::train::TrainingPlan;
 use crate::ui::lab::AttentionTimeline;
-use crate::ui::state::{AppState, Training};
+use crate::ui::state::{AppState, TrainingControl};
 use charts::TrainingCharts;
 use controls::Controls;
 use plan_form::PlanForm;
@@ -32,18 +26,7 @@ use report::{Counters, DataBar};
 use share_link::ShareLink;
 use status::RunStatus;
 use test_report::TestView;
-use trainer::TrainingControl;
 use transfers::{RunFileButtons, WeightsButtons};
-
-/// Training as a service of the page: its worker, the run's view and what the panel's buttons
-/// do, provided once (the worker starts on the first Train, never before), so that a run goes
-/// on while another place is shown and the panel finds it as it was. Other cards ask it through
-/// [`Training`], and await its answers.
-pub fn provide_training(app: AppState, initial_plan: Option<TrainingPlan>) {
-    let (training, requests) = Training::new();
-    provide_context(training);
-    provide_context(TrainingControl::new(app, initial_plan, requests));
-}
 
 /// Whether a run is under way in this tab (for the navigation bar's mark).
 pub fn training_now() -> Signal<bool> {

@@ -3,11 +3,11 @@
 
 use leptos::prelude::*;
 
-use super::plan_choice::PlanChoice;
-use super::trainer::TrainingControl;
 use crate::model::Preset;
 use crate::protocol::BackendKind;
 use crate::train::TrainingPlan;
+use crate::ui::state::PlanChoice;
+use crate::ui::state::TrainingControl;
 
 #[component]
 pub(super) fn PlanForm() -> impl IntoView {

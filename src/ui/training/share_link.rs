@@ -2,10 +2,10 @@
 
 use leptos::prelude::*;
 
-use super::trainer::TrainingControl;
 use crate::place::{Address, Place};
 use crate::share::{Experiment, View};
 use crate::ui::state::AppState;
+use crate::ui::state::TrainingControl;
 
 #[component]
 pub(super) fn ShareLink() -> impl IntoView {

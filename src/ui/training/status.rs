@@ -2,7 +2,7 @@
 
 use leptos::prelude::*;
 
-use super::trainer::TrainingControl;
+use crate::ui::state::TrainingControl;
 
 #[component]
 pub(super) fn RunStatus() -> impl IntoView {

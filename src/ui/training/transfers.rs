@@ -2,9 +2,9 @@
 
 use leptos::prelude::*;
 
-use super::trainer::TrainingControl;
 use crate::place::{Address, Place};
 use crate::protocol::{ToTrainer, WeightsPurpose};
+use crate::ui::state::TrainingControl;
 use crate::ui::widgets::on_file_chosen;
 
 #[component]

@@ -6,7 +6,7 @@ use leptos::task::spawn_local;
 use web_sys::{Element, HtmlCanvasElement};
 
 use super::svg_picture::{KeyEntry, offer_svg_png};
-use super::{offer_download, offer_png};
+use crate::web::{offer_download, offer_png};
 
 /// What an export button saves, made when it is clicked.
 pub enum Export {

@@ -3,7 +3,6 @@
 //! pictures of charts and figures of maps.
 
 mod chart;
-mod download;
 mod error_banner;
 mod export;
 mod first_sight;
@@ -14,7 +13,6 @@ mod svg_picture;
 mod upload;
 
 pub use chart::{LineChart, Series, WhenEmpty};
-pub use download::{offer_download, offer_png};
 pub use error_banner::ErrorBanner;
 pub use export::{Export, ExportButton};
 pub use first_sight::on_first_sight;

@@ -190,5 +190,5 @@ pub async fn svg_picture(svg: &Element, key: &[KeyEntry], note: &str) -> Option<
 /// Saves `svg` as a PNG called `name` (see [`svg_picture`]); whether a file was offered.
 pub async fn offer_svg_png(svg: &Element, key: &[KeyEntry], note: &str, name: &str) -> bool {
     let picture = svg_picture(svg, key, note).await;
-    picture.is_some_and(|p| super::offer_png(&p, name).is_ok())
+    picture.is_some_and(|p| crate::web::offer_png(&p, name).is_ok())
 }

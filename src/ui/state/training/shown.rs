@@ -12,7 +12,7 @@ use crate::train::{CellDigits, History, StepReport, TestReport};
 /// the panel reads a memo of its own part instead, and redraws only when that part changed
 /// (the samples, the confusion matrix and the notices not at every step report).
 #[derive(Clone, Copy)]
-pub(super) struct Shown {
+pub struct Shown {
     pub state: Memo<RunState>,
     pub backend: Memo<Option<BackendKind>>,
     pub device_note: Memo<Option<String>>,

@@ -2,7 +2,7 @@
 
 use wasm_bindgen::JsCast;
 
-use crate::web;
+use super::describe;
 
 /// Why a download was not offered.
 #[derive(Debug, thiserror::Error)]
@@ -26,7 +26,7 @@ pub fn offer_download(bytes: &[u8], name: &str) -> Result<(), DownloadError> {
 pub fn offer_png(canvas: &web_sys::HtmlCanvasElement, name: &str) -> Result<(), DownloadError> {
     let url = canvas
         .to_data_url_with_type("image/png")
-        .map_err(|error| DownloadError::Link(web::describe(error)))?;
+        .map_err(|error| DownloadError::Link(describe(error)))?;
     save_link(&url, name)
 }
 
@@ -37,7 +37,7 @@ fn save_link(url: &str, name: &str) -> Result<(), DownloadError> {
         .ok_or(DownloadError::NoDocument)?;
     let anchor: web_sys::HtmlAnchorElement = document
         .create_element("a")
-        .map_err(|error| DownloadError::Link(web::describe(error)))?
+        .map_err(|error| DownloadError::Link(describe(error)))?
         .unchecked_into();
     anchor.set_href(url);
     anchor.set_download(name);

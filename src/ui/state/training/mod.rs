@@ -1,14 +1,31 @@
-//! Training as a service the page's cards ask and await: the training panel serves it (its
-//! worker, its runs kept like any other), and a card that wants a run (the fine-tuning card) or
-//! a run continued or let go (the runs table) asks it here, with no signal between them. A
-//! started run is a [`RunHandle`], whose end is answered once, through a oneshot.
+//! Training as a service of the page, provided once: [`TrainingControl`] (`control.rs`) holds
+//! the worker, the run's lifecycle and its keeping, and the run's view in a Leptos store (read
+//! by the training panel through its memos, `shown.rs`); the form's plan is [`PlanChoice`]. A
+//! card that wants a run (the fine-tuning card) or a run continued or let go (the runs table)
+//! asks through [`Training`] and awaits the answer, with no signal between them: a started run
+//! is a [`RunHandle`], whose end is answered once, through a oneshot.
+
+mod control;
+mod plan_choice;
+mod shown;
 
 use std::rc::Rc;
 
 use futures::channel::{mpsc, oneshot};
 use leptos::prelude::*;
 
+use super::AppState;
 use crate::train::TrainingPlan;
+pub use control::TrainingControl;
+pub use plan_choice::PlanChoice;
+
+/// Provides the service (the worker starts on the first Train, never before), so that a run
+/// goes on while another place is shown and the panel finds it as it was.
+pub fn provide_training(app: AppState, initial_plan: Option<TrainingPlan>) {
+    let (training, requests) = Training::new();
+    provide_context(training);
+    provide_context(TrainingControl::new(app, initial_plan, requests));
+}
 
 /// What a card asks of the training panel.
 pub enum TrainingRequest {

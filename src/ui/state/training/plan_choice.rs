@@ -9,7 +9,7 @@ use crate::train::TrainingPlan;
 
 /// What the form holds.
 #[derive(Clone, Copy)]
-pub(super) struct PlanChoice {
+pub struct PlanChoice {
     pub form: RwSignal<TrainingPlan>,
     /// `None` once a field is edited: the plan is then custom.
     pub preset: RwSignal<Option<Preset>>,

@@ -1,6 +1,7 @@
-//! The training run as the panel drives it: the worker it talks to (started on first use, so
-//! a visit that only draws never loads it), the run's view in a Leptos store, and what the
-//! panel's buttons do. Shared with the panel's parts through context.
+//! The training run as the page's service drives it: the worker it talks to (started on first
+//! use, so a visit that only draws never loads it), the run's view in a Leptos store, what the
+//! panel's buttons do, and the requests other cards send ([`super::Training`]). Shared with
+//! the panel's parts through context.
 
 use futures::StreamExt;
 use futures::channel::{mpsc, oneshot};
@@ -10,19 +11,17 @@ use reactive_stores::Store;
 
 use super::plan_choice::PlanChoice;
 use super::shown::Shown;
+use super::{RunEnded, RunHandle, RunSteps, StartError, TrainingRequest};
 use crate::protocol::{BackendKind, DataProgress, FromTrainer, RunState, ToTrainer};
 use crate::run_record::RunRecord;
 use crate::run_store::{GoOn, KeeperError, Rest, StoreError};
 use crate::run_view::{RunEffect, RunView, RunViewStoreFields, SavedProblem};
 use crate::train::TrainingPlan;
-use crate::ui::state::{
-    AppState, RunEnded, RunHandle, RunSteps, StartError, TrainingRequest, WhenSettled,
-};
-use crate::ui::widgets::offer_download;
-use crate::web::{TrainerLost, TrainerWorker};
+use crate::ui::state::{AppState, WhenSettled};
+use crate::web::{TrainerLost, TrainerWorker, offer_download};
 
 #[derive(Clone, Copy)]
-pub(super) struct TrainingControl {
+pub struct TrainingControl {
     app: AppState,
     pub plan: PlanChoice,
     pub run: Store<RunView>,
