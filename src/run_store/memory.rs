@@ -74,9 +74,7 @@ impl RunStore for MemoryStore {
         let Some(old) = stores.records.get(&id) else {
             return Err(StoreError::Gone(id));
         };
-        if old.revision != keeping.base {
-            return Err(StoreError::Moved { id, step: old.step });
-        }
+        super::continues(old, keeping.base)?;
         let too_big = |bytes: &Option<Vec<u8>>| {
             bytes
                 .as_ref()
@@ -133,12 +131,7 @@ impl RunStore for MemoryStore {
     async fn forget_checkpoint(&self, id: RunId, base: u64) -> Result<(), StoreError> {
         let mut stores = self.stores.borrow_mut();
         if let Some(record) = stores.records.get_mut(&id) {
-            if record.revision != base {
-                return Err(StoreError::Moved {
-                    id,
-                    step: record.step,
-                });
-            }
+            super::continues(record, base)?;
             record.has_checkpoint = false;
             record.revision = base.saturating_add(1);
         }

@@ -52,6 +52,19 @@ pub struct Keeping {
     pub weights: Option<Vec<u8>>,
 }
 
+/// The rule every store keeps, in the transaction of the write: a write that names `base`
+/// continues `stored` only where `stored` is at that revision; otherwise another tab moved the
+/// run since, and the write is refused ([`StoreError::Moved`]).
+pub fn continues(stored: &RunRecord, base: u64) -> Result<(), StoreError> {
+    if stored.revision != base {
+        return Err(StoreError::Moved {
+            id: stored.id,
+            step: stored.step,
+        });
+    }
+    Ok(())
+}
+
 /// Why the store did not do what it was asked.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum StoreError {

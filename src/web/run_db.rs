@@ -16,7 +16,7 @@ use js_sys::Uint8Array;
 use wasm_bindgen::{JsCast, JsValue};
 
 use crate::run_record::{MAX_RUNS, RunRecord};
-use crate::run_store::{Keeping, MAX_RUN_ID, RunId, RunStore, StoreError};
+use crate::run_store::{Keeping, MAX_RUN_ID, RunId, RunStore, StoreError, continues};
 
 use super::databases::{DatabaseNotice, DbFailure, finish, open_database};
 
@@ -277,12 +277,7 @@ impl RunStore for RunDb {
                 return Err(StoreError::Gone(record.id));
             };
             // A tab whose copy is not the stored one writes nothing (another tab moved it).
-            if old.revision != keeping.base {
-                return Err(StoreError::Moved {
-                    id: record.id,
-                    step: old.step,
-                });
-            }
+            continues(&old, keeping.base)?;
             record.has_checkpoint = old.has_checkpoint || keeping.checkpoint.is_some();
             record.has_weights = old.has_weights || keeping.weights.is_some();
             record.revision = keeping.base.saturating_add(1);
@@ -367,12 +362,7 @@ impl RunStore for RunDb {
             let old = get(&transaction, RECORDS, &key).await?;
             if let Some(mut record) = old.and_then(|value| record_of(id, value)) {
                 // Another tab kept a good one since this one was found wanting: it stays.
-                if record.revision != base {
-                    return Err(StoreError::Moved {
-                        id,
-                        step: record.step,
-                    });
-                }
+                continues(&record, base)?;
                 record.has_checkpoint = false;
                 record.revision = base.saturating_add(1);
                 put_record(&transaction, &record).await?;
