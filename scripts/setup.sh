@@ -39,9 +39,29 @@ if ! rustup target list --installed | grep -qx wasm32-unknown-unknown; then
 fi
 rustup component list --installed 2>/dev/null | grep -q '^clippy' || rustup component add clippy rustfmt
 
+# The two tools compile side by side, and beside apt's downloads and unpacking for the tests:
+# each compile ends in a long single-threaded crate and link, which the other fills (on the
+# 2-core CI machine, one after the other left a core idle for minutes).
+jobs=()
+if $want_test; then
+  (
+    apt_install chromium chromium-driver
+    # firefox.test.mjs drives Debian's Firefox ESR through puppeteer-core (WebDriver BiDi).
+    apt_install firefox-esr
+    # webkit.test.mjs drives WebKitGTK's MiniBrowser through its WebKitWebDriver; MiniBrowser
+    # has no headless mode, so it runs on Xvfb (xvfb-run needs xauth, which apt only
+    # recommends).
+    apt_install webkit2gtk-driver xvfb xauth
+    # The end-to-end tests use playwright-core, which needs Node.js 20 or newer.
+    command -v npm >/dev/null || apt_install nodejs npm
+  ) &
+  jobs+=($!)
+fi
+
 if [[ "$(trunk --version 2>/dev/null)" != "trunk $TRUNK_VERSION" ]]; then
   say "cargo install trunk@$TRUNK_VERSION"
-  cargo install --quiet --locked "trunk@$TRUNK_VERSION"
+  cargo install --quiet --locked "trunk@$TRUNK_VERSION" &
+  jobs+=($!)
 fi
 
 # wasm-bindgen's CLI must be exactly the library version in Cargo.lock.
@@ -49,20 +69,16 @@ bindgen_version=$(awk '/^name = "wasm-bindgen"$/ { getline; gsub(/[^0-9.]/, "");
 if [[ "$(wasm-bindgen --version 2>/dev/null)" != "wasm-bindgen $bindgen_version" ]]; then
   say "cargo install wasm-bindgen-cli@$bindgen_version"
   # Not --locked: one of its locked dependencies is missing from the registry.
-  cargo install --quiet --force "wasm-bindgen-cli@$bindgen_version"
+  cargo install --quiet --force "wasm-bindgen-cli@$bindgen_version" &
+  jobs+=($!)
 fi
 
+# Each job's failure fails the setup (`wait PID` gives the job's status).
+for job in "${jobs[@]}"; do wait "$job"; done
+
 if $want_test; then
-  apt_install chromium chromium-driver
-  # firefox.test.mjs drives Debian's Firefox ESR through puppeteer-core (WebDriver BiDi).
-  apt_install firefox-esr
-  # webkit.test.mjs drives WebKitGTK's MiniBrowser through its WebKitWebDriver; MiniBrowser has
-  # no headless mode, so it runs on Xvfb (xvfb-run needs xauth, which apt only recommends).
-  apt_install webkit2gtk-driver xvfb xauth
-  # The end-to-end tests use playwright-core, which needs Node.js 20 or newer. (puppeteer-core
-  # 25 declares 22.12 or newer; it runs the Firefox test on Debian 13's Node.js 20, with a
-  # warning from npm.)
-  command -v npm >/dev/null || apt_install nodejs npm
+  # (puppeteer-core 25 declares Node.js 22.12 or newer; it runs the Firefox test on Debian 13's
+  # Node.js 20, with a warning from npm.)
   node_major=$(node --version 2>/dev/null | sed 's/^v\([0-9]*\).*/\1/')
   if ((${node_major:-0} < 20)); then
     echo "Node.js ${node_major:-(none)} is too old for the end-to-end tests: they need 20 or newer" \

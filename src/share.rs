@@ -6,7 +6,7 @@
 use crate::analysis::MapChoice;
 use crate::model::{HeadsOff, Preset, Replacement, VitConfig};
 use crate::protocol::BackendKind;
-use crate::train::TrainingPlan;
+use crate::train::{CpuWorkers, TrainingPlan};
 use crate::weights::cut;
 
 /// What a link sets; `None` where it sets nothing (or nothing usable).
@@ -18,6 +18,8 @@ pub struct Experiment {
     /// Heads switched off (`off=2.3,5.7`, counted from 1) and what replaces them
     /// (`off-by=mean` or `zero`).
     pub heads_off: Option<HeadsOff>,
+    /// The workers a CPU run trains in (`cpu-workers=N`, 1 to 8), where the link says.
+    pub cpu_workers: Option<usize>,
 }
 
 /// How the lab is viewed: the map shown large and the heads switched off.
@@ -47,7 +49,7 @@ impl Experiment {
         let mut seen = std::collections::BTreeSet::new();
         let value_of = |key: &str| pairs.iter().rev().find(|(k, _)| k == key).map(|(_, v)| v);
         for (key, _) in pairs {
-            let ours = ["preset", "map", "off", "off-by"].contains(&key.as_str())
+            let ours = ["preset", "map", "off", "off-by", "cpu-workers"].contains(&key.as_str())
                 || PLAN_KEYS.contains(&key.as_str());
             if ours && !seen.insert(key.as_str()) {
                 problems.push(format!(
@@ -114,19 +116,26 @@ impl Experiment {
             },
             _ => None,
         };
+        let cpu_workers = value_of("cpu-workers").and_then(|text| {
+            CpuWorkers::parse(text)
+                .map_err(|why| problems.push(ignored("cpu-workers", text, why)))
+                .ok()
+        });
         let experiment = Self {
             plan,
             map,
             heads_off,
+            cpu_workers,
         };
         (experiment, brief(problems))
     }
 
-    /// The query string (no `?`) of `plan` run on `backend` (none: the faster), viewed as
-    /// `view` says on the model at `weights` (none: one that has no link, such as an upload).
+    /// The query string (no `?`) of `plan` run on `backend` (none: the faster), in
+    /// `cpu_workers` on the CPU (none: one per core), viewed as `view` says on the model at
+    /// `weights` (none: one that has no link, such as an upload).
     pub fn query(
         plan: &TrainingPlan,
-        backend: Option<BackendKind>,
+        (backend, cpu_workers): (Option<BackendKind>, Option<usize>),
         view: &View,
         weights: Option<&str>,
     ) -> String {
@@ -162,6 +171,9 @@ impl Experiment {
         }
         if let Some(backend) = backend {
             pairs.push(("backend", backend.param().to_string()));
+        }
+        if let Some(workers) = cpu_workers {
+            pairs.push(("cpu-workers", workers.to_string()));
         }
         if let Some(weights) = weights {
             pairs.push(("weights", weights.to_string()));

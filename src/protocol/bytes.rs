@@ -9,7 +9,7 @@ use crate::data::IMAGE_PIXELS;
 pub enum BytesError {
     #[error("{what}: {bytes} bytes are not whole 4-byte floats")]
     Ragged { what: &'static str, bytes: usize },
-    /// The only bytes counted today are a model's values (a half step's parameters and
+    /// The only bytes counted today are a model's values (a step's parameters and
     /// images, or its gradients), hence the wording.
     #[error("{what}: {found} values where the model has {expected}")]
     WrongCount {
@@ -20,7 +20,7 @@ pub enum BytesError {
 }
 
 /// `values` as little-endian bytes, to travel beside a message (a worker's read-back values,
-/// a half step's parameters or gradients).
+/// a step's parameters or gradients, for a helper).
 pub fn floats_to_bytes<'a>(values: impl IntoIterator<Item = &'a f32>) -> Vec<u8> {
     values.into_iter().flat_map(|v| v.to_le_bytes()).collect()
 }

@@ -1,9 +1,9 @@
 //! What the page and its workers say to each other, one file per pair: plain data with typed
-//! values, sent as JSON, with bytes (weights, a run file, a half step's values) travelling
+//! values, sent as JSON, with bytes (weights, a run file, a step's shards) travelling
 //! beside the message rather than inside it (`bytes`). Pure: both sides and the native tests
 //! share it; `web::packet` carries it and `web::link` spawns the workers that speak it.
 //!
-//! It may use `train`'s types (a plan, a report, a half step); `train` never uses it.
+//! It may use `train`'s types (a plan, a report, a step's shards); `train` never uses it.
 
 pub mod bytes;
 pub mod drawing;

@@ -165,8 +165,8 @@ pub enum FromTrainer {
     State {
         state: RunState,
     },
-    /// The run's steps are now computed by `count` workers: 2 once the training worker's
-    /// helper takes half of each CPU step, 1 again if it stops.
+    /// The run's steps are now computed by `count` workers: the training worker and the
+    /// helpers that take shards of each CPU step (fewer again if one stops).
     Workers {
         count: usize,
     },

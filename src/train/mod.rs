@@ -7,10 +7,9 @@ mod adamw;
 mod adamw_kernel;
 #[cfg(feature = "train")]
 mod checkpoint;
+mod cpu_workers;
 mod distill;
 mod evaluate;
-#[cfg(feature = "train")]
-mod half_job;
 mod mix;
 #[cfg(feature = "train")]
 mod objective;
@@ -22,6 +21,8 @@ mod schedule;
 #[cfg(feature = "train")]
 mod session;
 #[cfg(feature = "train")]
+mod shard_job;
+#[cfg(feature = "train")]
 mod shards;
 mod state;
 #[cfg(feature = "train")]
@@ -31,12 +32,9 @@ mod trainer;
 pub use adamw::FusedAdamW;
 #[cfg(feature = "train")]
 pub use checkpoint::{ADAM_TIMES_KEY, Checkpoint, CheckpointError, SavedMoments};
+pub use cpu_workers::{CpuWorkers, MAX_SHARDS, MIN_SHARD, shards_of};
 pub use distill::{Distillation, DistillationError, DistillationKind};
 pub use evaluate::{Evaluation, classify_in_batches, count_correct, predictions};
-#[cfg(feature = "train")]
-pub use half_job::{
-    HalfDone, HalfDoneHeader, HalfHelper, HalfJob, HalfJobError, HalfJobHeader, parameter_values,
-};
 pub use mix::{MAX_COPIES, MAX_MIX_DIGITS, MAX_MIX_IMAGES, MixError, PersonalMix};
 #[cfg(feature = "train")]
 pub use objective::{BatchGradients, Objective, Teacher, cross_entropy};
@@ -51,7 +49,12 @@ pub use schedule::LrSchedule;
 #[cfg(feature = "train")]
 pub use session::{JOIN_IMAGES, JOIN_STEPS, PendingStep, Session, TrainingError};
 #[cfg(feature = "train")]
-pub use shards::{Half, add_halves, half_gradients, half_of_batch, in_halves, split_here};
+pub use shard_job::{
+    ShardDoneHeader, ShardHelper, ShardJob, ShardJobError, ShardJobHeader, ShardPart, ShardsDone,
+    ShardsDoneHeader, parameter_values,
+};
+#[cfg(feature = "train")]
+pub use shards::{Shard, add_in_order, in_shards, shard_count, shard_gradients, shard_of_batch};
 pub use state::{SESSION_KEY, SavedRunError, SavedSummary, SessionState, Smoothing};
 #[cfg(feature = "train")]
 pub use trainer::{StepOutput, Trainer, parameter_gradients};

@@ -9,7 +9,7 @@ use burn::tensor::{Device, Int, Tensor};
 use super::optimizer::Moments;
 use super::plan::PlanError;
 use super::{
-    CellDigits, HalfHelper, History, LrSchedule, PersonalMix, SessionState, Smoothing, StepOutput,
+    CellDigits, History, LrSchedule, PersonalMix, SessionState, ShardHelper, Smoothing, StepOutput,
     StepPoint, StepReport, Teacher, TestReport, Trainer, TrainingPlan, test_report,
 };
 use crate::data::{Augmentation, Batch, MnistSet};
@@ -33,8 +33,8 @@ pub struct PendingStep {
     pub lr: f64,
     /// The step count once this step is taken (1 for the first).
     pub step: usize,
-    /// Whether a helper computed half of it ([`Session::begin_step_with`]).
-    pub helped: bool,
+    /// How many workers computed its shards ([`Session::begin_step_with`]).
+    pub workers: usize,
 }
 
 /// A model in training with its data, schedule and metrics.
@@ -347,11 +347,11 @@ impl Session {
         Some(self.stepped(output, &batch, lr))
     }
 
-    /// [`Session::begin_step`], the step's second half handed to `helper` where it can take
-    /// it ([`Trainer::step_with`]): the same step, bit for bit.
-    pub async fn begin_step_with(&mut self, helper: &impl HalfHelper) -> Option<PendingStep> {
+    /// [`Session::begin_step`], the step's shards dealt out to `helpers` where they can take
+    /// them ([`Trainer::step_with`]): the same step, bit for bit.
+    pub async fn begin_step_with<H: ShardHelper>(&mut self, helpers: &[H]) -> Option<PendingStep> {
         let (batch, lr) = self.next_batch()?;
-        let output = self.trainer.step_with(&batch, lr, helper).await;
+        let output = self.trainer.step_with(&batch, lr, helpers).await;
         Some(self.stepped(output, &batch, lr))
     }
 
@@ -391,7 +391,7 @@ impl Session {
             images: batch.images.dims()[0],
             lr,
             step: self.trainer.step,
-            helped: output.helped,
+            workers: output.workers,
         }
     }
 

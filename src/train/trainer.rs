@@ -5,10 +5,10 @@ use burn::module::{Module, ModuleVisitor, Param};
 use burn::tensor::{Device, Int, Tensor};
 
 use super::OptimizerSettings;
-use super::half_job::{HalfHelper, HalfJob};
 use super::objective::{BatchGradients, Objective, Teacher, batch_gradients, cross_entropy};
 use super::optimizer::{AdamW, Moments};
-use super::shards::{Half, add_halves, half_of_batch};
+use super::shard_job::{ShardHelper, ShardJob, parameter_values};
+use super::shards::{Shard, add_in_order, in_shards, shard_count, shard_of_batch};
 use crate::data::Batch;
 use crate::model::{Classifier, ModelConfig, seed_randomness};
 use crate::rng::step_seed;
@@ -20,8 +20,9 @@ pub struct StepOutput {
     pub loss: Tensor<1>,
     /// `[1]`, correct predictions in the batch (before the update).
     pub correct: Tensor<1, Int>,
-    /// Whether a helper computed half of the step ([`Trainer::step_with`]).
-    pub helped: bool,
+    /// How many workers computed the step's shards: this one, and the helpers whose shards
+    /// came back ([`Trainer::step_with`]).
+    pub workers: usize,
 }
 
 /// A model on an autodiff device and its optimiser state.
@@ -82,8 +83,9 @@ impl Trainer {
     pub fn step(&mut self, batch: &Batch, lr: f64) -> StepOutput {
         let (model, stream) = self.begin_step();
         let objective = self.objective();
-        let gradients = if super::shards::split_here(batch.images.dims()[0], &self.device) {
-            super::shards::in_halves(&model, batch, objective, stream)
+        let shards = shard_count(batch.images.dims()[0], &self.device);
+        let gradients = if shards > 1 {
+            in_shards(&model, batch, objective, stream, shards)
         } else {
             batch_gradients(
                 &model,
@@ -93,42 +95,76 @@ impl Trainer {
                 1.0,
             )
         };
-        self.finish_step(model, gradients, lr, false)
+        self.finish_step(model, gradients, lr, 1)
     }
 
-    /// [`Trainer::step`], its second half handed to `helper` where the batch splits in halves
-    /// and the helper is ready, while this thread computes the first: the same step, bit for
-    /// bit. Where the helper fails, this thread computes the second half too.
-    pub async fn step_with(
+    /// [`Trainer::step`], its shards dealt out between this thread and the `helpers` that are
+    /// ready (the first `shards − 1` of them): worker `w` of `n` takes shards `w`, `w + n`, …,
+    /// this thread being worker 0. The same step, bit for bit, whoever computed what: where a
+    /// helper fails, this thread computes its shards too.
+    pub async fn step_with<H: ShardHelper>(
         &mut self,
         batch: &Batch,
         lr: f64,
-        helper: &impl HalfHelper,
+        helpers: &[H],
     ) -> StepOutput {
         let images = batch.images.dims()[0];
-        if !(helper.is_ready()
-            && self.teacher.is_none()
-            && super::shards::split_here(images, &self.device))
-        {
+        let count = shard_count(images, &self.device);
+        let ready: Vec<&H> = helpers
+            .iter()
+            .filter(|helper| helper.is_ready())
+            .take(count.saturating_sub(1))
+            .collect();
+        if ready.is_empty() || self.teacher.is_some() {
             return self.step(batch, lr);
         }
+        let workers = ready.len() + 1;
+        let dealt = |worker: usize| -> Vec<Shard> {
+            Shard::all(count).skip(worker).step_by(workers).collect()
+        };
         let (model, stream) = self.begin_step();
         let objective = self.objective();
-        let job = HalfJob::second_half_of(&model, batch, objective, stream);
-        let second = helper.hand_over(job);
-        let first = half_of_batch(&model, batch, objective, stream, Half::First);
-        let (second, helped) = match second
-            .await
-            .and_then(|done| done.into_batch_gradients(&model, &self.device))
-        {
-            Ok(second) => (second, true),
-            Err(error) => {
-                helper.give_up(error);
-                let second = half_of_batch(&model, batch, objective, stream, Half::Second);
-                (second, false)
+        let params = parameter_values(&model);
+        let handed: Vec<_> = ready
+            .iter()
+            .enumerate()
+            .map(|(at, helper)| {
+                let shards = dealt(at + 1);
+                let job = ShardJob::of(params.clone(), batch, objective, stream, &shards);
+                (helper, shards, helper.hand_over(job))
+            })
+            .collect();
+        drop(params);
+        let mut each: Vec<Option<BatchGradients>> = (0..count).map(|_| None).collect();
+        for shard in dealt(0) {
+            each[shard.index] = Some(shard_of_batch(&model, batch, objective, stream, shard));
+        }
+        let mut helped = 1;
+        for (helper, shards, outcome) in handed {
+            let outcome = outcome
+                .await
+                .and_then(|done| done.into_batch_gradients(&model, &self.device, &shards));
+            let computed = match outcome {
+                Ok(computed) => {
+                    helped += 1;
+                    computed
+                }
+                Err(error) => {
+                    helper.give_up(error);
+                    (shards.iter())
+                        .map(|&shard| shard_of_batch(&model, batch, objective, stream, shard))
+                        .collect()
+                }
+            };
+            for (shard, gradients) in shards.iter().zip(computed) {
+                each[shard.index] = Some(gradients);
             }
-        };
-        let gradients = add_halves(&model, first, second);
+        }
+        let each = each
+            .into_iter()
+            .map(|shard| shard.expect("every shard was dealt to a worker"))
+            .collect();
+        let gradients = add_in_order(&model, each);
         self.finish_step(model, gradients, lr, helped)
     }
 
@@ -156,7 +192,7 @@ impl Trainer {
         model: Classifier,
         gradients: BatchGradients,
         lr: f64,
-        helped: bool,
+        workers: usize,
     ) -> StepOutput {
         let BatchGradients {
             loss,
@@ -168,7 +204,7 @@ impl Trainer {
         StepOutput {
             loss,
             correct,
-            helped,
+            workers,
         }
     }
 

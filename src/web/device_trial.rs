@@ -18,16 +18,16 @@ const TIMED_STEPS: usize = 2;
 /// GPU can take minutes to compile every kernel of a training step).
 const GPU_TRIAL_DEADLINE_MS: u32 = 30_000;
 
-/// A helper that is not ready by then is left out of the CPU's trial.
+/// Helpers not ready by then are left out of the CPU's trial.
 const HELPER_DEADLINE_MS: f64 = 10_000.0;
 
 /// The device asked for; or with none asked for, the faster of WebGPU and the CPU for `plan`,
-/// with a note that says both times. The CPU is timed with `helper` where it is ready, as it
+/// with a note that says both times. The CPU is timed with the `helpers` that are ready, as it
 /// would train.
 pub async fn training_device(
     preferred: Option<BackendKind>,
     plan: &TrainingPlan,
-    helper: Option<&HelperWorker>,
+    helpers: &[HelperWorker],
 ) -> StartedDevice {
     if preferred.is_some() {
         return start_device(preferred).await;
@@ -41,11 +41,11 @@ pub async fn training_device(
         backend: BackendKind::Cpu,
         fallback_reason: None,
     };
-    let helper = match helper {
-        Some(helper) if helper.ready_within(HELPER_DEADLINE_MS).await => Some(helper),
-        _ => None,
-    };
-    let cpu_ms = match step_ms(plan, &cpu.device, helper).await {
+    let until = now_ms() + HELPER_DEADLINE_MS;
+    for helper in helpers {
+        helper.ready_within((until - now_ms()).max(0.0)).await;
+    }
+    let cpu_ms = match step_ms(plan, &cpu.device, helpers).await {
         Ok(ms) => ms,
         // The CPU cannot even take a step: the GPU is all there is.
         Err(_) => return gpu,
@@ -55,7 +55,7 @@ pub async fn training_device(
     // waited for behind whatever the GPU is still compiling.
     let trial = within_ms(
         GPU_TRIAL_DEADLINE_MS,
-        gpu_checked(step_ms(plan, &gpu.device, None)),
+        gpu_checked(step_ms(plan, &gpu.device, &[])),
     );
     let note = match trial.await {
         Some(Err(rejected)) => format!("WebGPU failed its trial steps ({rejected})"),
@@ -84,11 +84,11 @@ pub async fn training_device(
 
 /// Milliseconds a training step of `plan` takes on `device`: the median of [`TIMED_STEPS`]
 /// after a warm-up step, on a made-up batch (the pixels do not change the time) with a model
-/// that is thrown away; on the CPU with `helper`'s help where one is given.
+/// that is thrown away; on the CPU with the help of the `helpers` that are ready.
 async fn step_ms(
     plan: &TrainingPlan,
     device: &Device,
-    helper: Option<&HelperWorker>,
+    helpers: &[HelperWorker],
 ) -> Result<f64, ReadError> {
     let mut trainer = Trainer::new(
         plan.config.init(device),
@@ -106,10 +106,7 @@ async fn step_ms(
     let mut times = Vec::with_capacity(TIMED_STEPS);
     for step in 0..=TIMED_STEPS {
         let started = now_ms();
-        let output = match helper {
-            Some(helper) => trainer.step_with(&batch, plan.lr, helper).await,
-            None => trainer.step(&batch, plan.lr),
-        };
+        let output = trainer.step_with(&batch, plan.lr, helpers).await;
         read_floats_async(output.loss, "a trial step's loss").await?;
         if step > 0 {
             times.push(now_ms() - started);

@@ -90,8 +90,9 @@ fn param_of(search: &str, name: &str) -> Option<String> {
         .get(name)
 }
 
-/// The page's query parameter by which a person (or a test) asks for CPU training in one
-/// worker, without the helper: `?cpu-workers=1`. The page passes it on to the training worker.
+/// The page's query parameter by which a person (or a test) asks for CPU training in N
+/// workers (`?cpu-workers=N`, 1 to 8; `1`: the training worker alone, without helpers). The
+/// page passes it on to the training worker.
 pub const CPU_WORKERS_PARAM: &str = "cpu-workers";
 
 /// A query parameter of this worker's own URL (inside a worker; `None` elsewhere).

@@ -5,9 +5,10 @@
 // after
 // `trunk build --release`:
 //   (cd tests/e2e && npm ci && node bench-train.mjs [--preset seed|lab] [--seconds 90]
-//        [--backends cpu,webgpu] [--cpu-workers 1,2] [--target 0.98] [--batch-size N])
-// `--cpu-workers 1,2` measures the CPU twice, side by side: one worker (`?cpu-workers=1`), then
-// the worker with its helper (the page's default where the machine has two cores or more).
+//        [--backends cpu,webgpu] [--cpu-workers 1,2,3,4] [--target 0.98] [--batch-size N])
+// `--cpu-workers 1,2,3,4` measures the CPU once per count, one after the other: in N workers
+// (`?cpu-workers=N`: the training worker and N − 1 helpers); `auto` leaves it to the page (one
+// per core). Each line says the workers the panel showed.
 import { parseArgs } from "node:util";
 import { DIST, LabPage, countGpu, gpuCounts, gpuDelta, launch, numberIn, serve, settleGpu, until, watchLongTasks } from "./support.mjs";
 
@@ -20,7 +21,7 @@ const { values: options } = parseArgs({
     // A smaller batch takes more steps in the same time on a slow (software) GPU, so the
     // per-step GPU counts average over more steps; they do not depend on the batch size.
     "batch-size": { type: "string" },
-    "cpu-workers": { type: "string", default: "2" },
+    "cpu-workers": { type: "string", default: "auto" },
   },
 });
 const server = await serve(DIST);
@@ -34,7 +35,8 @@ for (const { backend, workers } of runs) {
   await watchLongTasks(page);
   await countGpu(page);
   const lab = new LabPage(page);
-  await lab.open(`${server.url}?backend=${backend}${workers === "1" ? "&cpu-workers=1" : ""}#train`);
+  const asked = workers && workers !== "auto" ? `&cpu-workers=${workers}` : "";
+  await lab.open(`${server.url}?backend=${backend}${asked}#train`);
   // Let the page finish its own start-up work (the attention-distance batch) first.
   await page.waitForTimeout(5000);
   const idle = await settleGpu(page);
@@ -67,7 +69,8 @@ for (const { backend, workers } of runs) {
     }
   }
   const toStep = await step();
-  const helped = await lab.byTestId("cpu-workers").count();
+  const shown = lab.byTestId("cpu-workers");
+  const workersShown = (await shown.count()) ? Number((await shown.textContent()).match(/(\d+) workers/)[1]) : 1;
   const running = gpuDelta(fromCounts, await gpuCounts(page));
   const perStep = Object.fromEntries(Object.entries(running).map(([k, v]) => [k, +(v / Math.max(1, toStep - fromStep)).toFixed(1)]));
   const settled = rates.slice(Math.floor(rates.length / 2)).filter(Number.isFinite);
@@ -76,7 +79,7 @@ for (const { backend, workers } of runs) {
   console.log(JSON.stringify({
     backend,
     device: await lab.byTestId("run-state").textContent(),
-    cpu_workers: backend === "cpu" ? (helped ? 2 : 1) : undefined,
+    cpu_workers: backend === "cpu" ? workersShown : undefined,
     preset: options.preset,
     batch_size: options["batch-size"] ?? "preset",
     images_per_second: median,

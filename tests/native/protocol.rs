@@ -15,7 +15,8 @@ use vitlab::protocol::{
     ToTrainer, WeightsPurpose, bytes_to_floats, bytes_to_images, floats_to_bytes, images_to_bytes,
 };
 use vitlab::train::{
-    HalfDone, HalfDoneHeader, HalfJob, HalfJobError, HalfJobHeader, History, TrainingPlan,
+    History, Shard, ShardDoneHeader, ShardJob, ShardJobError, ShardJobHeader, ShardPart,
+    ShardsDone, ShardsDoneHeader, TrainingPlan,
 };
 
 /// `message` through JSON, as a packet carries it.
@@ -263,14 +264,19 @@ fn the_explaining_workers_messages_read_back_as_written_and_a_failure_is_a_fault
     }
 }
 
-fn job_header(params: usize, images: usize) -> HalfJobHeader {
-    HalfJobHeader {
+/// A job of two shards (the second and fourth of four) of `images` images each.
+fn job_header(params: usize, images: usize) -> ShardJobHeader {
+    let part = |index| ShardPart {
+        shard: Shard { index, of: 4 },
+        share: 0.25,
+        labels: vec![3; images],
+    };
+    ShardJobHeader {
         stream: 42,
         smoothing: 0.1,
-        share: 0.5,
         params,
-        image_shape: [images, 1, 2, 2],
-        labels: vec![3; images],
+        image: [1, 2, 2],
+        shards: vec![part(1), part(3)],
     }
 }
 
@@ -284,10 +290,13 @@ fn the_helper_greets_then_answers_and_its_messages_read_back_as_written() {
     let job = ToHelper::Job(job_header(3, 2));
     round_trip(&job);
     assert_eq!(job.called(), "a job");
-    let done = FromHelper::Done(HalfDoneHeader {
-        loss: 0.5,
-        correct: 1,
-        present: vec![true, false],
+    let done = FromHelper::Done(ShardsDoneHeader {
+        shards: vec![ShardDoneHeader {
+            shard: Shard { index: 5, of: 8 },
+            loss: 0.5,
+            correct: 1,
+            present: vec![true, false],
+        }],
     });
     for message in [
         FromHelper::Listening,
@@ -335,53 +344,63 @@ fn images_travel_as_their_pixels_and_only_whole_announced_images_come_back() {
 
 #[test]
 fn a_job_and_its_reply_come_back_from_their_bytes_and_damaged_bytes_are_refused_by_name() {
-    let job = HalfJob {
+    // Two shards of two images of 2×2 pixels: 16 values after the 3 parameters.
+    let job = ShardJob {
         header: job_header(3, 2),
         params: vec![1.0, 2.0, 3.0],
-        images: (0..8).map(|i| i as f32 / 8.0).collect(),
+        images: (0..16).map(|i| i as f32 / 16.0).collect(),
     };
     let (header, bytes) = job.clone().into_parts();
-    assert_eq!(bytes.len(), 4 * (3 + 8));
-    assert_eq!(HalfJob::from_parts(header.clone(), &bytes), Ok(job));
+    assert_eq!(bytes.len(), 4 * (3 + 16));
+    assert_eq!(ShardJob::from_parts(header.clone(), &bytes), Ok(job));
 
-    let ragged = HalfJob::from_parts(header.clone(), &bytes[..bytes.len() - 1]);
+    let ragged = ShardJob::from_parts(header.clone(), &bytes[..bytes.len() - 1]);
     assert_eq!(
         ragged,
         Err(PartsError::Bytes(BytesError::Ragged {
             what: "the job's bytes",
-            bytes: 43,
+            bytes: 75,
         }))
     );
-    let short = HalfJob::from_parts(header.clone(), &bytes[..bytes.len() - 4]);
+    let short = ShardJob::from_parts(header.clone(), &bytes[..bytes.len() - 4]);
     assert_eq!(
         short.unwrap_err().to_string(),
-        "the job's bytes: 10 values where the model has 11"
+        "the job's bytes: 18 values where the model has 19"
     );
-    let mut huge = header;
-    huge.image_shape = [usize::MAX, 2, 2, 2];
+    let mut huge = header.clone();
+    huge.image = [usize::MAX, 2, 2];
     assert_eq!(
-        HalfJob::from_parts(huge, &bytes),
-        Err(PartsError::Uncountable([usize::MAX, 2, 2, 2]))
+        ShardJob::from_parts(huge, &bytes),
+        Err(PartsError::Uncountable(4, [usize::MAX, 2, 2]))
     );
+    let mut many = header;
+    many.params = usize::MAX - 8;
+    assert!(matches!(
+        ShardJob::from_parts(many, &bytes),
+        Err(PartsError::Uncountable(4, _))
+    ));
 
-    let done = HalfDone {
-        header: HalfDoneHeader {
-            loss: 0.25,
-            correct: 2,
-            present: vec![true, false, true],
+    let done = ShardsDone {
+        header: ShardsDoneHeader {
+            shards: vec![ShardDoneHeader {
+                shard: Shard { index: 0, of: 2 },
+                loss: 0.25,
+                correct: 2,
+                present: vec![true, false, true],
+            }],
         },
         gradients: vec![0.5, -0.5],
     };
     let (header, bytes) = done.clone().into_parts();
-    assert_eq!(HalfDone::from_parts(header.clone(), &bytes), Ok(done));
+    assert_eq!(ShardsDone::from_parts(header.clone(), &bytes), Ok(done));
     // A damaged reply is one more way the helper failed, with the same words.
-    let error = HalfDone::from_parts(header, &bytes[..3]).unwrap_err();
+    let error = ShardsDone::from_parts(header, &bytes[..3]).unwrap_err();
     assert_eq!(
         error.to_string(),
         "the gradients' bytes: 3 bytes are not whole 4-byte floats"
     );
     assert_eq!(
-        HalfJobError::from(error),
-        HalfJobError::Damaged("the gradients' bytes: 3 bytes are not whole 4-byte floats".into())
+        ShardJobError::from(error),
+        ShardJobError::Damaged("the gradients' bytes: 3 bytes are not whole 4-byte floats".into())
     );
 }

@@ -20,7 +20,7 @@ fn a_link_gives_back_the_plan_seed_and_view_it_was_made_of() {
     let view = View { map, heads_off };
     let query = Experiment::query(
         &plan,
-        Some(BackendKind::Cpu),
+        (Some(BackendKind::Cpu), Some(3)),
         &view,
         Some("pretrained/vit seed.safetensors"),
     );
@@ -28,6 +28,7 @@ fn a_link_gives_back_the_plan_seed_and_view_it_was_made_of() {
         query.contains("backend=cpu") && query.contains("map=head-3-2"),
         "{query}"
     );
+    assert!(query.contains("cpu-workers=3"), "{query}");
     assert!(
         query.contains("off=1.1%2C3.4") && query.contains("off-by=zero"),
         "{query}"
@@ -41,10 +42,11 @@ fn a_link_gives_back_the_plan_seed_and_view_it_was_made_of() {
     assert_eq!(read.plan, Some(plan.clone()));
     assert_eq!(read.map, Some(map));
     assert_eq!(read.heads_off, Some(view.heads_off));
+    assert_eq!(read.cpu_workers, Some(3));
 
     // The seed preset's recipe (no warm-up) comes back as the seed's.
     let seed = TrainingPlan::in_page(Preset::Seed);
-    let query = Experiment::query(&seed, None, &View::default(), None);
+    let query = Experiment::query(&seed, (None, None), &View::default(), None);
     assert!(query.starts_with("preset=seed&"), "{query}");
     assert!(!query.contains("off"), "no heads off, no `off`: {query}");
     assert_eq!(Experiment::read_query(&query).0.plan, Some(seed));
@@ -84,6 +86,9 @@ fn hostile_link_values_are_named_and_ignored_never_applied() {
         ("augment=2", "augment=2"),
         ("map=layer-0", "map=layer-0"),
         (&format!("mlp={huge}"), "mlp=9999"),
+        ("cpu-workers=0", "cpu-workers=0"),
+        ("cpu-workers=9", "cpu-workers=9"),
+        ("cpu-workers=two", "cpu-workers=two"),
     ] {
         let (read, problems) = Experiment::read_query(&format!("preset=seed&epochs=2&{bad}"));
         assert_eq!(problems.len(), 1, "{bad}: {problems:?}");
@@ -91,6 +96,9 @@ fn hostile_link_values_are_named_and_ignored_never_applied() {
             problems[0].starts_with(named) && problems[0].ends_with("ignored"),
             "{problems:?}"
         );
+        if bad.starts_with("cpu-workers") {
+            assert_eq!(read.cpu_workers, None, "{bad}");
+        }
         if !bad.starts_with("map") {
             assert_eq!(
                 read.plan.map(|p| p.epochs),
@@ -128,7 +136,7 @@ fn a_map_fits_only_models_that_have_it() {
 fn a_link_carries_a_cnn_run_on_a_subset_and_refuses_vit_sizes_for_it() {
     let mut plan = TrainingPlan::in_page(Preset::Cnn);
     plan.train_limit = Some(1000);
-    let link = Experiment::query(&plan, None, &View::default(), None);
+    let link = Experiment::query(&plan, (None, None), &View::default(), None);
     assert!(
         link.contains("preset=cnn") && link.contains("images=1000"),
         "{link}"

@@ -292,10 +292,10 @@ fn parameters(model: &vitlab::model::Classifier) -> Vec<Vec<f32>> {
     collect.0
 }
 
-/// A step of the CPU splits its batch into halves that run side by side (`train/shards.rs`):
+/// A step of the CPU cuts its batch into shards that run side by side (`train/shards.rs`):
 /// their summed gradients and losses must be the whole batch's.
 #[test]
-fn a_batch_in_halves_has_the_whole_batch_s_loss_and_gradients() {
+fn a_batch_in_shards_has_the_whole_batch_s_loss_and_gradients() {
     let training = device().autodiff();
     seed_randomness(&training, 4);
     // Both architectures: neither mixes the images of a batch.
@@ -309,14 +309,14 @@ fn a_batch_in_halves_has_the_whole_batch_s_loss_and_gradients() {
     ];
     for config in models {
         let model = config.init(&training);
-        halves_add_up(&model, &training);
+        shards_add_up(&model, &training);
     }
 }
 
-fn halves_add_up(model: &Classifier, training: &burn::tensor::Device) {
+fn shards_add_up(model: &Classifier, training: &burn::tensor::Device) {
     use burn::module::{Module, ModuleVisitor, Param};
     use burn::tensor::Tensor;
-    use vitlab::train::{Objective, in_halves, parameter_gradients, split_here};
+    use vitlab::train::{Objective, in_shards, parameter_gradients, shard_count};
 
     struct InOrder<'a> {
         gradients: &'a burn::optim::GradientsParams,
@@ -334,14 +334,18 @@ fn halves_add_up(model: &Classifier, training: &burn::tensor::Device) {
     let set = first_train_images(37);
     let indices: Vec<usize> = (0..37).collect();
     let batch = set.batch(&indices, training);
-    assert!(split_here(37, training) && !split_here(31, training));
+    // Shards of 8 images or more, 8 at most: 37 images make 4, 15 run whole, 200 make 8.
+    assert_eq!(
+        [37, 15, 16, 200].map(|images| shard_count(images, training)),
+        [4, 1, 2, 8]
+    );
     let objective = Objective {
         smoothing: 0.0,
         teacher: None,
     };
-    let halves = in_halves(model, &batch, objective, 9);
+    let shards = in_shards(model, &batch, objective, 9, 4);
     let mut in_order = InOrder {
-        gradients: &halves.gradients,
+        gradients: &shards.gradients,
         found: Vec::new(),
     };
     model.visit(&mut in_order);
@@ -350,9 +354,9 @@ fn halves_add_up(model: &Classifier, training: &burn::tensor::Device) {
         .map(to_vec)
         .collect();
     assert_eq!(in_order.found.len(), whole.len());
-    for (index, (halves, whole)) in in_order.found.iter().zip(&whole).enumerate() {
+    for (index, (shards, whole)) in in_order.found.iter().zip(&whole).enumerate() {
         let scale = whole.iter().fold(1e-6f32, |m, v| m.max(v.abs()));
-        let worst = halves
+        let worst = shards
             .iter()
             .zip(whole)
             .fold(0.0f32, |m, (a, b)| m.max((a - b).abs()));
@@ -363,12 +367,12 @@ fn halves_add_up(model: &Classifier, training: &burn::tensor::Device) {
     }
     let logits = model.forward(batch.images.clone());
     let loss = cross_entropy(logits, batch.labels.clone(), 0.0).into_scalar::<f32>();
-    let halves_loss = halves.loss.into_scalar::<f32>();
+    let shards_loss = shards.loss.into_scalar::<f32>();
     assert!(
-        (halves_loss - loss).abs() <= 1e-6 * loss.abs(),
-        "{halves_loss} against {loss}"
+        (shards_loss - loss).abs() <= 1e-6 * loss.abs(),
+        "{shards_loss} against {loss}"
     );
-    assert_eq!(halves.correct.into_scalar::<i64>() as usize, {
+    assert_eq!(shards.correct.into_scalar::<i64>() as usize, {
         let logits = model.forward(batch.images.clone());
         vitlab::train::count_correct(logits, batch.labels.clone()).into_scalar::<i64>() as usize
     });

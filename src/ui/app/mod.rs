@@ -53,7 +53,7 @@ pub fn App() -> impl IntoView {
     // The services every place asks, provided once: a place left and come back to finds the
     // drawing's reading, a run under way and the explaining worker as they were.
     provide_lab(lab);
-    provide_training(app, experiment.plan);
+    provide_training(app, experiment.plan, experiment.cpu_workers);
     follow_the_address(app);
     let offline = RwSignal::new(Offline::Preparing);
     let first_screen_end = NodeRef::<leptos::html::Div>::new();

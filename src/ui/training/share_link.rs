@@ -14,7 +14,7 @@ pub(super) fn ShareLink() -> impl IntoView {
     let href = move || {
         let query = Experiment::query(
             &plan.form.get(),
-            plan.backend.get(),
+            (plan.backend.get(), plan.cpu_workers),
             &View {
                 map: app.map.get(),
                 heads_off: app.heads_off.get(),

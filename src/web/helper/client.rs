@@ -1,6 +1,7 @@
-//! The training worker's side of its helper: started for a CPU run where the machine has a
-//! second core, one job at a time, and given up on (with a note to the page) the first time
-//! it fails, after which the training worker computes both halves itself.
+//! The training worker's side of its helpers: as many as [`CpuWorkers`] says for a CPU run
+//! (one per core but the training worker's), each one job at a time, and each given up on
+//! (with a note to the page) the first time it fails, after which the training worker computes
+//! its shards itself.
 
 use std::cell::{Cell, RefCell};
 use std::future::Future;
@@ -11,7 +12,7 @@ use wasm_bindgen::JsCast;
 
 use crate::model::ModelConfig;
 use crate::protocol::{FromHelper, ToHelper};
-use crate::train::{HalfDone, HalfHelper, HalfJob, HalfJobError};
+use crate::train::{CpuWorkers, ShardHelper, ShardJob, ShardJobError, ShardsDone};
 use crate::web::global::{now_ms, sleep_ms, within_ms};
 use crate::web::link::{Heard, Link, LinkError, WorkerRole};
 use crate::web::{CPU_WORKERS_PARAM, this_worker_param};
@@ -25,9 +26,9 @@ const FIRST_DEADLINE_MS: f64 = 60_000.0;
 const SLOWER_THAN_LAST: f64 = 20.0;
 const MIN_DEADLINE_MS: f64 = 5_000.0;
 
-type Outcome = Result<HalfDone, HalfJobError>;
+type Outcome = Result<ShardsDone, ShardJobError>;
 
-/// Why the helper stopped helping, said inside "The second CPU worker stopped (…)".
+/// Why a helper stopped helping, said inside "A helper CPU worker stopped (…)".
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum HelperError {
     /// It refused its setup or a job, sent what does not read, or died.
@@ -42,7 +43,7 @@ pub enum HelperError {
     Late { seconds: f64 },
     /// Its outcome could not be used.
     #[error(transparent)]
-    GivenUp(HalfJobError),
+    GivenUp(ShardJobError),
 }
 
 struct Shared {
@@ -67,7 +68,7 @@ impl Shared {
         }
         *self.gone.borrow_mut() = Some(error.clone());
         if let Some(waiting) = self.waiting.borrow_mut().take() {
-            let _ = waiting.send(Err(HalfJobError::Damaged(error.to_string())));
+            let _ = waiting.send(Err(ShardJobError::Damaged(error.to_string())));
         }
         (self.report)(error);
     }
@@ -76,8 +77,8 @@ impl Shared {
         match heard {
             Heard::Message(FromHelper::Built, _, _) => self.ready.set(true),
             Heard::Message(FromHelper::Done(header), _, bytes) => {
-                let outcome = HalfDone::from_parts(header, &bytes.unwrap_or_default())
-                    .map_err(HalfJobError::from);
+                let outcome = ShardsDone::from_parts(header, &bytes.unwrap_or_default())
+                    .map_err(ShardJobError::from);
                 if let Some(waiting) = self.waiting.borrow_mut().take() {
                     let _ = waiting.send(outcome);
                 }
@@ -99,16 +100,22 @@ pub struct HelperWorker {
 }
 
 impl HelperWorker {
-    /// Starts a helper for `config`'s model where this machine has more than one core and
-    /// the page did not ask for one worker (`?cpu-workers=1`); `None` otherwise, or when no
-    /// worker can start (the training worker then computes both halves, with the same
-    /// results). `report` hears once why a helper stopped helping.
-    pub fn start(config: &ModelConfig, report: impl Fn(HelperError) + 'static) -> Option<Self> {
-        let scope: web_sys::WorkerGlobalScope = js_sys::global().dyn_into().ok()?;
-        let one_asked = this_worker_param(CPU_WORKERS_PARAM).as_deref() == Some("1");
-        if one_asked || scope.navigator().hardware_concurrency() < 2.0 {
-            return None;
-        }
+    /// Starts `count` helpers for `config`'s model; fewer where a worker cannot start (the
+    /// training worker then computes their shards, with the same results). `report` hears
+    /// once for each why it stopped helping.
+    pub fn start_many(
+        config: &ModelConfig,
+        count: usize,
+        report: impl Fn(HelperError) + Clone + 'static,
+    ) -> Vec<Self> {
+        (0..count)
+            .map_while(|_| Self::start(config, report.clone()))
+            .collect()
+    }
+
+    /// Starts a helper for `config`'s model; `None` when no worker can start. `report` hears
+    /// once why it stopped helping.
+    fn start(config: &ModelConfig, report: impl Fn(HelperError) + 'static) -> Option<Self> {
         let shared = Rc::new(Shared {
             report: Box::new(report),
             ready: Cell::new(false),
@@ -138,12 +145,12 @@ impl HelperWorker {
     }
 }
 
-impl HalfHelper for HelperWorker {
+impl ShardHelper for HelperWorker {
     fn is_ready(&self) -> bool {
         self.shared.ready.get() && self.shared.waiting.borrow().is_none()
     }
 
-    fn hand_over(&self, job: HalfJob) -> impl Future<Output = Outcome> {
+    fn hand_over(&self, job: ShardJob) -> impl Future<Output = Outcome> {
         let (header, bytes) = job.into_parts();
         let (answer, waiting) = oneshot::channel();
         *self.shared.waiting.borrow_mut() = Some(answer);
@@ -160,8 +167,8 @@ impl HalfHelper for HelperWorker {
                     shared.last_ms.set(Some(now_ms() - began));
                     outcome
                 }
-                Some(Err(_)) => Err(HalfJobError::Damaged(HelperError::Gone.to_string())),
-                None => Err(HalfJobError::Damaged(
+                Some(Err(_)) => Err(ShardJobError::Damaged(HelperError::Gone.to_string())),
+                None => Err(ShardJobError::Damaged(
                     HelperError::Late {
                         seconds: deadline_ms / 1000.0,
                     }
@@ -171,8 +178,33 @@ impl HalfHelper for HelperWorker {
         }
     }
 
-    fn give_up(&self, error: HalfJobError) {
+    fn give_up(&self, error: ShardJobError) {
         self.link.terminate();
         self.shared.end(HelperError::GivenUp(error));
+    }
+}
+
+/// What this worker's browser says of the machine (its cores and, where it says, its memory),
+/// and the `?cpu-workers=N` the page passed on, where it is one.
+pub fn cpu_workers_here() -> CpuWorkers {
+    let navigator = js_sys::global()
+        .dyn_into::<web_sys::WorkerGlobalScope>()
+        .ok()
+        .map(|scope| scope.navigator());
+    let cores = navigator
+        .as_ref()
+        .map_or(1.0, |navigator| navigator.hardware_concurrency());
+    // Not in web-sys's WorkerNavigator: Chromium has it, Firefox and WebKit do not.
+    let memory_gib = navigator
+        .and_then(|navigator| js_sys::Reflect::get(&navigator, &"deviceMemory".into()).ok())
+        .and_then(|memory| memory.as_f64());
+    CpuWorkers {
+        cores: if cores.is_finite() && cores >= 1.0 {
+            cores as usize
+        } else {
+            1
+        },
+        memory_gib,
+        asked: this_worker_param(CPU_WORKERS_PARAM).and_then(|text| CpuWorkers::parse(&text).ok()),
     }
 }

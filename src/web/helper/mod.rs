@@ -1,9 +1,9 @@
-//! The training worker's helper: a second worker that computes the second half of each CPU
-//! step while the training worker computes the first (`train/shards.rs` says why halves), so
-//! a run uses two cores without shared memory, threads in wasm or special headers.
+//! The training worker's helpers: workers that each compute some of the shards of a CPU step
+//! while the training worker computes its own (`train/shards.rs` says why shards), so a run
+//! uses every core without shared memory, threads in wasm or special headers.
 
 mod client;
 mod worker;
 
-pub use client::{HelperError, HelperWorker};
+pub use client::{HelperError, HelperWorker, cpu_workers_here};
 pub use worker::run_helper_worker;

@@ -1,5 +1,5 @@
-//! The helper worker: builds the run's model once, then computes one half of a step per job
-//! with the parameters that come with it, in the order the jobs came.
+//! A helper worker: builds the run's model once, then computes a job's shards of a step with
+//! the parameters that come with it, in the order the jobs came.
 
 use std::cell::RefCell;
 
@@ -10,7 +10,7 @@ use wasm_bindgen_futures::spawn_local;
 
 use crate::model::{Budget, Classifier, CostError, ModelConfig};
 use crate::protocol::{FromHelper, PartsError, ToHelper};
-use crate::train::{HalfJob, HalfJobError};
+use crate::train::{ShardJob, ShardJobError};
 use crate::web::packet::{Packet, PacketError, packets_to_this_worker};
 
 /// Why the setup or a job could not be done (the helper then takes no more).
@@ -25,7 +25,7 @@ enum HelperFailure {
     #[error(transparent)]
     Parts(#[from] PartsError),
     #[error(transparent)]
-    Half(#[from] HalfJobError),
+    Shard(#[from] ShardJobError),
 }
 
 /// The run's model, built at setup.
@@ -46,7 +46,7 @@ pub fn run_helper_worker() {
                 Err(error) => Err(error.into()),
             };
             let (answer, bytes) = answer.unwrap_or_else(|error| {
-                // Whatever went wrong, the training worker computes the half itself.
+                // Whatever went wrong, the training worker computes the shards itself.
                 *model.borrow_mut() = None;
                 let message = error.to_string();
                 (FromHelper::Failed { message }, None)
@@ -80,7 +80,7 @@ fn handle(
             let Some(built) = slot.as_ref() else {
                 return Err(HelperFailure::NoModel);
             };
-            let job = HalfJob::from_parts(header, &bytes)?;
+            let job = ShardJob::from_parts(header, &bytes)?;
             let done = job.run(built.model.clone(), &built.config, &built.device)?;
             let (header, bytes) = done.into_parts();
             Ok((FromHelper::Done(header), Some(bytes)))

@@ -3,8 +3,8 @@
 
 use crate::protocol::{FromTrainer, ToTrainer};
 
+use crate::web::CPU_WORKERS_PARAM;
 use crate::web::link::{Heard, Link, LinkError, WorkerRole};
-use crate::web::{CPU_WORKERS_PARAM, query_param};
 
 /// Why the training worker can no longer be used, as the panel says it.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -23,18 +23,18 @@ pub struct TrainerWorker {
 }
 
 impl TrainerWorker {
-    /// Starts the worker. `on_message` gets each message with the bytes sent beside it;
-    /// `on_lost` hears when the worker dies (a panic, a lost device, out of memory).
+    /// Starts the worker, which trains on the CPU in `cpu_workers` workers where given (else
+    /// one per core). `on_message` gets each message with the bytes sent beside it; `on_lost`
+    /// hears when the worker dies (a panic, a lost device, out of memory).
     pub fn spawn(
+        cpu_workers: Option<usize>,
         mut on_message: impl FnMut(FromTrainer, Option<Vec<u8>>) + 'static,
         mut on_lost: impl FnMut(TrainerLost) + 'static,
     ) -> Result<Self, LinkError> {
-        // `?cpu-workers=1` on the page asks the worker to train without its helper.
-        let one_worker = query_param(CPU_WORKERS_PARAM)
-            .filter(|count| count == "1")
+        let workers = cpu_workers
             .map(|count| format!("&{CPU_WORKERS_PARAM}={count}"))
             .unwrap_or_default();
-        let link = Link::spawn(WorkerRole::Train, &one_worker, move |heard| match heard {
+        let link = Link::spawn(WorkerRole::Train, &workers, move |heard| match heard {
             Heard::Message(message, _, bytes) => on_message(message, bytes),
             Heard::Trouble(LinkError::Stopped { said, .. }) => {
                 on_lost(said.map_or(TrainerLost::Stopped, TrainerLost::Said))

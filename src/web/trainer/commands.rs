@@ -18,7 +18,7 @@ use crate::weights;
 use crate::protocol::BackendKind;
 use crate::web::chunks::{ChunkSource, DATA_BASE};
 use crate::web::device_trial::training_device;
-use crate::web::helper::{HelperError, HelperWorker};
+use crate::web::helper::{HelperError, HelperWorker, cpu_workers_here};
 
 use super::inbox::Inbox;
 use super::loader::load_data;
@@ -165,11 +165,11 @@ pub(super) async fn handle(
     }
 }
 
-/// Tells the page why the helper stopped helping.
+/// Tells the page why a helper stopped helping.
 fn helper_stopped(why: HelperError) {
     notice(
         format!(
-            "The second CPU worker stopped ({why}): training goes on in one, with the same results."
+            "A helper CPU worker stopped ({why}): training goes on without it, with the same results."
         ),
         true,
     );
@@ -193,15 +193,18 @@ async fn launch(
         },
         None,
     );
-    // Started first, so that a timed choice times the CPU as it would train: in two workers
-    // where the machine has two cores. Kept only if the run trains on the CPU.
-    let helper = (*backend != Some(BackendKind::WebGpu))
-        .then(|| HelperWorker::start(&plan.config, helper_stopped))
-        .flatten();
+    // Started first, so that a timed choice times the CPU as it would train: in a worker per
+    // core. Kept only if the run trains on the CPU.
+    let helpers = if *backend == Some(BackendKind::WebGpu) {
+        Vec::new()
+    } else {
+        let count = cpu_workers_here().helpers_for(plan.batch_size);
+        HelperWorker::start_many(&plan.config, count, helper_stopped)
+    };
     // The slow part (timing the devices, fetching the manifest: seconds, or a stall's 20 s)
     // gives way to a Stop or a Reset, which the loop then handles with no run begun.
     let prepare = async {
-        let started = training_device(*backend, plan, helper.as_ref()).await;
+        let started = training_device(*backend, plan, &helpers).await;
         let source = ChunkSource::open(DATA_BASE).await;
         let manifest = source.manifest().await;
         (started, source, manifest)
@@ -230,7 +233,11 @@ async fn launch(
     };
     inbox.generation.set(inbox.generation.get() + 1);
     inbox.chunks.borrow_mut().clear();
-    let helper = helper.filter(|_| started.backend == BackendKind::Cpu);
+    let helpers = if started.backend == BackendKind::Cpu {
+        helpers
+    } else {
+        Vec::new()
+    };
     let mut new_run = Run {
         id,
         session,
@@ -245,7 +252,7 @@ async fn launch(
         saved_step: saved.as_ref().map(|(step, _)| *step),
         last_checkpoint: saved.map(|(_, bytes)| bytes),
         drawing: None,
-        helper,
+        helpers,
         workers: 1,
     };
     new_run.announce();

@@ -37,8 +37,8 @@ pub(super) struct Run {
     pub(super) last_checkpoint: Option<Vec<u8>>,
     /// The drawing on the page's pad, probed with the test digits at each evaluation.
     pub(super) drawing: Option<[u8; IMAGE_PIXELS]>,
-    /// The worker that computes the second half of each CPU step, where there is one.
-    pub(super) helper: Option<HelperWorker>,
+    /// The workers that compute some of the shards of each CPU step, where there are any.
+    pub(super) helpers: Vec<HelperWorker>,
     /// Workers computing the steps, as the page was last told.
     pub(super) workers: usize,
 }

@@ -46,13 +46,14 @@ impl Runner {
         if run.in_flight.is_empty() {
             run.in_flight_since = now_ms();
         }
-        let stepped = match &run.helper {
-            Some(helper) => run.session.begin_step_with(helper).await,
-            None => run.session.begin_step(),
+        let stepped = if run.helpers.is_empty() {
+            run.session.begin_step()
+        } else {
+            run.session.begin_step_with(&run.helpers).await
         };
         let began = match stepped {
             Some(pending) => {
-                let workers = if pending.helped { 2 } else { 1 };
+                let workers = pending.workers;
                 if workers != run.workers {
                     run.workers = workers;
                     post(&FromTrainer::Workers { count: workers }, None);

@@ -41,12 +41,13 @@ impl TrainingControl {
     pub fn new(
         app: AppState,
         initial_plan: Option<TrainingPlan>,
+        cpu_workers: Option<usize>,
         requests: mpsc::UnboundedReceiver<TrainingRequest>,
     ) -> Self {
         let run = Store::new(RunView::default());
         let trainer = Self {
             app,
-            plan: PlanChoice::new(app.preferred, initial_plan),
+            plan: PlanChoice::new(app.preferred, initial_plan, cpu_workers),
             run,
             shown: Shown::of(run),
             worker: StoredValue::new_local(None),
@@ -558,6 +559,7 @@ impl TrainingControl {
     fn send_with(self, message: ToTrainer, bytes: Option<Vec<u8>>) {
         if !self.has_worker() {
             let spawned = TrainerWorker::spawn(
+                self.plan.cpu_workers,
                 move |message, bytes| self.on_message(message, bytes),
                 move |lost: TrainerLost| {
                     // The worker's wasm is dead: nothing it holds can answer any more. Dropped

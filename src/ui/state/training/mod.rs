@@ -21,10 +21,19 @@ pub use plan_choice::PlanChoice;
 
 /// Provides the service (the worker starts on the first Train, never before), so that a run
 /// goes on while another place is shown and the panel finds it as it was.
-pub fn provide_training(app: AppState, initial_plan: Option<TrainingPlan>) {
+pub fn provide_training(
+    app: AppState,
+    initial_plan: Option<TrainingPlan>,
+    cpu_workers: Option<usize>,
+) {
     let (training, requests) = Training::new();
     provide_context(training);
-    provide_context(TrainingControl::new(app, initial_plan, requests));
+    provide_context(TrainingControl::new(
+        app,
+        initial_plan,
+        cpu_workers,
+        requests,
+    ));
 }
 
 /// What a card asks of the training panel.

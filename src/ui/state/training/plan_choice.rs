@@ -15,12 +15,19 @@ pub struct PlanChoice {
     pub preset: RwSignal<Option<Preset>>,
     /// The device to train on; none times the two.
     pub backend: RwSignal<Option<BackendKind>>,
+    /// The workers a CPU run trains in, where the page's link says (`?cpu-workers=N`); none:
+    /// one per core.
+    pub cpu_workers: Option<usize>,
 }
 
 impl PlanChoice {
-    /// The plan a link set (already checked), else the seed preset, on the device the page
-    /// was asked for.
-    pub fn new(preferred: Option<BackendKind>, initial_plan: Option<TrainingPlan>) -> Self {
+    /// The plan a link set (already checked), else the seed preset, on the device and in the
+    /// CPU workers the page was asked for.
+    pub fn new(
+        preferred: Option<BackendKind>,
+        initial_plan: Option<TrainingPlan>,
+        cpu_workers: Option<usize>,
+    ) -> Self {
         let form = initial_plan
             .clone()
             .unwrap_or_else(|| TrainingPlan::in_page(Preset::Seed));
@@ -34,6 +41,7 @@ impl PlanChoice {
             form: RwSignal::new(form),
             preset: RwSignal::new(preset),
             backend: RwSignal::new(preferred),
+            cpu_workers,
         }
     }
 }
