@@ -2,8 +2,13 @@
 //! per core, never more than the shards a batch is cut into, fewer where the device has little
 //! memory, or as many as a link asks. Pure: the worker hands in what the browser says.
 
-/// The fewest images a shard holds: a batch of fewer than twice this runs whole.
-pub const MIN_SHARD: usize = 8;
+/// The fewest images a shard holds: a batch of fewer than twice this runs whole. Each shard is
+/// a forward and backward pass of its own, which costs about 1.5 ms more in the page's worker
+/// than its images do: the seed preset's batch of 64 in shards of 8 trained at 758 images/s in
+/// one worker and 1,031 in two, in shards of 16 at 806 and 1,295 (`bench-train.mjs`, this
+/// 2-core machine; 847 and 1,363 as halves). A batch of 64 so shares out among 4 workers at
+/// most, one of 128 among 8.
+pub const MIN_SHARD: usize = 16;
 /// The most shards a batch is cut into, and so the most workers that share a step.
 pub const MAX_SHARDS: usize = 8;
 /// Gibibytes of device memory (`navigator.deviceMemory`) per worker: each is a wasm instance

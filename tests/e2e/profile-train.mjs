@@ -10,7 +10,8 @@
 //     -- -C strip=none
 //   cp -r dist /tmp/named && wasm-bindgen --target no-modules --no-typescript \
 //     --out-dir /tmp/named --out-name worker target/wasm32-unknown-unknown/web/worker.wasm
-//   (cd tests/e2e && VITLAB_DIST=/tmp/named node profile-train.mjs [--preset seed] [--seconds 30])
+//   (cd tests/e2e && VITLAB_DIST=/tmp/named node profile-train.mjs [--preset seed] [--seconds 30]
+//      [--cpu-workers N])
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
@@ -21,13 +22,16 @@ const { values: options } = parseArgs({
     preset: { type: "string", default: "seed" },
     seconds: { type: "string", default: "30" },
     top: { type: "string", default: "40" },
+    // The page's own count (one per core) unless given: `1` profiles one worker alone.
+    "cpu-workers": { type: "string" },
   },
 });
 const server = await serve(DIST);
 const browser = await launch();
 const page = await browser.newPage();
 const lab = new LabPage(page);
-await lab.open(`${server.url}?backend=cpu#train`);
+const asked = options["cpu-workers"] ? `&cpu-workers=${options["cpu-workers"]}` : "";
+await lab.open(`${server.url}?backend=cpu${asked}#train`);
 await page.waitForTimeout(5000);
 await page.locator('[data-testid="training-panel"] select').first().selectOption(options.preset);
 await lab.byTestId("train-button").click();

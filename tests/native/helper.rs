@@ -135,7 +135,7 @@ fn state_bits(trainer: &Trainer) -> Vec<u32> {
     values.into_iter().map(f32::to_bits).collect()
 }
 
-/// Trains `start` (a model of `config`) for `steps` steps of 64 images (8 shards), the same
+/// Trains `start` (a model of `config`) for `steps` steps of 64 images (4 shards), the same
 /// seed and batches every time, with `helpers`; the state after each step.
 fn train_with(
     (config, start): &(ModelConfig, Classifier),
@@ -392,32 +392,32 @@ fn the_workers_a_cpu_step_is_shared_by_follow_the_cores_the_memory_the_link_and_
         memory_gib,
         asked,
     };
-    // One per core, the training worker's included; a batch of 64 has 8 shards.
+    // One per core, the training worker's included; a batch of 128 has 8 shards, 64 has 4.
     assert_eq!(machine(2, None, None).helpers_for(64), 1);
-    assert_eq!(machine(8, Some(8.0), None).helpers_for(64), 7);
+    assert_eq!(machine(8, Some(8.0), None).helpers_for(128), 7);
+    assert_eq!(machine(8, Some(8.0), None).helpers_for(64), 3);
     assert_eq!(
-        machine(16, Some(8.0), None).helpers_for(64),
+        machine(16, Some(8.0), None).helpers_for(512),
         7,
         "8 shards at most"
     );
-    assert_eq!(machine(16, None, None).helpers_for(256), 7);
-    // Shards of 8 images at least: a batch of 32 has 4, one of 15 runs whole.
-    assert_eq!(machine(8, None, None).for_batch(32), 4);
-    assert_eq!(machine(8, None, None).for_batch(15), 1);
+    // Shards of 16 images at least: a batch of 48 has 3, one of 31 runs whole.
+    assert_eq!(machine(8, None, None).for_batch(48), 3);
+    assert_eq!(machine(8, None, None).for_batch(31), 1);
     // A phone short of memory starts fewer; a value that is no size counts for nothing.
-    assert_eq!(machine(8, Some(4.0), None).for_batch(64), 4);
-    assert_eq!(machine(8, Some(2.0), None).for_batch(64), 2);
-    assert_eq!(machine(8, Some(0.5), None).for_batch(64), 1);
-    assert_eq!(machine(8, Some(f64::NAN), None).for_batch(64), 8);
-    assert_eq!(machine(0, None, None).for_batch(64), 1);
+    assert_eq!(machine(8, Some(4.0), None).for_batch(128), 4);
+    assert_eq!(machine(8, Some(2.0), None).for_batch(128), 2);
+    assert_eq!(machine(8, Some(0.5), None).for_batch(128), 1);
+    assert_eq!(machine(8, Some(f64::NAN), None).for_batch(128), 8);
+    assert_eq!(machine(0, None, None).for_batch(128), 1);
     // A link's count wins over the cores and the memory, never over the shards.
     assert_eq!(machine(2, Some(0.5), Some(4)).for_batch(64), 4);
     assert_eq!(machine(16, None, Some(1)).helpers_for(64), 0);
-    assert_eq!(machine(2, None, Some(8)).for_batch(24), 3);
+    assert_eq!(machine(2, None, Some(8)).for_batch(48), 3);
     assert_eq!(CpuWorkers::parse(" 3 "), Ok(3));
     for bad in ["0", "9", "-1", "two", "", "1.5"] {
         assert!(CpuWorkers::parse(bad).is_err(), "{bad}");
     }
-    assert_eq!(shards_of(64), MAX_SHARDS);
+    assert_eq!(shards_of(8 * MIN_SHARD), MAX_SHARDS);
     assert_eq!(shards_of(2 * MIN_SHARD - 1), 1);
 }
