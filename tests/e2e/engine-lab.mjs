@@ -65,6 +65,9 @@ export class EngineLab {
   /** Opens a place through the navigation bar, as a person would, and waits until it is shown
    * (as `LabPage.place`). */
   async place(name) {
+    // A build from before the places (VITLAB_DIST at an older commit, to show a new test
+    // failing there) has every card on its one page: nothing to open.
+    if (!(await this.countOf(selector("places")))) return;
     await this.click(`nav-${name}`);
     await this.waitForCss(`main[data-place="${name}"]`);
   }

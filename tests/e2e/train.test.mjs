@@ -329,6 +329,10 @@ test("a start that fails keeps the saved run; a saved run that cannot run is nam
   await lab.byTestId("train-button").click();
   await lab.byTestId("training-error").waitFor({ timeout: 120_000 });
   await page.context().unroute(manifest);
+  // The start's record goes in a transaction of its own once the worker is idle again: a
+  // reload within those milliseconds would leave it (on a loaded machine the error shows
+  // first), so the reload waits for it.
+  await until(async () => Object.keys((await runDatabase(page))?.records ?? {}).length, (n) => n === 1, { what: "the start's record gone" });
   await expectSavedRunAfterReload(page, lab, saved);
   assert.equal(await page.evaluate(() => sessionStorage.getItem("vitlab-run")), stopped);
   await lab.place("runs");
