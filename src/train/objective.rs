@@ -1,7 +1,7 @@
 //! What a training step minimises and what its passes give: the loss of a model on a batch
 //! (or a part of one), the correct count and the gradients. The leaf the step is built on:
-//! the whole step (`trainer.rs`), its halves (`shards.rs`) and a helper's half
-//! (`half_job.rs`) all compute [`batch_gradients`].
+//! the whole step (`trainer.rs`), its shards (`shards.rs`) and a helper's shards
+//! (`shard_job.rs`) all compute [`batch_gradients`].
 
 use burn::module::Module;
 use burn::optim::GradientsParams;

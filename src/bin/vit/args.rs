@@ -181,7 +181,7 @@ pub enum Command {
         /// `--preset cnn`).
         #[arg(long, value_enum, default_value_t = ModelChoice::Vit)]
         model: ModelChoice,
-        /// The CPU's code for a step: `fused` (the model's own kernels, the batch in two halves
+        /// The CPU's code for a step: `fused` (the model's own kernels, the batch in shards
         /// side by side) or `composed` (Burn's ops and the batch whole, as before them; for
         /// comparison).
         #[arg(long, value_enum, default_value_t = KernelChoice::Fused)]
