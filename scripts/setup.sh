@@ -39,9 +39,10 @@ if ! rustup target list --installed | grep -qx wasm32-unknown-unknown; then
 fi
 rustup component list --installed 2>/dev/null | grep -q '^clippy' || rustup component add clippy rustfmt
 
-# The two tools compile side by side, and beside apt's downloads and unpacking for the tests:
-# each compile ends in a long single-threaded crate and link, which the other fills (on the
-# 2-core CI machine, one after the other left a core idle for minutes).
+# The two tools compile side by side, and beside apt's downloads and unpacking for the tests.
+# With Debian's packages already there this gains little (a fresh CARGO_HOME on this 2-core
+# machine: 521 s one after the other, 511 s side by side: cargo already keeps both cores
+# busy); apt's downloads, where it must install the browsers, wait on the network meanwhile.
 jobs=()
 if $want_test; then
   (
