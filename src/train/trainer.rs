@@ -135,9 +135,10 @@ impl Trainer {
             })
             .collect();
         drop(params);
+        let here = |shard| shard_of_batch(&model, batch, objective, stream, shard);
         let mut each: Vec<Option<BatchGradients>> = (0..count).map(|_| None).collect();
         for shard in dealt(0) {
-            each[shard.index] = Some(shard_of_batch(&model, batch, objective, stream, shard));
+            each[shard.index] = Some(here(shard));
         }
         let mut helped = 1;
         for (helper, shards, outcome) in handed {
@@ -151,9 +152,7 @@ impl Trainer {
                 }
                 Err(error) => {
                     helper.give_up(error);
-                    (shards.iter())
-                        .map(|&shard| shard_of_batch(&model, batch, objective, stream, shard))
-                        .collect()
+                    shards.iter().map(|&shard| here(shard)).collect()
                 }
             };
             for (shard, gradients) in shards.iter().zip(computed) {

@@ -69,8 +69,7 @@ for (const { backend, workers } of runs) {
     }
   }
   const toStep = await step();
-  const shown = lab.byTestId("cpu-workers");
-  const workersShown = (await shown.count()) ? Number((await shown.textContent()).match(/(\d+) workers/)[1]) : 1;
+  const workersShown = await lab.cpuWorkers();
   const running = gpuDelta(fromCounts, await gpuCounts(page));
   const perStep = Object.fromEntries(Object.entries(running).map(([k, v]) => [k, +(v / Math.max(1, toStep - fromStep)).toFixed(1)]));
   const settled = rates.slice(Math.floor(rates.length / 2)).filter(Number.isFinite);

@@ -230,6 +230,11 @@ export class LabPage {
   async backend() {
     return this.byTestId("backend").textContent();
   }
+  /** The CPU workers the training panel says train the run: 1 where it says none. */
+  async cpuWorkers() {
+    const said = this.byTestId("cpu-workers");
+    return (await said.count()) ? Number((await said.textContent()).match(/(\d+) workers/)[1]) : 1;
+  }
   /** Opens a place through the navigation bar, as a person would, and waits until it is shown. */
   async place(name) {
     // A build from before the places (VITLAB_DIST at an older commit, to show a new test

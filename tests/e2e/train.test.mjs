@@ -473,15 +473,11 @@ test("an experiment as a link fills the form and the view, and trains the same o
 async function finishedRun(query, prepare = async () => {}) {
   const { page, lab } = await openAt(`${query}#train`, prepare);
   await lab.byTestId("train-button").click();
-  const workersNow = async () => {
-    const said = lab.byTestId("cpu-workers");
-    return (await said.count()) ? Number((await said.textContent()).match(/(\d+) workers/)[1]) : 1;
-  };
   let sharedFrom = null;
   let mostWorkers = 1;
   await until(
     async () => {
-      const workers = await workersNow();
+      const workers = await lab.cpuWorkers();
       if (sharedFrom === null && workers > 1) sharedFrom = await numberIn(lab, "training-step");
       mostWorkers = Math.max(mostWorkers, workers);
       return lab.byTestId("run-state").textContent();
@@ -492,7 +488,7 @@ async function finishedRun(query, prepare = async () => {}) {
   const [download] = await Promise.all([page.waitForEvent("download"), lab.byTestId("run-download").click()]);
   const run = readRunFile(await readFile(await download.path()));
   const notices = await page.locator(".notices li").allTextContents();
-  const workersAtEnd = await workersNow();
+  const workersAtEnd = await lab.cpuWorkers();
   await page.close();
   return { ...run, sharedFrom, mostWorkers, workersAtEnd, notices };
 }
