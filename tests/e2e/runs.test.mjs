@@ -34,11 +34,7 @@ async function reload(tab) {
 }
 
 async function trainTo(tab, steps) {
-  // A start that fails says why: the wait's message carries it.
-  await until(tab.state, (s) => s === "training", { what: "training" }).catch(async (timedOut) => {
-    const said = await tab.page.evaluate(() => [...document.querySelectorAll('[data-testid="training-error"], .notices')].map((e) => e.textContent).join(" | "));
-    throw new Error(`${timedOut.message}; the page says: ${said}`);
-  });
+  await until(tab.state, (s) => s === "training", { what: "training" });
   return until(tab.step, (s) => s >= steps, { what: `step ${steps}` });
 }
 

@@ -216,9 +216,33 @@ export async function launch() {
 }
 
 /** The draw-and-classify page, through its data-testid hooks. */
+/** The labs' pages still open, whose words a wait that times out adds to its message. */
+const openLabs = new Set();
+
+/** What each open lab's page says of its run: its state, error and notices, a line each. */
+async function whatTheLabsSay() {
+  const said = [];
+  for (const page of openLabs) {
+    if (page.isClosed()) {
+      openLabs.delete(page);
+      continue;
+    }
+    const words = await Promise.race([new Promise((resolve) => setTimeout(resolve, 5_000, null)), page
+      .evaluate(() => ["run-state", "training-error", "runs-error"]
+        .map((id) => document.querySelector(`[data-testid="${id}"]`)?.textContent)
+        .concat(document.querySelector(".notices")?.textContent)
+        .filter(Boolean)
+        .join(" | "))
+      .catch(() => null)]);
+    if (words) said.push(`${page.url()}: ${words}`);
+  }
+  return said.length ? `; the labs say:\n${said.join("\n")}` : "";
+}
+
 export class LabPage {
   constructor(page) {
     this.page = page;
+    openLabs.add(page);
   }
   byTestId(id) {
     return this.page.locator(`[data-testid="${id}"]`);
@@ -353,7 +377,7 @@ export async function until(read, ok, { timeout = 120_000, every = 250, what = "
     if (ok(value)) return value;
     await new Promise((resolve) => setTimeout(resolve, every));
   }
-  throw new Error(`${what} not reached within ${timeout} ms (last: ${JSON.stringify(value)})`);
+  throw new Error(`${what} not reached within ${timeout} ms (last: ${JSON.stringify(value)})${await whatTheLabsSay()}`);
 }
 
 /** Records main-thread tasks longer than 50 ms (the Long Tasks API) from page start. */
