@@ -243,11 +243,22 @@ impl<To: Serialize + Called> Link<To> {
     }
 }
 
+thread_local! {
+    /// The error handler of every worker let go: its error (a script load that the ending cut
+    /// off, say) is not handled, so it would go on to this thread's own error handler, and from
+    /// a helper to the page as the training worker's death. One for the thread, never dropped.
+    static IGNORE_ERRORS: Closure<dyn FnMut(ErrorEvent)> =
+        Closure::new(|event: ErrorEvent| event.prevent_default());
+}
+
 impl<To> Drop for Link<To> {
     fn drop(&mut self) {
-        // Events already queued must find no handler rather than a dropped closure.
+        // Events already queued must find no handler of ours rather than a dropped closure.
         self.worker.set_onmessage(None);
-        self.worker.set_onerror(None);
+        IGNORE_ERRORS.with(|ignore| {
+            self.worker
+                .set_onerror(Some(ignore.as_ref().unchecked_ref()))
+        });
         self.worker.terminate();
     }
 }
