@@ -421,6 +421,27 @@ test("Stop and Reset end a start whose manifest never comes, at once, and the sa
   await page.close();
 });
 
+test("a Stop while the helpers' scripts are still loading ends the start alone: the helpers let go raise nothing that reaches the page", async () => {
+  const { page, lab } = await openAt("?backend=cpu&cpu-workers=3#train");
+  // The training worker loads worker.js first; its two helpers' loads never end, nor does the
+  // manifest: the start waits until the Stop ends it, and its helpers with it.
+  let loads = 0;
+  await page.context().route(/\/worker\.js$/, (route) => (++loads === 1 ? route.continue() : undefined));
+  await page.context().route(/mnist\/manifest\.json/, () => {});
+  const state = () => lab.byTestId("run-state").textContent();
+  await lab.byTestId("train-button").click();
+  await until(() => loads, (n) => n >= 3, { what: "both helpers loading" });
+  await lab.byTestId("stop-button").click();
+  await until(state, (s) => s === "idle", { timeout: 10_000, what: "idle after the Stop" });
+  // The helpers' cut loads come after their links are gone: nothing may report them.
+  await new Promise((resolve) => setTimeout(resolve, 3000));
+  assert.equal(await state(), "idle");
+  assert.equal(await lab.byTestId("training-error").count(), 0, await lab.page.locator("body").textContent());
+  await page.context().unroute(/\/worker\.js$/);
+  await page.context().unroute(/mnist\/manifest\.json/);
+  await page.close();
+});
+
 /** The losses of a run's first `steps` steps, from the run file it saves on Stop. */
 async function lossesOfRun(page, lab, steps) {
   await lab.byTestId("train-button").click();
