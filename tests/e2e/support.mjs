@@ -215,7 +215,6 @@ export async function launch() {
   return browser;
 }
 
-/** The draw-and-classify page, through its data-testid hooks. */
 /** The labs' pages still open, whose words a wait that times out adds to its message. */
 const openLabs = new Set();
 
@@ -239,6 +238,7 @@ async function whatTheLabsSay() {
   return said.length ? `; the labs say:\n${said.join("\n")}` : "";
 }
 
+/** The draw-and-classify page, through its data-testid hooks. */
 export class LabPage {
   constructor(page) {
     this.page = page;
