@@ -439,6 +439,35 @@ async fn a_damaged_cached_chunk_is_refetched_and_the_cache_repaired() {
     delete_cache("vitlab-test-chunks").await;
 }
 
+/// The training loop's turn between steps lets a message already queued for the thread (a
+/// Pause, a Stop) run before the loop goes on; a turn in microtasks would not.
+#[wasm_bindgen_test]
+async fn a_training_loop_s_turn_lets_a_queued_message_run_first() {
+    use std::cell::Cell;
+    use wasm_bindgen::closure::Closure;
+    let channel = web_sys::MessageChannel::new().unwrap();
+    let heard = Rc::new(Cell::new(0));
+    let listener = Closure::<dyn FnMut()>::new({
+        let heard = heard.clone();
+        move || heard.set(heard.get() + 1)
+    });
+    channel
+        .port1()
+        .set_onmessage(Some(listener.as_ref().unchecked_ref()));
+    for turn in 1..=3 {
+        channel
+            .port2()
+            .post_message(&wasm_bindgen::JsValue::NULL)
+            .unwrap();
+        vitlab::web::yield_to_messages().await;
+        assert_eq!(
+            heard.get(),
+            turn,
+            "the message queued before turn {turn} had not run"
+        );
+    }
+}
+
 /// The page decodes its test digits on its own thread: in slices, with the thread free to
 /// run other tasks between them (at once, a chunk holds it for its whole decode).
 #[wasm_bindgen_test]

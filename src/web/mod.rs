@@ -52,6 +52,8 @@ pub use engine::Engine;
 #[cfg(feature = "gpu")]
 pub use explain::run_explaining_worker;
 pub use fetch::{FetchError, MAX_FETCH_BYTES, fetch_bytes, within};
+#[cfg(feature = "train")]
+pub use global::yield_to_messages;
 pub use global::{describe, next_task, now_ms, report_rejections_as_errors, sleep_ms, within_ms};
 pub use gpu_errors::{GpuRejected, gpu_checked};
 #[cfg(feature = "train")]

@@ -12,7 +12,7 @@ use crate::train::{
     Checkpoint, PendingStep, Session, TestReport, TrainingError, classify_in_batches,
 };
 
-use crate::web::global::{now_ms, sleep_ms};
+use crate::web::global::{now_ms, yield_to_messages};
 use crate::web::read::{ReadError, read_floats_async, read_ints_async};
 
 use super::run::Run;
@@ -205,7 +205,7 @@ async fn evaluate(session: &mut Session) -> Result<Option<TestReport>, ReadError
     for (_, batch) in classify_in_batches(&model, session.test_set(), &indices, EVAL_BATCH, &device)
     {
         predicted.extend(read_ints_async(batch, "predictions").await?);
-        sleep_ms(0).await;
+        yield_to_messages().await;
     }
     Ok(Some(session.finish_evaluation(&indices, &predicted)))
 }

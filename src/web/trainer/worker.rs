@@ -10,7 +10,7 @@ use web_sys::{DedicatedWorkerGlobalScope, MessageEvent};
 use crate::data::Split;
 use crate::protocol::{FromTrainer, RunState};
 
-use crate::web::global::{now_ms, sleep_ms};
+use crate::web::global::{now_ms, yield_to_messages};
 use crate::web::packet::{Packet, PacketError};
 
 use super::commands::handle;
@@ -90,7 +90,7 @@ async fn main_loop(inbox: Rc<Inbox>) {
         }
         runner.train_step().await;
         if now_ms() - last_yield > YIELD_EVERY_MS {
-            sleep_ms(0).await;
+            yield_to_messages().await;
             last_yield = now_ms();
         }
     }
