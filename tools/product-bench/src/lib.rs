@@ -98,9 +98,10 @@ mod browser {
         fn now() -> f64;
     }
 
-    /// The worker's product at shape `index` of `SHAPES`, G multiply-adds per second.
+    /// The worker's product (as this build's target features make it) at shape `index` of
+    /// `SHAPES`, G multiply-adds per second.
     #[wasm_bindgen]
-    pub fn simd128_rate(index: usize) -> f64 {
+    pub fn product_rate(index: usize) -> f64 {
         let operands = super::Operands::new(super::SHAPES[index]);
         let (lhs, rhs) = operands.matrices();
         super::rate(&operands, now, |out| {
