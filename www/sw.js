@@ -18,6 +18,18 @@ const PREFIX = "vitlab-app-";
 const CACHE = PREFIX + VERSION;
 /// Files whose name carries a hash of their content (Trunk's `name-<16 hex>.ext`).
 const CONTENT_NAMED = /-[0-9a-f]{16}(_bg)?\.(js|wasm|css)$/;
+/// The smallest module with a relaxed SIMD instruction (src/web/link.rs holds the same bytes):
+/// where it validates the page starts `worker_fma`, elsewhere `worker`, and only that one is
+/// kept at install.
+const RELAXED_SIMD_PROBE = new Uint8Array([
+  0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00, 0x01, 0x08, 0x01, 0x60, 0x03, 0x7b, 0x7b, 0x7b, 0x01, 0x7b,
+  0x03, 0x02, 0x01, 0x00, 0x0a, 0x0d, 0x01, 0x0b, 0x00, 0x20, 0x00, 0x20, 0x01, 0x20, 0x02, 0xfd, 0x85, 0x02,
+  0x0b,
+]);
+/// The heavy worker this browser never starts (its script, loader and wasm).
+const UNUSED_WORKER = WebAssembly.validate(RELAXED_SIMD_PROBE)
+  ? /^worker(_loader)?\.js$|^worker_bg\.wasm$/
+  : /^worker_fma(_loader)?\.js$|^worker_fma_bg\.wasm$/;
 /// The training worker keeps these itself, verified against the manifest.
 const KEPT_BY_THE_PAGE = /\/mnist\/[^/]+\.bin$/;
 
@@ -26,7 +38,8 @@ self.addEventListener("install", (event) => {
     (async () => {
       const cache = await caches.open(CACHE);
       // `reload`: this build's files from the server, never an older copy from the HTTP cache.
-      await cache.addAll(SHELL.map((path) => new Request(path, { cache: "reload" })));
+      const used = SHELL.filter((path) => !UNUSED_WORKER.test(path));
+      await cache.addAll(used.map((path) => new Request(path, { cache: "reload" })));
       await self.skipWaiting();
     })(),
   );

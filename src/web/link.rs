@@ -1,5 +1,5 @@
 //! One worker seen from whoever started it (the page, or the training worker for its helper):
-//! spawned from [`WORKER_SCRIPT`] in its role, packets held until the worker says it listens
+//! spawned from its script (the heavy workers' per [`heavy_worker_script`]) in its role, packets held until the worker says it listens
 //! (a message posted before that would be lost), packets read into the worker's typed
 //! messages, its `error` event turned into one [`LinkError`], and the worker ended when the
 //! link is dropped. Each client (`drawing/client.rs`, `explain/client.rs`, `helper/client.rs`,
@@ -19,8 +19,39 @@ use crate::protocol::{Called, Greeting};
 use super::global::describe;
 use super::packet::{Packet, PacketError};
 
-/// The workers' script: Trunk's loader shim for the `worker` binary, beside the page.
+/// The heavy workers' script where the browser lacks relaxed SIMD: Trunk's loader shim for
+/// the `worker` binary, beside the page.
 pub const WORKER_SCRIPT: &str = "./worker_loader.js";
+/// The heavy workers' script where the browser has relaxed SIMD: the `worker_fma` binary, the
+/// same worker with its matrix product in fused multiply-adds.
+pub const WORKER_FMA_SCRIPT: &str = "./worker_fma_loader.js";
+/// The smallest module with a relaxed SIMD instruction: `(func (param v128 v128 v128) (result
+/// v128) local.get 0 local.get 1 local.get 2 f32x4.relaxed_madd)`. `www/sw.js` holds the same
+/// bytes, to keep the binary the page will start for offline use.
+const RELAXED_SIMD_PROBE: [u8; 37] = [
+    0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00, // the header
+    0x01, 0x08, 0x01, 0x60, 0x03, 0x7b, 0x7b, 0x7b, 0x01, 0x7b, // the type (v128³ → v128)
+    0x03, 0x02, 0x01, 0x00, // one function of that type
+    0x0a, 0x0d, 0x01, 0x0b, 0x00, // its body: 11 bytes, no locals
+    0x20, 0x00, 0x20, 0x01, 0x20, 0x02, // local.get 0, 1, 2
+    0xfd, 0x85, 0x02, 0x0b, // f32x4.relaxed_madd, end
+];
+
+/// The heavy workers' script in this browser: [`WORKER_FMA_SCRIPT`] where relaxed SIMD
+/// validates, [`WORKER_SCRIPT`] elsewhere. The page and the training worker (for its helpers)
+/// ask the same browser, so every worker of a run runs the same binary.
+pub fn heavy_worker_script() -> &'static str {
+    thread_local! {
+        static HAS_RELAXED_SIMD: bool =
+            js_sys::WebAssembly::validate(&js_sys::Uint8Array::from(&RELAXED_SIMD_PROBE[..]).into())
+                .unwrap_or(false);
+    }
+    if HAS_RELAXED_SIMD.with(|has| *has) {
+        WORKER_FMA_SCRIPT
+    } else {
+        WORKER_SCRIPT
+    }
+}
 /// The explaining worker's script: Trunk's loader shim for the `explainer` binary, fetched
 /// the first time a drawing is explained.
 pub const EXPLAINER_SCRIPT: &str = "./explainer_loader.js";
@@ -29,7 +60,7 @@ pub const EXPLAINER_SCRIPT: &str = "./explainer_loader.js";
 pub const DRAWER_SCRIPT: &str = "./drawer.js";
 
 /// What a worker does: one started from [`DRAWER_SCRIPT`] draws on the CPU, one from
-/// [`EXPLAINER_SCRIPT`] explains; one started from [`WORKER_SCRIPT`] does what its URL's
+/// [`EXPLAINER_SCRIPT`] explains; one started from [`heavy_worker_script`] does what its URL's
 /// `?role=` says.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum WorkerRole {
@@ -48,7 +79,7 @@ pub enum WorkerRole {
 }
 
 impl WorkerRole {
-    /// The role of a worker started from [`WORKER_SCRIPT`]: never [`Self::Explain`], which
+    /// The role of a worker started from [`heavy_worker_script`]: never [`Self::Explain`], which
     /// is a binary of its own.
     pub fn of_this_worker() -> Self {
         match super::this_worker_param("role").as_deref() {
@@ -63,7 +94,7 @@ impl WorkerRole {
         match self {
             Self::Draw => DRAWER_SCRIPT,
             Self::Explain => EXPLAINER_SCRIPT,
-            Self::Gpu | Self::Train | Self::Helper => WORKER_SCRIPT,
+            Self::Gpu | Self::Train | Self::Helper => heavy_worker_script(),
         }
     }
 

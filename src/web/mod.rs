@@ -22,6 +22,8 @@ pub mod explain;
 mod fetch;
 mod global;
 mod gpu_errors;
+#[cfg(all(feature = "train", feature = "gpu"))]
+mod heavy_worker;
 #[cfg(feature = "train")]
 pub mod helper;
 mod idle;
@@ -56,6 +58,8 @@ pub use fetch::{FetchError, MAX_FETCH_BYTES, fetch_bytes, within};
 pub use global::yield_to_messages;
 pub use global::{describe, next_task, now_ms, report_rejections_as_errors, sleep_ms, within_ms};
 pub use gpu_errors::{GpuRejected, gpu_checked};
+#[cfg(all(feature = "train", feature = "gpu"))]
+pub use heavy_worker::run_heavy_worker;
 #[cfg(feature = "train")]
 pub use helper::run_helper_worker;
 pub use idle::{after_next_paint, when_idle, when_key_pressed, when_visible};

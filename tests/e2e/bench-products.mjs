@@ -1,6 +1,6 @@
 // Benchmark (not a test): the browser half of tools/product-bench/run.sh, which builds the
-// page it serves: the worker's product at each of the seed's shapes, as the worker builds it
-// (SIMD128) and with relaxed SIMD's fused multiply-add, one after the other, five rounds.
+// page it serves: the worker's product at each of the seed's shapes, as `worker` builds it
+// (SIMD128) and as `worker_fma` does (relaxed SIMD's fused multiply-add), in turn, five rounds.
 import { launch, serve } from "./support.mjs";
 
 const server = await serve(process.argv[2]);

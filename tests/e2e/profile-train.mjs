@@ -6,10 +6,12 @@
 // A release build strips the wasm's function names, so every frame would read
 // `wasm-function[N]`; for names, link the worker without stripping and put it in a copy of
 // the build (nothing else is rebuilt):
-//   cargo rustc --profile web --target wasm32-unknown-unknown --bin worker --features gpu \
-//     -- -C strip=none
+//   cargo rustc --profile web --target wasm32-unknown-unknown --bin worker_fma \
+//     --features gpu,fused-madd -- -C strip=none
 //   cp -r dist /tmp/named && wasm-bindgen --target no-modules --no-typescript \
-//     --out-dir /tmp/named --out-name worker target/wasm32-unknown-unknown/web/worker.wasm
+//     --out-dir /tmp/named --out-name worker_fma target/wasm32-unknown-unknown/web/worker_fma.wasm
+// (Chromium has relaxed SIMD, so the page starts `worker_fma`, the worker with fused
+// multiply-adds; the plain `worker` is WebKit's.)
 //   (cd tests/e2e && VITLAB_DIST=/tmp/named node profile-train.mjs [--preset seed] [--seconds 30]
 //      [--cpu-workers N])
 import { readFile } from "node:fs/promises";
@@ -104,7 +106,7 @@ function functionNames(wasm) {
   }
   return names;
 }
-const wasmNames = functionNames(await readFile(join(DIST, "worker_bg.wasm")));
+const wasmNames = functionNames(await readFile(join(DIST, "worker_fma_bg.wasm")));
 
 /** A Rust symbol without its hash (the linker writes the name section demangled). */
 const readable = (name) => name.replace(/::h[0-9a-f]{16}$/, "");

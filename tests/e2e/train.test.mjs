@@ -10,6 +10,8 @@ import { fileURLToPath } from "node:url";
 import { LabPage, ONE, VIT, checkpoints, editCheckpoint, numberIn, runDatabase, servedApp, until, watchLongTasks } from "./support.mjs";
 
 const app = servedApp();
+/** The heavy workers' script in Chromium, which has relaxed SIMD: `worker_fma`'s, never the plain one. */
+const HEAVY_WORKER_JS = /\/worker_fma\.js$/;
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 
 /** A new page, readied by `prepare(page)`, with the lab open at `query`. */
@@ -423,10 +425,11 @@ test("Stop and Reset end a start whose manifest never comes, at once, and the sa
 
 test("a Stop while the helpers' scripts are still loading ends the start alone: the helpers let go raise nothing that reaches the page", async () => {
   const { page, lab } = await openAt("?backend=cpu&cpu-workers=3#train");
-  // The training worker loads worker.js first; its two helpers' loads never end, nor does the
+  // The training worker loads its script first (worker_fma.js: Chromium has relaxed SIMD); its
+  // two helpers' loads never end, nor does the
   // manifest: the start waits until the Stop ends it, and its helpers with it.
   let loads = 0;
-  await page.context().route(/\/worker\.js$/, (route) => (++loads === 1 ? route.continue() : undefined));
+  await page.context().route(HEAVY_WORKER_JS, (route) => (++loads === 1 ? route.continue() : undefined));
   await page.context().route(/mnist\/manifest\.json/, () => {});
   const state = () => lab.byTestId("run-state").textContent();
   await lab.byTestId("train-button").click();
@@ -437,7 +440,7 @@ test("a Stop while the helpers' scripts are still loading ends the start alone: 
   await new Promise((resolve) => setTimeout(resolve, 3000));
   assert.equal(await state(), "idle");
   assert.equal(await lab.byTestId("training-error").count(), 0, await lab.page.locator("body").textContent());
-  await page.context().unroute(/\/worker\.js$/);
+  await page.context().unroute(HEAVY_WORKER_JS);
   await page.context().unroute(/mnist\/manifest\.json/);
   await page.close();
 });
@@ -576,10 +579,10 @@ test("three CPU workers (the worker and two helpers) train the run one trains, b
   // A helper that closes itself mid-run answers nothing: the worker waits out the deadline,
   // says so, and computes that helper's shards from then on while the other helper goes on,
   // with the same results. (Playwright does not see a nested worker's own script, only what
-  // it imports: on the CPU the training worker loads worker.js first, its helpers after.)
+  // it imports: on the CPU the training worker loads worker_fma.js first, its helpers after.)
   const dying = await finishedRun(`${link}&cpu-workers=3`, async (page) => {
     let loads = 0;
-    await page.context().route(/\/worker\.js$/, async (route) => {
+    await page.context().route(HEAVY_WORKER_JS, async (route) => {
       if (++loads !== 3) return route.continue();
       const script = await (await route.fetch()).text();
       await route.fulfill({ contentType: "text/javascript", body: `${script}\nsetTimeout(() => close(), 2500);` });

@@ -163,6 +163,10 @@ export class WebKitLab extends EngineLab {
   async workerRoles() {
     return (await this.recorded()).workers.map((url) => new URL(url, "http://page/").searchParams.get("role"));
   }
+  /** The file names of the scripts the page started workers from. */
+  async workerScripts() {
+    return (await this.recorded()).workers.map((url) => new URL(url, "http://page/").pathname.split("/").pop());
+  }
   /** Clicks `id` and returns the file the page offers: its name and bytes. */
   async saved(id, timeout = 60_000) {
     const before = (await this.recorded()).downloads.length;

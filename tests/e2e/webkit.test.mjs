@@ -138,6 +138,9 @@ test("in WebKit a short run trains in two CPU workers, its loss falls, it pauses
   assert.match(status, /on CPU .*— this browser has no WebGPU/, status);
   await until(() => lab.count("cpu-workers"), (n) => n === 1, { what: "the helper worker training too" });
   assert.ok((await lab.workerRoles()).includes("train"));
+  // This WebKit has no relaxed SIMD: the plain worker, never the one with fused multiply-adds.
+  const scripts = await lab.workerScripts();
+  assert.ok(scripts.includes("worker_loader.js") && !scripts.includes("worker_fma_loader.js"), scripts.join(", "));
 
   await pauseAndResume(lab);
   await assertNoErrors(lab);

@@ -1,21 +1,21 @@
 #!/usr/bin/env bash
 # Benchmark (not a test): the worker's SIMD128 product against gemm at the seed's shapes,
-# natively and in headless Chromium, where it runs twice: as the worker builds it (a multiply and
-# an add) and built with relaxed SIMD (a fused multiply-add, `f32x4.relaxed_madd`, which no
-# browser build of the app enables yet). One JSON line per shape and round. Run on a quiet
-# machine, after scripts/test.sh has installed the tools (wasm-bindgen-cli, the e2e modules).
+# natively and in headless Chromium, where it runs twice: as the `worker` binary builds it (a
+# multiply and an add) and as `worker_fma` does (relaxed SIMD's fused `f32x4.relaxed_madd`).
+# One JSON line per shape and round. Run on a quiet machine, after scripts/test.sh has installed
+# the tools (wasm-bindgen-cli, the e2e modules).
 set -euo pipefail
 cd "$(dirname "$0")"
 cargo build --release --offline
 ./target/release/product-bench
-# Built the same way twice but for the target features, each in a target directory of its own.
+# Built twice, as the two workers are: without and with `fused-madd`.
 for variant in simd128 relaxed; do
-  features=+simd128
-  [[ $variant == relaxed ]] && features=+simd128,+relaxed-simd
-  RUSTFLAGS="-C target-feature=$features" cargo build --release --offline --lib \
-    --target wasm32-unknown-unknown --target-dir "target/$variant"
+  features=()
+  [[ $variant == relaxed ]] && features=(--features fused-madd)
+  RUSTFLAGS="-C target-feature=+simd128" cargo build --release --offline --lib \
+    --target wasm32-unknown-unknown "${features[@]}"
   wasm-bindgen --target web --no-typescript --out-dir "pkg/$variant" \
-    "target/$variant/wasm32-unknown-unknown/release/product_bench.wasm"
+    target/wasm32-unknown-unknown/release/product_bench.wasm
 done
 cat > pkg/index.html <<'HTML'
 <!doctype html><script type="module">

@@ -11,6 +11,9 @@
 //! multiply-adds per second for `gemm`; here, by tile (rows × columns, accumulators): 2 × 16
 //! (8) 14–16.5 G, 2 × 12 (6) 13–15 G, 3 × 8 (6) 12–17 G, 3 × 12 (9) 15–18.5 G, 4 × 8 (8)
 //! 16–19 G, 5 × 8 (10) 10–11 G, 6 × 8 (12) 10–12 G.
+//!
+//! Built with `fused-madd` (the `worker_fma` binary, for browsers with relaxed SIMD) the tile's
+//! multiply-adds are fused: 1.08–1.29× the rate (`tools/product-bench`).
 
 // Natively only the tests call this: the linear layers run `gemm` there.
 #![cfg_attr(not(target_arch = "wasm32"), allow(dead_code))]
@@ -136,6 +139,10 @@ fn pack_rhs(packed: &mut [f32], rhs: Matrix<'_>, depth_start: usize, depth: usiz
 /// The 4 × 8 tile `Σₚ lhs[r][p · step] · rhs[p]` over `depth` steps of four rows of `lhs`
 /// and a packed panel, in eight SIMD128 accumulators.
 #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+// With `fused-madd` its multiply-adds are relaxed SIMD's: a module with them compiles only where
+// the browser has them, which is why the page starts that worker only where its probe validates
+// (`web::link`), and why calling it needs no `unsafe` in wasm.
+#[cfg_attr(feature = "fused-madd", target_feature(enable = "relaxed-simd"))]
 fn tile(
     depth: usize,
     lhs: [&[f32]; TILE_ROWS],
@@ -183,7 +190,7 @@ fn tile(
 #[cfg(all(
     target_arch = "wasm32",
     target_feature = "simd128",
-    not(target_feature = "relaxed-simd")
+    not(feature = "fused-madd")
 ))]
 #[inline(always)]
 fn multiply_add(
@@ -195,12 +202,16 @@ fn multiply_add(
     f32x4_add(sum, f32x4_mul(a, b))
 }
 
-/// `sum + a · b` in four lanes, fused where the engine can (relaxed SIMD's `relaxed_madd`).
-/// No browser build enables relaxed SIMD yet: WebKit lacks it, so it needs a worker binary of
-/// its own. In `tools/product-bench` this tile runs 19-25 G multiply-adds per second with it
-/// against 16-20 G without, in headless Chromium on this project's 2-core AMD machine.
-#[cfg(all(target_arch = "wasm32", target_feature = "relaxed-simd"))]
-#[inline(always)]
+/// `sum + a · b` in four lanes, fused where the engine can (relaxed SIMD's `relaxed_madd`; V8
+/// fuses on x86-64 with FMA): in `tools/product-bench` the tile runs 1.08-1.29× the rate of the
+/// multiply and add in headless Chromium on this project's 2-core AMD machine.
+#[cfg(all(
+    target_arch = "wasm32",
+    target_feature = "simd128",
+    feature = "fused-madd"
+))]
+#[target_feature(enable = "relaxed-simd")]
+#[inline]
 fn multiply_add(
     sum: core::arch::wasm32::v128,
     a: core::arch::wasm32::v128,
