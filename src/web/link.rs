@@ -1,9 +1,10 @@
 //! One worker seen from whoever started it (the page, or the training worker for its helper):
-//! spawned from its script (the heavy workers' per [`heavy_worker_script`]) in its role, packets held until the worker says it listens
-//! (a message posted before that would be lost), packets read into the worker's typed
-//! messages, its `error` event turned into one [`LinkError`], and the worker ended when the
-//! link is dropped. Each client (`drawing/client.rs`, `explain/client.rs`, `helper/client.rs`,
-//! `trainer/client.rs`) is a link and what it does with what it hears.
+//! spawned from its script (the heavy workers' per [`heavy_worker_script`]) in its role,
+//! packets held until the worker says it listens (a message posted before that would be lost),
+//! packets read into the worker's typed messages, its `error` event turned into one
+//! [`LinkError`], and the worker ended when the link is dropped. Each client
+//! (`drawing/client.rs`, `explain/client.rs`, `helper/client.rs`, `trainer/client.rs`) is a link
+//! and what it does with what it hears.
 
 use std::cell::RefCell;
 use std::marker::PhantomData;
@@ -37,6 +38,13 @@ const RELAXED_SIMD_PROBE: [u8; 37] = [
     0xfd, 0x85, 0x02, 0x0b, // f32x4.relaxed_madd, end
 ];
 
+/// The explaining worker's script: Trunk's loader shim for the `explainer` binary, fetched
+/// the first time a drawing is explained.
+pub const EXPLAINER_SCRIPT: &str = "./explainer_loader.js";
+/// The drawing worker's script, beside the page: a module that runs the page's own binary,
+/// which holds the model on the CPU (`www/drawer.js`, stamped by the build).
+pub const DRAWER_SCRIPT: &str = "./drawer.js";
+
 /// The heavy workers' script in this browser: [`WORKER_FMA_SCRIPT`] where relaxed SIMD
 /// validates, [`WORKER_SCRIPT`] elsewhere. The page and the training worker (for its helpers)
 /// ask the same browser, so every worker of a run runs the same binary.
@@ -52,12 +60,6 @@ pub fn heavy_worker_script() -> &'static str {
         WORKER_SCRIPT
     }
 }
-/// The explaining worker's script: Trunk's loader shim for the `explainer` binary, fetched
-/// the first time a drawing is explained.
-pub const EXPLAINER_SCRIPT: &str = "./explainer_loader.js";
-/// The drawing worker's script, beside the page: a module that runs the page's own binary,
-/// which holds the model on the CPU (`www/drawer.js`, stamped by the build).
-pub const DRAWER_SCRIPT: &str = "./drawer.js";
 
 /// What a worker does: one started from [`DRAWER_SCRIPT`] draws on the CPU, one from
 /// [`EXPLAINER_SCRIPT`] explains; one started from [`heavy_worker_script`] does what its URL's

@@ -63,7 +63,7 @@ pub use heavy_worker::run_heavy_worker;
 #[cfg(feature = "train")]
 pub use helper::run_helper_worker;
 pub use idle::{after_next_paint, when_idle, when_key_pressed, when_visible};
-pub use link::{DRAWER_SCRIPT, EXPLAINER_SCRIPT, LinkError, WORKER_SCRIPT, WorkerRole};
+pub use link::{DRAWER_SCRIPT, EXPLAINER_SCRIPT, LinkError, WorkerRole};
 pub use local_model::{LocalModel, ModelError};
 pub use offline::{OfflineError, keep_for_offline};
 pub use page_runs::PageRuns;
