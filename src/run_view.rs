@@ -76,6 +76,12 @@ pub enum RunEffect {
         bytes: Vec<u8>,
         source: String,
     },
+    /// Run `run` came to `rest` without a checkpoint (the worker could not make one): it rests
+    /// where its last keeping left it.
+    RestedUnsaved {
+        run: u64,
+        rest: RunState,
+    },
     /// A file to offer as a download.
     Download {
         bytes: Vec<u8>,
@@ -98,7 +104,7 @@ impl RunView {
     /// Books one message from the trainer (with the bytes that came beside it).
     pub fn apply(&mut self, message: FromTrainer, bytes: Option<Vec<u8>>) -> RunEffect {
         match message {
-            FromTrainer::Listening => {}
+            FromTrainer::Listening { .. } => {}
             FromTrainer::Started {
                 backend,
                 note,
@@ -180,6 +186,10 @@ impl RunView {
                     checkpoint,
                     weights,
                 };
+            }
+            FromTrainer::RestUnsaved { run, state } => {
+                self.state = state;
+                return RunEffect::RestedUnsaved { run, rest: state };
             }
             FromTrainer::RunFile { step } => {
                 if let Some(bytes) = bytes {

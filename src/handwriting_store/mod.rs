@@ -194,9 +194,14 @@ impl<S: DigitStore> SetKeeper<S> {
         Ok(())
     }
 
-    /// The digit at `index` of the copy is `label`.
-    pub async fn relabel(&self, index: usize, label: u8) -> Result<(), DigitStoreError> {
-        let Some((id, base)) = self.at(index) else {
+    /// The copy's digit `id`, if it has it.
+    pub fn digit(&self, id: DigitId) -> Option<KeptDigit> {
+        self.digits.borrow().iter().find(|d| d.id == id).cloned()
+    }
+
+    /// Digit `id` is `label` (nothing to do where the copy no longer has it).
+    pub async fn relabel(&self, id: DigitId, label: u8) -> Result<(), DigitStoreError> {
+        let Some(base) = self.digit(id).map(|d| d.revision) else {
             return Ok(());
         };
         match self.store.relabel(id, base, label.min(9)).await {
@@ -215,14 +220,15 @@ impl<S: DigitStore> SetKeeper<S> {
         }
     }
 
-    /// The digit at `index` of the copy goes.
-    pub async fn delete(&self, index: usize) -> Result<(), DigitStoreError> {
-        let Some((id, _)) = self.at(index) else {
-            return Ok(());
+    /// Digit `id` goes: the digit deleted, to be kept again by an Undo, or `None` where the
+    /// copy no longer had it (a second press of the same button deletes nothing more).
+    pub async fn delete(&self, id: DigitId) -> Result<Option<KeptDigit>, DigitStoreError> {
+        let Some(digit) = self.digit(id) else {
+            return Ok(None);
         };
         self.store.delete(id).await?;
         self.digits.borrow_mut().retain(|d| d.id != id);
-        Ok(())
+        Ok(Some(digit))
     }
 
     /// Every digit stored goes, the other tabs' too.
@@ -230,12 +236,5 @@ impl<S: DigitStore> SetKeeper<S> {
         self.store.delete_all().await?;
         self.digits.borrow_mut().clear();
         Ok(())
-    }
-
-    fn at(&self, index: usize) -> Option<(DigitId, u32)> {
-        self.digits
-            .borrow()
-            .get(index)
-            .map(|digit| (digit.id, digit.revision))
     }
 }

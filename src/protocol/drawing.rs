@@ -52,7 +52,10 @@ pub enum ToDrawing {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub enum FromDrawing {
     /// The worker listens.
-    Listening,
+    Listening {
+        /// The build the worker is of ([`super::BUILD`]).
+        build: String,
+    },
     /// The model is built and warm; what its weights show comes with it.
     Loaded {
         config: ModelConfig,
@@ -97,8 +100,11 @@ pub enum FromDrawing {
 }
 
 impl super::Greeting for FromDrawing {
-    fn is_greeting(&self) -> bool {
-        matches!(self, Self::Listening)
+    fn greeting(&self) -> Option<&str> {
+        match self {
+            Self::Listening { build } => Some(build),
+            _ => None,
+        }
     }
 }
 

@@ -43,7 +43,10 @@ pub enum ToExplainer {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub enum FromExplainer {
     /// The worker listens.
-    Listening,
+    Listening {
+        /// The build the worker is of ([`super::BUILD`]).
+        build: String,
+    },
     /// The weights are kept.
     Kept,
     Explained {
@@ -62,8 +65,11 @@ pub enum FromExplainer {
 }
 
 impl super::Greeting for FromExplainer {
-    fn is_greeting(&self) -> bool {
-        matches!(self, Self::Listening)
+    fn greeting(&self) -> Option<&str> {
+        match self {
+            Self::Listening { build } => Some(build),
+            _ => None,
+        }
     }
 }
 

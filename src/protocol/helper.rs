@@ -22,7 +22,10 @@ pub enum ToHelper {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub enum FromHelper {
     /// The worker listens: messages sent before this would have been lost.
-    Listening,
+    Listening {
+        /// The build the worker is of ([`super::BUILD`]).
+        build: String,
+    },
     /// The model is built: jobs may come.
     Built,
     /// The shards' gradients travel beside this.
@@ -32,8 +35,11 @@ pub enum FromHelper {
 }
 
 impl super::Greeting for FromHelper {
-    fn is_greeting(&self) -> bool {
-        matches!(self, Self::Listening)
+    fn greeting(&self) -> Option<&str> {
+        match self {
+            Self::Listening { build } => Some(build),
+            _ => None,
+        }
     }
 }
 

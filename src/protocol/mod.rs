@@ -17,14 +17,24 @@ pub use drawing::{FromDrawing, ToDrawing};
 pub use explain::{FromExplainer, ToExplainer};
 #[cfg(feature = "train")]
 pub use helper::{FromHelper, PartsError, ToHelper};
-pub use trainer::{BackendKind, DataProgress, FromTrainer, RunState, ToTrainer, WeightsPurpose};
+pub use trainer::{
+    BackendKind, DataProgress, FromTrainer, KEEP_WHILE_HIDDEN_MS, RunState, ToTrainer,
+    WeightsPurpose,
+};
 // Where the page has always found it; the saved state that makes it is `train`'s.
 pub use crate::train::SavedSummary;
 
-/// A worker's message that may be its first: the one that says it listens. Anything posted
-/// to a worker before it listens is lost, so `web::link` holds packets until this comes.
+/// The build the page and its workers are of: a hash of the sources (`build.rs`). A worker's
+/// greeting names its build, and the page refuses one of another build, as a new version
+/// deployed under an open page would serve.
+pub const BUILD: &str = env!("VITLAB_BUILD");
+
+/// A worker's message that may be its first: the one that says it listens, and names the
+/// build the worker is of. Anything posted to a worker before it listens is lost, so
+/// `web::link` holds packets until this comes.
 pub trait Greeting {
-    fn is_greeting(&self) -> bool;
+    /// The build the worker is of, where this is its greeting.
+    fn greeting(&self) -> Option<&str>;
 }
 
 /// A message to a worker as an error names it when posting it fails ("refused a request").

@@ -79,7 +79,17 @@ pub enum ToTrainer {
         label: u8,
         predicted: u8,
     },
+    /// The page was hidden (the person switched tabs or apps, or is leaving: a hidden page may
+    /// be ended without another word) or shown again. While it is hidden the run is kept at
+    /// once and then every [`KEEP_WHILE_HIDDEN_MS`] of training, not only at evaluations.
+    PageHidden {
+        hidden: bool,
+    },
 }
+
+/// How often a run is kept while its page is hidden, in milliseconds of training: the most a
+/// hidden page that is then ended loses.
+pub const KEEP_WHILE_HIDDEN_MS: f64 = 20_000.0;
 
 /// What the page will do with exported weights.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -154,7 +164,10 @@ impl DataProgress {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub enum FromTrainer {
     /// The worker listens: messages sent before this would have been lost.
-    Listening,
+    Listening {
+        /// The build the worker is of ([`super::BUILD`]).
+        build: String,
+    },
     /// The device is up and the model built; `history` is not empty when a run resumed.
     Started {
         backend: BackendKind,
@@ -211,6 +224,12 @@ pub enum FromTrainer {
         rest: Option<RunState>,
         weights_at: Option<usize>,
     },
+    /// Run `run` came to `state` (paused, stopped, finished) but its checkpoint could not be
+    /// made (a notice said why): it rests where its last checkpoint left it.
+    RestUnsaved {
+        run: u64,
+        state: RunState,
+    },
     /// A checkpoint of the run at `step` travels beside this message.
     RunFile {
         step: usize,
@@ -222,8 +241,11 @@ pub enum FromTrainer {
 }
 
 impl super::Greeting for FromTrainer {
-    fn is_greeting(&self) -> bool {
-        matches!(self, Self::Listening)
+    fn greeting(&self) -> Option<&str> {
+        match self {
+            Self::Listening { build } => Some(build),
+            _ => None,
+        }
     }
 }
 

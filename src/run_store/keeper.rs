@@ -41,6 +41,20 @@ pub enum GoOn {
     NotYet,
 }
 
+/// What became of a run that kept a person's digits once they deleted them
+/// ([`Keeper::forget_digits`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DigitsForgotten {
+    /// Its checkpoint, which held them, is gone; its curves and weights stay, and it can no
+    /// longer be continued.
+    CheckpointDeleted,
+    /// As [`Self::CheckpointDeleted`], and it was this tab's run, which the tab let go: its
+    /// worker, which holds the digits too, is to be stopped.
+    LetGoHere,
+    /// It was deleted meanwhile: nothing of it is left.
+    Gone,
+}
+
 /// How a run came to rest, with the checkpoint that says so.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Rest {
@@ -68,6 +82,9 @@ pub struct Current<H> {
     /// A keeping of its rest (a pause, a stop, the end) has been asked and is not done: a
     /// Reset meanwhile leaves it to land ([`Keeper::parted`] does not let it go).
     rest_on_its_way: bool,
+    /// The worker that trained it died ([`Keeper::worker_lost`]): no copy of it is left to go
+    /// on with, so whatever rest is still being kept ends it.
+    copy_lost: bool,
     hold: Option<H>,
 }
 
@@ -210,6 +227,7 @@ impl<S: RunStore, L: RunLocks, T: TabMemory> Keeper<S, L, T> {
                 fresh: true,
                 previous,
                 rest_on_its_way: false,
+                copy_lost: false,
                 hold,
             });
             return Ok((id, unkept));
@@ -277,6 +295,7 @@ impl<S: RunStore, L: RunLocks, T: TabMemory> Keeper<S, L, T> {
             fresh: false,
             previous: None,
             rest_on_its_way: false,
+            copy_lost: false,
             hold: hold.borrow_mut().take(),
         });
         Ok((record, checkpoint))
@@ -395,9 +414,49 @@ impl<S: RunStore, L: RunLocks, T: TabMemory> Keeper<S, L, T> {
         } else if let (true, Some(rest)) = (is_current, rest)
             && let Some(current) = self.current.borrow_mut().as_mut()
         {
+            // Kept or refused (a full disk: its last keeping stands), the run rests: Resume
+            // acts on it, never waiting for a keeping that will not come.
             current.rest(rest);
         }
         result.map(|_| true).map_err(KeeperError::from)
+    }
+
+    /// The worker came to `rest` on run `run` without a checkpoint to keep (making it failed
+    /// in the worker, which said why): the run rests where its last keeping left it. A pause
+    /// keeps its lock (Resume goes on with the worker's copy); a stop or the end lets it go.
+    pub fn rested_unsaved(&self, run: RunId, rest: Rest) {
+        if let Some(current) = self.current.borrow_mut().as_mut().filter(|c| c.id == run) {
+            current.rest(rest);
+        }
+        // A Reset meanwhile: nothing of the run is on its way any more.
+        let parted = self.take_parting(run, Some(rest));
+        drop(parted);
+    }
+
+    /// The tab's training worker died: nothing more comes from it, and it holds no copy of any
+    /// run to go on with. A start that never began leaves nothing behind (as
+    /// [`Self::abandon`]); the run it trained or held paused ends where its last keeping left
+    /// it, and its lock goes (Continue takes it again, in this tab or another), unless a rest
+    /// that came before the death is still being kept, which ends it when it lands; a run a
+    /// Reset let go has nothing more on its way ([`Self::parted`]). Whether a start was
+    /// abandoned.
+    pub async fn worker_lost(&self) -> Result<bool, KeeperError> {
+        self.parted();
+        let fresh = {
+            let mut current = self.current.borrow_mut();
+            let Some(current) = current.as_mut() else {
+                return Ok(false);
+            };
+            current.copy_lost = true;
+            if !current.fresh && !current.rest_on_its_way {
+                current.end();
+            }
+            current.fresh.then_some(current.id)
+        };
+        match fresh {
+            Some(run) => self.abandon(run, false).await,
+            None => Ok(false),
+        }
     }
 
     /// The run a Reset let go, if it is `run` and this is its rest (nothing else of it is kept).
@@ -472,11 +531,11 @@ impl<S: RunStore, L: RunLocks, T: TabMemory> Keeper<S, L, T> {
     /// asked whether another tab continued and kept it meanwhile: if so it goes on from the
     /// stored checkpoint, never from this tab's stale copy.
     pub async fn go_on(&self) -> Result<GoOn, KeeperError> {
-        let Some((id, status, revision)) = self
+        let Some((id, status, revision, copy_lost)) = self
             .current
             .borrow()
             .as_ref()
-            .map(|c| (c.id, c.status, c.revision))
+            .map(|c| (c.id, c.status, c.revision, c.copy_lost))
         else {
             return Ok(GoOn::Here);
         };
@@ -492,7 +551,8 @@ impl<S: RunStore, L: RunLocks, T: TabMemory> Keeper<S, L, T> {
         };
         let stored = self.store.record(id).await?;
         match stored {
-            Some(stored) if stored.revision == revision => {
+            // The worker's copy is the stored one, unless the worker died with it.
+            Some(stored) if stored.revision == revision && !copy_lost => {
                 if let Some(current) = self.current.borrow_mut().as_mut().filter(|c| c.id == id) {
                     current.status = Status::Training;
                     current.hold = hold;
@@ -581,6 +641,43 @@ impl<S: RunStore, L: RunLocks, T: TabMemory> Keeper<S, L, T> {
         Ok(ours)
     }
 
+    /// The person deleted their digits, which run `id`, a fine-tuning on them, keeps in its
+    /// checkpoint: they go from it, and the run keeps its record (its curves) and weights; it
+    /// can no longer be continued. This tab's own run is let go first (the caller stops its
+    /// worker, which holds the digits too), with anything of it still on its way; a start of it
+    /// that never began goes altogether. Refused, as a delete is, while another tab trains it.
+    pub async fn forget_digits(&self, id: RunId) -> Result<DigitsForgotten, KeeperError> {
+        let parting = self.parting.borrow_mut().take_if(|p| p.id == id);
+        let ours = self.current_id() == Some(id) || parting.is_some();
+        drop(parting);
+        if self.current_id() == Some(id) {
+            if self.abandon(id, true).await? {
+                return Ok(DigitsForgotten::Gone);
+            }
+            self.let_go();
+        }
+        let borrowed = self.locks.hold(id).await?;
+        let forgotten = self.forget_checkpoint_now(id).await;
+        drop(borrowed);
+        match forgotten? {
+            DigitsForgotten::CheckpointDeleted if ours => Ok(DigitsForgotten::LetGoHere),
+            fate => Ok(fate),
+        }
+    }
+
+    /// Run `id`'s checkpoint goes, whatever revision it is at (under its lock, where there are
+    /// locks); the tab forgets it as its run to resume.
+    async fn forget_checkpoint_now(&self, id: RunId) -> Result<DigitsForgotten, KeeperError> {
+        if self.tab.run() == Some(id) {
+            self.tab.forget_run();
+        }
+        let Some(record) = self.store.record(id).await? else {
+            return Ok(DigitsForgotten::Gone);
+        };
+        self.store.forget_checkpoint(id, record.revision).await?;
+        Ok(DigitsForgotten::CheckpointDeleted)
+    }
+
     /// The tab's run cannot be resumed: its checkpoint goes, its record and weights stay,
     /// unless the store has moved on from `base`, the revision whose checkpoint was found
     /// wanting (another tab kept a good one since).
@@ -609,11 +706,15 @@ impl From<LockError> for KeeperError {
 impl<H> Current<H> {
     fn rest(&mut self, rest: Rest) {
         match rest {
-            Rest::Paused => self.status = Status::Paused,
-            Rest::Stopped | Rest::Finished => {
-                self.status = Status::Ended;
-                self.hold = None;
-            }
+            // A paused run whose worker died has nothing to go on with here.
+            Rest::Paused if !self.copy_lost => self.status = Status::Paused,
+            _ => self.end(),
         }
+    }
+
+    /// Kept as far as it goes: its lock goes, and Resume takes it again.
+    fn end(&mut self) {
+        self.status = Status::Ended;
+        self.hold = None;
     }
 }

@@ -23,7 +23,7 @@ mod keeper;
 pub mod memory;
 
 pub use header::{HeaderError, read_header};
-pub use keeper::{Current, GoOn, Keeper, KeeperError, Rest, Status};
+pub use keeper::{Current, DigitsForgotten, GoOn, Keeper, KeeperError, Rest, Status};
 
 use crate::run_record::RunRecord;
 
@@ -154,4 +154,51 @@ pub trait TabMemory {
     fn run(&self) -> Option<RunId>;
     fn set_run(&self, id: RunId);
     fn forget_run(&self);
+}
+
+/// What the page says of the runs that kept a person's digits once they deleted them: each
+/// run's fate ([`Keeper::forget_digits`]), a sentence for each kind of fate, the runs named;
+/// `None` where no run kept them.
+pub fn said_of_forgotten(runs: &[(RunId, Result<DigitsForgotten, KeeperError>)]) -> Option<String> {
+    let names = |fate: &dyn Fn(&Result<DigitsForgotten, KeeperError>) -> bool| {
+        let named: Vec<String> = runs
+            .iter()
+            .filter(|(_, result)| fate(result))
+            .map(|(id, _)| short_name(*id))
+            .collect();
+        (!named.is_empty()).then(|| (named.len() > 1, named.join(", ")))
+    };
+    let mut said = Vec::new();
+    let lost_checkpoint = |r: &Result<DigitsForgotten, KeeperError>| {
+        matches!(
+            r,
+            Ok(DigitsForgotten::CheckpointDeleted | DigitsForgotten::LetGoHere)
+        )
+    };
+    if let Some((many, named)) = names(&lost_checkpoint) {
+        let (runs, their, they) = if many {
+            ("Runs", "their checkpoints", "they keep their")
+        } else {
+            ("Run", "its checkpoint", "it keeps its")
+        };
+        said.push(format!(
+            "{runs} {named} fine-tuned on them: {their} went with them ({they} curves and weights, and can no longer be continued)."
+        ));
+    }
+    if let Some((_, named)) = names(&|r| *r == Ok(DigitsForgotten::LetGoHere)) {
+        said.push(format!("The training panel let {named} go."));
+    }
+    if let Some((_, named)) = names(&|r| matches!(r, Err(KeeperError::HeldElsewhere(_)))) {
+        said.push(format!(
+            "Still kept by {named}, fine-tuning on them in another tab: stop it there and delete it from the runs table."
+        ));
+    }
+    for (id, result) in runs {
+        if let Err(error) = result
+            && !matches!(error, KeeperError::HeldElsewhere(_))
+        {
+            said.push(format!("Still kept by run {}: {error}.", short_name(*id)));
+        }
+    }
+    (!said.is_empty()).then(|| said.join(" "))
 }

@@ -10,7 +10,7 @@ use vitlab::analysis::inference::{CnnInsight, ModelInsight, WeightInsight};
 use vitlab::data::IMAGE_PIXELS;
 use vitlab::model::{CnnConfig, HeadsOff, ModelConfig, Replacement, VitConfig};
 use vitlab::protocol::{
-    BackendKind, BytesError, Called, DataProgress, FromDrawing, FromExplainer, FromHelper,
+    BUILD, BackendKind, BytesError, Called, DataProgress, FromDrawing, FromExplainer, FromHelper,
     FromTrainer, Greeting, PartsError, Reply, RunState, ToDrawing, ToExplainer, ToHelper,
     ToTrainer, WeightsPurpose, bytes_to_floats, bytes_to_images, floats_to_bytes, images_to_bytes,
 };
@@ -59,7 +59,9 @@ fn every_message_to_and_from_the_training_worker_reads_back_as_written() {
         assert_eq!(message.called(), "a command");
     }
     for message in [
-        FromTrainer::Listening,
+        FromTrainer::Listening {
+            build: BUILD.to_string(),
+        },
         FromTrainer::Checkpoint {
             run: 9,
             step: 40,
@@ -109,8 +111,8 @@ fn every_message_to_and_from_the_training_worker_reads_back_as_written() {
     ] {
         round_trip(&message);
         assert_eq!(
-            message.is_greeting(),
-            message == FromTrainer::Listening,
+            message.greeting(),
+            matches!(message, FromTrainer::Listening { .. }).then_some(BUILD),
             "{message:?}"
         );
     }
@@ -144,7 +146,12 @@ fn the_drawing_workers_messages_read_back_as_written_and_a_failure_is_a_fault() 
         receptive_fields: vec![3, 8, 18],
     });
     let answers = [
-        (FromDrawing::Listening, false),
+        (
+            FromDrawing::Listening {
+                build: BUILD.to_string(),
+            },
+            false,
+        ),
         (
             FromDrawing::Loaded {
                 config: ModelConfig::from(config),
@@ -191,7 +198,10 @@ fn the_drawing_workers_messages_read_back_as_written_and_a_failure_is_a_fault() 
     for (answer, fault) in answers {
         round_trip(&answer);
         assert_eq!(answer.fault().is_some(), fault, "{answer:?}");
-        assert_eq!(answer.is_greeting(), answer == FromDrawing::Listening);
+        assert_eq!(
+            answer.greeting(),
+            matches!(answer, FromDrawing::Listening { .. }).then_some(BUILD)
+        );
     }
 }
 
@@ -221,7 +231,9 @@ fn the_explaining_workers_messages_read_back_as_written_and_a_failure_is_a_fault
         assert_eq!(request.called(), "a request");
     }
     let answers = [
-        FromExplainer::Listening,
+        FromExplainer::Listening {
+            build: BUILD.to_string(),
+        },
         FromExplainer::Kept,
         FromExplainer::Explained {
             explanation: vitlab::analysis::explanation::Explanation {
@@ -260,7 +272,10 @@ fn the_explaining_workers_messages_read_back_as_written_and_a_failure_is_a_fault
             answer.fault().is_some(),
             matches!(answer, FromExplainer::Failed { .. })
         );
-        assert_eq!(answer.is_greeting(), answer == FromExplainer::Listening);
+        assert_eq!(
+            answer.greeting(),
+            matches!(answer, FromExplainer::Listening { .. }).then_some(BUILD)
+        );
     }
 }
 
@@ -299,7 +314,9 @@ fn the_helper_greets_then_answers_and_its_messages_read_back_as_written() {
         }],
     });
     for message in [
-        FromHelper::Listening,
+        FromHelper::Listening {
+            build: BUILD.to_string(),
+        },
         FromHelper::Built,
         done,
         FromHelper::Failed {
@@ -307,7 +324,10 @@ fn the_helper_greets_then_answers_and_its_messages_read_back_as_written() {
         },
     ] {
         round_trip(&message);
-        assert_eq!(message.is_greeting(), message == FromHelper::Listening);
+        assert_eq!(
+            message.greeting(),
+            matches!(message, FromHelper::Listening { .. }).then_some(BUILD)
+        );
     }
 }
 
@@ -403,4 +423,16 @@ fn a_job_and_its_reply_come_back_from_their_bytes_and_damaged_bytes_are_refused_
         ShardJobError::from(error),
         ShardJobError::Damaged("the gradients' bytes: 3 bytes are not whole 4-byte floats".into())
     );
+}
+
+/// The build a greeting names is the sources' hash (`build.rs`): sixteen hex digits, the same
+/// in every worker of one build, so the page can refuse a worker of another.
+#[test]
+fn the_build_is_named_by_the_sources_hash() {
+    assert_eq!(BUILD.len(), 16, "{BUILD}");
+    assert!(BUILD.chars().all(|c| c.is_ascii_hexdigit()), "{BUILD}");
+    let greeting = FromTrainer::Listening {
+        build: "another-build".to_string(),
+    };
+    assert_ne!(greeting.greeting(), Some(BUILD));
 }

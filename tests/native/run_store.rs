@@ -1,8 +1,9 @@
 //! The run store's rules, through every interleaving: two tabs, one store, one set of locks,
 //! and the events a person and the workers bring (a start, an evaluation's save in flight,
 //! its arrival, a pause, a stop, a resume, a reload, a continue in either tab, a delete of
-//! either tab's run, a reset). After each event: nothing kept is lost, nothing deleted comes
-//! back, no two runs share an id, and a lock is held exactly while a run trains or is paused.
+//! either tab's run, a reset, the worker's death). After each event: nothing kept is lost,
+//! nothing deleted comes back, no two runs share an id, a lock is held exactly while a run
+//! trains or is paused, and only by a tab whose worker lives to train it.
 
 use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
@@ -12,7 +13,8 @@ use vitlab::rng::SplitMix64;
 use vitlab::run_record::RunRecord;
 use vitlab::run_store::memory::{MemoryLocks, MemoryStore, MemoryTab};
 use vitlab::run_store::{
-    GoOn, HeldElsewhere, Keeper, KeeperError, Rest, RunId, RunStore, Status, StoreError, TabMemory,
+    DigitsForgotten, GoOn, HeldElsewhere, Keeper, KeeperError, Rest, RunId, RunStore, Status,
+    StoreError, TabMemory, said_of_forgotten,
 };
 use vitlab::train::TrainingPlan;
 
@@ -63,9 +65,11 @@ enum Event {
     /// The other tab's run, continued here (a start in a second tab).
     ContinueOthers,
     Reset,
+    /// The worker dies (a panic, a trap, out of memory): its saves in flight die with it.
+    WorkerDies,
 }
 
-const EVENTS: [Event; 13] = [
+const EVENTS: [Event; 14] = [
     Event::Start,
     Event::StartFails,
     Event::Evaluate,
@@ -79,6 +83,7 @@ const EVENTS: [Event; 13] = [
     Event::ContinueOffered,
     Event::ContinueOthers,
     Event::Reset,
+    Event::WorkerDies,
 ];
 
 fn checkpoint(step: usize) -> Vec<u8> {
@@ -186,6 +191,8 @@ impl World {
             }
             Event::Evaluate | Event::Pause | Event::Stop => {
                 if let Some(worker) = self.tabs[t].worker.as_mut().filter(|w| !w.resting) {
+                    // The worker began the run before it evaluates or rests.
+                    self.tabs[t].keeper.began(worker.run);
                     let rest = match event {
                         Event::Evaluate => {
                             worker.step += 1;
@@ -354,6 +361,25 @@ impl World {
                 self.tabs[t].keeper.parted();
                 self.tabs[t].worker = None;
             }
+            Event::WorkerDies => {
+                let tab = &mut self.tabs[t];
+                let Some(worker) = tab.worker.take() else {
+                    return;
+                };
+                let stored = run_now(self.store.record(worker.run)).unwrap();
+                let fresh = stored.as_ref().is_some_and(|r| r.step == 0)
+                    && !self.kept.contains_key(&worker.run);
+                match run_now(tab.keeper.worker_lost()) {
+                    // A start that never began: nothing of it is left.
+                    Ok(true) => {
+                        assert!(fresh, "run {} kept at a step, abandoned", worker.run);
+                        assert_eq!(run_now(self.store.record(worker.run)).unwrap(), None);
+                        self.deleted.insert(worker.run);
+                    }
+                    Ok(false) => {}
+                    Err(error) => panic!("a worker's death failed: {error}"),
+                }
+            }
         }
     }
 
@@ -386,6 +412,18 @@ impl World {
             self.locks.held(),
             training,
             "locks held against runs training: {history:?}"
+        );
+        // Every state a run can end in lets its lock go: a tab holds one only while its
+        // worker lives to train or resume that run.
+        let alive: BTreeSet<RunId> = self
+            .tabs
+            .iter()
+            .filter_map(|tab| tab.worker.as_ref().map(|w| w.run))
+            .collect();
+        assert!(
+            self.locks.held().is_subset(&alive),
+            "locks held {:?} with live workers for {alive:?}: {history:?}",
+            self.locks.held()
         );
     }
 }
@@ -927,4 +965,411 @@ fn two_keepings_asked_at_once_in_one_tab_are_kept_one_after_the_other() {
     assert_eq!(futures::executor::block_on(both), (Ok(true), Ok(true)));
     let stored = run_now(store.record(run)).unwrap().unwrap();
     assert_eq!((stored.step, stored.revision), (6, 3));
+}
+
+/// The worker died while it trained (a panic, a trap, out of memory), then the person pressed
+/// Reset, which is offered beside the failure. On 8dd4619 the Reset left the run's lock held
+/// for the Stop that a dead worker never sends: Continue, here and in every other tab, said
+/// "run #… is being trained in another tab" until the tab closed.
+#[test]
+fn a_reset_after_the_worker_died_lets_every_tab_continue_the_run() {
+    let (store, locks, a, b) = two_tabs_and_locks();
+    let (run, _) =
+        run_now(a.start(|id| RunRecord::new(id, TrainingPlan::seed(), 1), None)).unwrap();
+    a.began(run);
+    assert_eq!(save(&a, run, 40), Ok(true));
+    assert_eq!(run_now(a.worker_lost()), Ok(false));
+    // The run ended where its last keeping left it: its lock goes at once.
+    assert!(
+        locks.held().is_empty(),
+        "a dead worker's run keeps its lock"
+    );
+    a.reset();
+    assert!(
+        locks.held().is_empty(),
+        "a reset after the death holds the lock"
+    );
+    let (_, from) = run_now(b.continue_run(run)).unwrap();
+    assert_eq!(step_of(&from.unwrap()), 40);
+    assert_eq!(run_now(store.record(run)).unwrap().unwrap().step, 40);
+}
+
+/// Without a Reset, Continue in the tab whose worker died goes on from the last keeping, in a
+/// fresh worker: never "here" with a copy no worker holds.
+#[test]
+fn after_the_worker_died_the_run_goes_on_from_its_last_keeping() {
+    let (_, locks, a, b) = two_tabs_and_locks();
+    let (run, _) =
+        run_now(a.start(|id| RunRecord::new(id, TrainingPlan::seed(), 1), None)).unwrap();
+    a.began(run);
+    assert_eq!(save(&a, run, 40), Ok(true));
+    // Paused and kept, then the worker dies: a paused run has nothing to go on with here.
+    let paused = run_now(a.keep(
+        run,
+        |r| r.step = 44,
+        (Some(checkpoint(44)), None),
+        Some(Rest::Paused),
+    ));
+    assert_eq!(paused, Ok(true));
+    assert_eq!(run_now(a.worker_lost()), Ok(false));
+    assert!(locks.held().is_empty());
+    match run_now(a.go_on()) {
+        Ok(GoOn::FromStore { checkpoint, .. }) => assert_eq!(step_of(&checkpoint.unwrap()), 44),
+        other => panic!("a resume after the death went on with no copy: {other:?}"),
+    }
+    assert!(a.holds_lock());
+    assert!(matches!(
+        run_now(b.continue_run(run)),
+        Err(KeeperError::HeldElsewhere(_))
+    ));
+}
+
+/// A Stop whose checkpoint reached the page just before the worker died is still kept, and
+/// lets the lock go when it lands.
+#[test]
+fn a_stop_that_came_before_the_worker_died_is_kept_and_lets_the_lock_go() {
+    let store = SlowStore::default();
+    let locks = MemoryLocks::default();
+    let keeper = Keeper::new(store.clone(), locks.clone(), MemoryTab::default(), || 3);
+    let (run, _) =
+        run_now(keeper.start(|id| RunRecord::new(id, TrainingPlan::seed(), 1), None)).unwrap();
+    keeper.began(run);
+    let (stopped, lost) = futures::executor::block_on(async {
+        let mut stop = std::pin::pin!(keeper.keep(
+            run,
+            |r| r.step = 52,
+            (Some(checkpoint(52)), Some(vec![1])),
+            Some(Rest::Stopped),
+        ));
+        assert!(futures::poll!(stop.as_mut()).is_pending());
+        let lost = keeper.worker_lost().await;
+        // The stop is being written: its lock waits for it.
+        assert_eq!(locks.held().len(), 1);
+        (stop.await, lost)
+    });
+    assert_eq!((stopped, lost), (Ok(true), Ok(false)));
+    assert_eq!(
+        step_of(&run_now(store.checkpoint(run)).unwrap().unwrap()),
+        52
+    );
+    assert!(locks.held().is_empty());
+}
+
+/// A start whose worker died before its first step (its script failed, its memory ran out):
+/// on 8dd4619 it left a "0 / 0" row and "Resume saved run (step 0 of 0)", before and after a
+/// reload.
+#[test]
+fn a_start_whose_worker_died_before_it_began_leaves_nothing_behind() {
+    let store = MemoryStore::default();
+    let locks = MemoryLocks::default();
+    let memory = MemoryTab::default();
+    let draws = RefCell::new(vec![8, 7]);
+    let a = Keeper::new(store.clone(), locks.clone(), memory.clone(), move || {
+        draws.borrow_mut().pop().unwrap_or(0)
+    });
+    let make = |id| RunRecord::new(id, TrainingPlan::seed(), 1);
+    let (first, _) = run_now(a.start(make, None)).unwrap();
+    a.began(first);
+    assert_eq!(save(&a, first, 30), Ok(true));
+    stop(&a, first, 31);
+    let (second, _) = run_now(a.start(make, None)).unwrap();
+    assert_eq!(run_now(a.worker_lost()), Ok(true));
+    assert_eq!(run_now(store.record(second)).unwrap(), None);
+    assert!(locks.held().is_empty());
+    // The tab's run is again the one before the start, as a reload offers it.
+    assert_eq!(memory.run(), Some(first));
+    let reloaded = Keeper::new(store.clone(), locks, memory, || 9);
+    assert_eq!(run_now(reloaded.offered()).map(|r| r.id), Some(first));
+    let ids: Vec<RunId> = run_now(store.records())
+        .unwrap()
+        .iter()
+        .map(|r| r.id)
+        .collect();
+    assert_eq!(ids, vec![first]);
+}
+
+/// The worker came to rest but could not make the checkpoint (a GPU readback failed). On
+/// 8dd4619 the pause left the run "training" for its keeping, and Resume answered "Not
+/// resumed yet: the run's pause is still being kept" forever.
+#[test]
+fn a_rest_whose_checkpoint_failed_in_the_worker_can_be_resumed() {
+    let (store, locks, a, b) = two_tabs_and_locks();
+    let (run, _) =
+        run_now(a.start(|id| RunRecord::new(id, TrainingPlan::seed(), 1), None)).unwrap();
+    a.began(run);
+    assert_eq!(save(&a, run, 40), Ok(true));
+    a.rested_unsaved(run, Rest::Paused);
+    assert_eq!(a.status(), Some(Status::Paused));
+    assert!(a.holds_lock(), "a pause keeps its lock");
+    assert_eq!(run_now(a.go_on()), Ok(GoOn::Here));
+    // A stop without its checkpoint: the lock goes, and the run rests at its last keeping.
+    a.rested_unsaved(run, Rest::Stopped);
+    assert_eq!(a.status(), Some(Status::Ended));
+    assert!(locks.held().is_empty());
+    assert_eq!(
+        step_of(&run_now(store.checkpoint(run)).unwrap().unwrap()),
+        40
+    );
+    assert_eq!(run_now(a.go_on()), Ok(GoOn::Here));
+    assert!(matches!(
+        run_now(b.continue_run(run)),
+        Err(KeeperError::HeldElsewhere(_))
+    ));
+}
+
+/// A pause the store refused (its storage full) still rests the run: Resume goes on.
+#[test]
+fn a_pause_the_store_refused_can_be_resumed() {
+    let store = MemoryStore::with_quota(8);
+    let keeper = Keeper::new(store, MemoryLocks::default(), MemoryTab::default(), || 5);
+    let (run, _) =
+        run_now(keeper.start(|id| RunRecord::new(id, TrainingPlan::seed(), 1), None)).unwrap();
+    keeper.began(run);
+    let full = run_now(keeper.keep(
+        run,
+        |r| r.step = 4,
+        (Some(vec![0; 9]), None),
+        Some(Rest::Paused),
+    ));
+    assert_eq!(full, Err(KeeperError::Store(StoreError::Full)));
+    assert_eq!(run_now(keeper.go_on()), Ok(GoOn::Here));
+}
+
+/// "Delete all" of the person's digits: on 8dd4619 a fine-tuning's checkpoint kept their
+/// pixels, and Continue trained on them again. Each run that keeps them lets them go, and
+/// the page can say what became of it.
+#[test]
+fn deleting_the_digits_takes_them_from_every_run_that_keeps_them() {
+    let (store, locks) = (MemoryStore::default(), MemoryLocks::default());
+    let counting = |from: u64| {
+        let next = std::cell::Cell::new(from);
+        move || {
+            next.set(next.get() + 1);
+            next.get()
+        }
+    };
+    let a = Keeper::new(
+        store.clone(),
+        locks.clone(),
+        MemoryTab::default(),
+        counting(100),
+    );
+    let b = Keeper::new(
+        store.clone(),
+        locks.clone(),
+        MemoryTab::default(),
+        counting(200),
+    );
+    let fine_tuning = |id| {
+        let mut plan = TrainingPlan::seed();
+        plan.mix = Some(Box::new(vitlab::train::PersonalMix {
+            pixels: vec![0; 784],
+            labels: vec![3],
+            copies: 1,
+        }));
+        RunRecord::new(id, plan, 1)
+    };
+    // A fine-tuning A stopped, one B trains, and one A trains.
+    let (stopped, _) = run_now(a.start(fine_tuning, None)).unwrap();
+    a.began(stopped);
+    assert_eq!(save(&a, stopped, 10), Ok(true));
+    stop(&a, stopped, 12);
+    let (elsewhere, _) = run_now(b.start(fine_tuning, None)).unwrap();
+    b.began(elsewhere);
+    assert_eq!(save(&b, elsewhere, 10), Ok(true));
+    let (here, _) = run_now(a.start(fine_tuning, None)).unwrap();
+    a.began(here);
+    assert_eq!(save(&a, here, 10), Ok(true));
+
+    let fates: Vec<_> = [stopped, elsewhere, here]
+        .into_iter()
+        .map(|run| (run, run_now(a.forget_digits(run))))
+        .collect();
+    assert_eq!(fates[0].1, Ok(DigitsForgotten::CheckpointDeleted));
+    assert_eq!(
+        fates[1].1,
+        Err(KeeperError::HeldElsewhere(HeldElsewhere(elsewhere)))
+    );
+    assert_eq!(fates[2].1, Ok(DigitsForgotten::LetGoHere));
+    // Each keeps its record and weights, without the checkpoint that held them.
+    let record = run_now(store.record(stopped)).unwrap().unwrap();
+    assert!(!record.has_checkpoint && record.has_weights);
+    assert_eq!(run_now(store.checkpoint(stopped)).unwrap(), None);
+    let record = run_now(store.record(here)).unwrap().unwrap();
+    assert_eq!((record.step, record.has_checkpoint), (10, false));
+    assert_eq!(run_now(store.checkpoint(here)).unwrap(), None);
+    // The run this tab trained is let go: nothing of it is kept again.
+    assert_eq!(a.current_id(), None);
+    assert_eq!(save(&a, here, 20), Ok(false));
+    assert_eq!(run_now(store.checkpoint(here)).unwrap(), None);
+    assert_eq!(locks.held(), BTreeSet::from([elsewhere]));
+    // A fine-tuning started here that never began goes altogether.
+    let (fresh, _) = run_now(a.start(fine_tuning, None)).unwrap();
+    assert_eq!(run_now(a.forget_digits(fresh)), Ok(DigitsForgotten::Gone));
+    assert_eq!(run_now(store.record(fresh)).unwrap(), None);
+    // B's run stopped there, then deleted again: its checkpoint goes too.
+    stop(&b, elsewhere, 11);
+    assert_eq!(
+        run_now(a.forget_digits(elsewhere)),
+        Ok(DigitsForgotten::CheckpointDeleted)
+    );
+    assert_eq!(run_now(store.checkpoint(elsewhere)).unwrap(), None);
+    // B's worker still holds its copy: a Resume there goes from the store (no checkpoint to
+    // go on from), never on with the digits it held.
+    match run_now(b.go_on()) {
+        Ok(GoOn::FromStore { checkpoint, .. }) => assert_eq!(checkpoint, None),
+        other => panic!("a resume went on with forgotten digits: {other:?}"),
+    }
+
+    let said = said_of_forgotten(&fates).unwrap();
+    let name = |run| vitlab::run_store::short_name(run);
+    assert!(
+        said.contains(&format!(
+            "Still kept by {}, fine-tuning on them in another tab",
+            name(elsewhere)
+        )),
+        "{said}"
+    );
+    assert!(
+        said.starts_with(&format!(
+            "Runs {}, {} fine-tuned on them: their checkpoints went with them",
+            name(stopped),
+            name(here)
+        )),
+        "{said}"
+    );
+    assert!(
+        said.contains(&format!("The training panel let {} go.", name(here))),
+        "{said}"
+    );
+    assert_eq!(said_of_forgotten(&[]), None);
+}
+
+/// Stop, then Reset at once, then a reload (issue 56, 9: the reload found the run at its
+/// stopped step in 6 of 7 tries by hand). Every order of what follows the Stop: its checkpoint
+/// reaching the page (the keeping begins), that keeping landing, the Reset, the worker's idle
+/// and the reload (which ends the page and whatever it was writing). The stopped step is
+/// lost exactly where the reload comes before the stop's keeping lands: the checkpoint was
+/// still in the worker or in the page's hands, and a page that is gone writes nothing. The
+/// run itself is never lost (the reload finds its last evaluation), and the lock always goes.
+#[test]
+fn stop_reset_and_reload_in_every_order_lose_the_stop_only_if_the_reload_comes_before_it_lands() {
+    #[derive(Debug, Clone, Copy, PartialEq)]
+    enum Then {
+        Reaches,
+        Lands,
+        Reset,
+        Idle,
+        Reload,
+    }
+    let all = [
+        Then::Reaches,
+        Then::Lands,
+        Then::Reset,
+        Then::Idle,
+        Then::Reload,
+    ];
+    let mut orders = vec![vec![]];
+    for _ in 0..all.len() {
+        orders = orders
+            .into_iter()
+            .flat_map(|order: Vec<Then>| {
+                all.iter()
+                    .filter(|t| !order.contains(t))
+                    .map(|&t| [order.clone(), vec![t]].concat())
+                    .collect::<Vec<_>>()
+            })
+            .collect();
+    }
+    // A keeping lands only after the checkpoint reached the page; the worker says it is idle
+    // in answer to the Reset, after the stop's checkpoint it posted first.
+    orders.retain(|o| {
+        let at = |t| o.iter().position(|&x| x == t).unwrap();
+        at(Then::Reaches) < at(Then::Lands)
+            && at(Then::Reset) < at(Then::Idle)
+            && at(Then::Reaches) < at(Then::Idle)
+    });
+    let mut lost = 0;
+    for order in &orders {
+        let store = SlowStore::default();
+        let locks = MemoryLocks::default();
+        let keeper = Keeper::new(store.clone(), locks.clone(), MemoryTab::default(), || 3);
+        let (run, _) =
+            run_now(keeper.start(|id| RunRecord::new(id, TrainingPlan::seed(), 1), None)).unwrap();
+        keeper.began(run);
+        assert_eq!(
+            futures::executor::block_on(keeper.keep(
+                run,
+                |r| r.step = 40,
+                (Some(checkpoint(40)), None),
+                None
+            )),
+            Ok(true)
+        );
+        let mut page = Some(keeper);
+        let mut keeping = None;
+        let mut reloaded_before_landing = false;
+        for &then in order {
+            match then {
+                Then::Reaches => {
+                    if let Some(keeper) = page.clone() {
+                        let mut stop = Box::pin(async move {
+                            keeper
+                                .keep(
+                                    run,
+                                    |r| r.step = 52,
+                                    (Some(checkpoint(52)), Some(vec![1])),
+                                    Some(Rest::Stopped),
+                                )
+                                .await
+                        });
+                        let waker = futures::task::noop_waker();
+                        let polled = stop
+                            .as_mut()
+                            .poll(&mut std::task::Context::from_waker(&waker));
+                        assert!(polled.is_pending(), "the store answers in a later task");
+                        keeping = Some(stop);
+                    }
+                }
+                Then::Lands => {
+                    if let Some(stop) = keeping.take() {
+                        assert_eq!(futures::executor::block_on(stop), Ok(true), "{order:?}");
+                    }
+                }
+                Then::Reset => {
+                    if let Some(keeper) = &page {
+                        keeper.reset();
+                    }
+                }
+                Then::Idle => {
+                    if let Some(keeper) = &page {
+                        keeper.parted();
+                    }
+                }
+                Then::Reload => {
+                    reloaded_before_landing = !order
+                        .iter()
+                        .take_while(|&&t| t != Then::Reload)
+                        .any(|&t| t == Then::Lands);
+                    // The page goes, and with it what it was writing.
+                    drop(keeping.take());
+                    page = None;
+                }
+            }
+        }
+        let step = step_of(&run_now(store.checkpoint(run)).unwrap().unwrap());
+        assert_eq!(
+            step == 40,
+            reloaded_before_landing,
+            "{order:?}: found at step {step}"
+        );
+        assert!(locks.held().is_empty(), "{order:?}: a lock is held");
+        lost += usize::from(step == 40);
+    }
+    // Both kinds of order are there: the search reaches the loss, and the keeping.
+    assert!(
+        0 < lost && lost < orders.len(),
+        "{lost} of {} orders lost the stop",
+        orders.len()
+    );
 }

@@ -245,3 +245,32 @@ fn the_view_counts_the_workers_the_trainer_says_compute_the_steps() {
     view.apply(started(), None);
     assert_eq!(view.workers, 1, "a new or rolled-back run starts from one");
 }
+
+/// A rest whose checkpoint the worker could not make shows the rest, and asks the page to
+/// rest the run where its last keeping left it (on 8dd4619 the worker's bare state left the
+/// run "training" for a keeping that never came).
+#[test]
+fn a_rest_without_its_checkpoint_shows_the_rest_and_asks_for_it() {
+    let mut view = RunView::default();
+    view.apply(
+        FromTrainer::State {
+            state: RunState::Running,
+        },
+        None,
+    );
+    let effect = view.apply(
+        FromTrainer::RestUnsaved {
+            run: 7,
+            state: RunState::Paused,
+        },
+        None,
+    );
+    assert_eq!(view.state, RunState::Paused);
+    assert_eq!(
+        effect,
+        RunEffect::RestedUnsaved {
+            run: 7,
+            rest: RunState::Paused
+        }
+    );
+}
