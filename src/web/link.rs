@@ -144,6 +144,10 @@ pub enum LinkError {
         role: WorkerRole,
         said: Option<String>,
     },
+    /// The worker is of another build than the page ([`crate::protocol::BUILD`]): a new
+    /// version was deployed under the open page. It is ended unused.
+    #[error("{} is from another version of vitlab: reload the page to go on", .role.name())]
+    Outdated { role: WorkerRole },
     #[error(transparent)]
     Unreadable(#[from] PacketError),
 }
@@ -202,7 +206,14 @@ impl<To: Serialize + Called> Link<To> {
                 return;
             };
             let news = match packet.parse::<Answer>() {
-                Ok(message) if message.is_greeting() => {
+                Ok(message) if message.greeting().is_some() => {
+                    if message.greeting() != Some(crate::protocol::BUILD) {
+                        // Never run: what it would answer is not what this page reads.
+                        waiting.borrow_mut().take();
+                        target.terminate();
+                        (listener.borrow_mut())(Heard::Trouble(LinkError::Outdated { role }));
+                        return;
+                    }
                     let released = waiting.borrow_mut().take().unwrap_or_default();
                     for (packet, what) in released {
                         if let Err(error) = packet.send_to(&target) {

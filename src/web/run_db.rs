@@ -21,7 +21,10 @@ use crate::run_store::{Keeping, MAX_RUN_ID, RunId, RunStore, StoreError, continu
 use super::databases::{DatabaseNotice, DbFailure, finish, open_database};
 
 const NAME: &str = "vitlab-runs";
-const VERSION: u32 = 1;
+/// 2 since keepings name the revision they continue from: a page from before (version 1)
+/// cannot open the database, so it never keeps without naming its base; an open tab of such a
+/// page is told, when a newer page opens it, that it must be reloaded.
+const VERSION: u32 = 2;
 const RECORDS: &str = "records";
 const CHECKPOINTS: &str = "checkpoints";
 const WEIGHTS: &str = "weights";
@@ -384,8 +387,25 @@ pub async fn storage_estimate() -> Option<(f64, f64)> {
     Some((estimate.get_usage()?, estimate.get_quota()?))
 }
 
-/// Asks the browser not to evict the page's storage under pressure; whether it agreed.
+/// Asks the browser not to evict the page's storage under pressure; whether it agreed. Asked
+/// once a page (a browser may put the question to its user): every later call, from the runs
+/// or the digits, awaits that one answer.
 pub async fn ask_to_persist() -> bool {
+    use futures::FutureExt;
+    type Asked = futures::future::Shared<futures::future::LocalBoxFuture<'static, bool>>;
+    thread_local! {
+        static ASKED: std::cell::RefCell<Option<Asked>> = const { std::cell::RefCell::new(None) };
+    }
+    let asked = ASKED.with(|asked| {
+        asked
+            .borrow_mut()
+            .get_or_insert_with(|| ask_the_browser_to_persist().boxed_local().shared())
+            .clone()
+    });
+    asked.await
+}
+
+async fn ask_the_browser_to_persist() -> bool {
     let Some(window) = web_sys::window() else {
         return false;
     };

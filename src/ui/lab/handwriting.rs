@@ -11,8 +11,9 @@ use leptos::task::spawn_local;
 
 use super::fine_tune::LearnMyHandwriting;
 use crate::data::{PERSONAL_IMAGES_FILE, PERSONAL_LABELS_FILE, PersonalSet};
+use crate::handwriting_store::{DigitId, KeptDigit};
 use crate::place::{Address, Place};
-use crate::ui::state::{Handwriting, LabState};
+use crate::ui::state::{AppState, Handwriting, LabState, Training};
 use crate::ui::widgets::{Export, ExportButton, HeatCanvas, Palette, read_file};
 
 /// The newest digits the gallery shows; the rest are counted.
@@ -118,6 +119,10 @@ pub(super) fn HandwritingCard() -> impl IntoView {
             reads.set(Some(read));
         });
     });
+    // Digits deleted from the gallery in this visit, each shown in its place with an Undo
+    // until the set is emptied.
+    let deleted = RwSignal::new(Vec::<KeptDigit>::new());
+    let tiles = Memo::new(move |_| gallery_tiles(&handwriting.ids.get(), &deleted.get()));
     let has_digits = Memo::new(move |_| set.with(|s| !s.is_empty()));
     let correct = move || {
         let labels = set.with(|s| s.labels.clone());
@@ -144,7 +149,7 @@ pub(super) fn HandwritingCard() -> impl IntoView {
                 <code>"vit eval --personal DIR"</code>" and "<code>"vit train --extra DIR"</code>"."
             </p>
         </details>
-        <SetFiles />
+        <SetFiles deleted=deleted />
         <p class="caption" data-testid="handwriting-count" data-count=move || set.with(|s| s.len()).to_string()
             data-loaded=move || handwriting.loaded.get().to_string()>
             {move || {
@@ -159,10 +164,12 @@ pub(super) fn HandwritingCard() -> impl IntoView {
         {move || handwriting.problem.get().map(|problem| view! { <p class="error" role="alert">{problem}</p> })}
         {move || read_failed.get().map(|why| view! { <p class="hint">{format!("What the model reads in them is not shown: {why}.")}</p> })}
         <ol class="gallery" data-testid="handwriting-gallery">
-            {move || {
-                let total = set.with(|s| s.len());
-                (total.saturating_sub(SHOWN)..total).rev().map(|index| view! { <GalleryDigit index=index reads=reads /> }).collect_view()
-            }}
+            <For each=move || tiles.get() key=|tile| *tile let:tile>
+                {match tile {
+                    Tile::Kept(id) => view! { <GalleryDigit id=id reads=reads deleted=deleted /> }.into_any(),
+                    Tile::Deleted(id) => view! { <DeletedDigit id=id deleted=deleted /> }.into_any(),
+                }}
+            </For>
         </ol>
         {move || set.with(|s| s.len() > SHOWN).then(|| view! {
             <p class="hint">{move || format!("The newest {SHOWN} shown; {} more are in the set and its files.", set.with(|s| s.len()).saturating_sub(SHOWN))}</p>
@@ -173,37 +180,97 @@ pub(super) fn HandwritingCard() -> impl IntoView {
     }
 }
 
+/// A place in the gallery: a digit of the set, or one deleted in this visit (with its Undo).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+enum Tile {
+    Kept(DigitId),
+    Deleted(DigitId),
+}
+
+/// The gallery's places, newest first: the newest [`SHOWN`] digits of the set (`ids`, in the
+/// order kept), with the digits deleted in this visit each in the place it had (ids sort in
+/// the order digits were kept).
+fn gallery_tiles(ids: &[DigitId], deleted: &[KeptDigit]) -> Vec<Tile> {
+    let oldest_shown = ids.len().saturating_sub(SHOWN);
+    let mut tiles: Vec<Tile> = ids[oldest_shown..]
+        .iter()
+        .map(|&id| Tile::Kept(id))
+        .collect();
+    let shown_from = ids.get(oldest_shown).copied().unwrap_or(0);
+    tiles.extend(
+        deleted
+            .iter()
+            .filter(|d| d.id >= shown_from && !ids.contains(&d.id))
+            .map(|d| Tile::Deleted(d.id)),
+    );
+    let id = |tile: &Tile| match *tile {
+        Tile::Kept(id) | Tile::Deleted(id) => id,
+    };
+    tiles.sort_by_key(|tile| std::cmp::Reverse(id(tile)));
+    tiles
+}
+
 /// One digit of the set: its image, its label (a select to relabel), what the model reads,
-/// and a button to delete it.
+/// and a button to delete it. Its controls name the digit by its id, so a button acts on the
+/// digit it was drawn for, once, wherever the gallery has moved it since.
 #[component]
-fn GalleryDigit(index: usize, reads: RwSignal<Option<Vec<(u8, f32)>>>) -> impl IntoView {
+fn GalleryDigit(
+    id: DigitId,
+    reads: RwSignal<Option<Vec<(u8, f32)>>>,
+    deleted: RwSignal<Vec<KeptDigit>>,
+) -> impl IntoView {
     let handwriting = expect_context::<Handwriting>();
     let set = handwriting.set;
+    let index = Memo::new(move |_| {
+        handwriting
+            .ids
+            .with(|ids| ids.iter().position(|&i| i == id))
+    });
     let pixels = Signal::derive(move || {
+        let index = index.get();
         set.with(|s| {
-            s.images
-                .get(index)
+            index
+                .and_then(|index| s.images.get(index))
                 .map(|image| image.iter().map(|&p| f32::from(p)).collect())
                 .unwrap_or_default()
         })
     });
-    let label = move || set.with(|s| s.labels.get(index).copied().unwrap_or(0));
-    let read = move || reads.with(|r| r.as_ref().and_then(|r| r.get(index).copied()));
+    let label = move || {
+        let index = index.get();
+        set.with(|s| index.and_then(|i| s.labels.get(i).copied()).unwrap_or(0))
+    };
+    let read = move || {
+        let index = index.get()?;
+        reads.with(|r| r.as_ref().and_then(|r| r.get(index).copied()))
+    };
+    // Its number in the set, oldest first, as a person counts them.
+    let number = move || index.get().map_or(0, |i| i + 1);
     let relabel = move |event| {
         if let Ok(label) = event_target_value(&event).parse::<u8>() {
-            handwriting.relabel(index, label);
+            handwriting.relabel(id, label);
         }
+    };
+    let delete = move |_| {
+        spawn_local(async move {
+            if let Ok(Some(digit)) = handwriting.delete(id).await {
+                deleted.update(|all| {
+                    if all.iter().all(|d| d.id != digit.id) {
+                        all.push(digit);
+                    }
+                });
+            }
+        });
     };
     view! {
         <li class="gallery-digit" data-testid="handwriting-digit" data-label=move || label().to_string()
             data-read=move || read().map(|(d, _)| d.to_string()).unwrap_or_default()>
-            <HeatCanvas values=pixels grid=28 size=56 palette=Palette::Grey title=format!("digit {}", index + 1) />
+            <HeatCanvas values=pixels grid=28 size=56 palette=Palette::Grey title=format!("digit {}", number()) />
             <span class="gallery-controls">
-                <select aria-label=format!("the label of digit {}", index + 1) on:change=relabel>
+                <select aria-label=move || format!("the label of digit {}", number()) on:change=relabel>
                     {(0..10u8).map(|d| view! { <option value=d.to_string() selected=move || label() == d>{d}</option> }).collect_view()}
                 </select>
-                <button class="delete" title=format!("Delete digit {}", index + 1) aria-label=format!("delete digit {}", index + 1)
-                    on:click=move |_| handwriting.delete(index)>"×"</button>
+                <button class="delete" title=move || format!("Delete digit {}", number()) aria-label=move || format!("delete digit {}", number())
+                    on:click=delete>"×"</button>
             </span>
             <span class="reads" class:wrong=move || read().is_some_and(|(d, _)| d != label())>
                 {move || read().map(|(d, p)| format!("reads {d} ({:.0}%)", 100.0 * p)).unwrap_or_else(|| "…".into())}
@@ -212,9 +279,39 @@ fn GalleryDigit(index: usize, reads: RwSignal<Option<Vec<(u8, f32)>>>) -> impl I
     }
 }
 
-/// The set's two files, and opening a pair of them.
+/// A digit deleted in this visit, in the place it had: Undo keeps it again. Its Undo sits
+/// below where the digit's × was, so the second click of a double-click on the × lands on
+/// nothing.
 #[component]
-fn SetFiles() -> impl IntoView {
+fn DeletedDigit(id: DigitId, deleted: RwSignal<Vec<KeptDigit>>) -> impl IntoView {
+    let handwriting = expect_context::<Handwriting>();
+    let failed = RwSignal::new(None::<String>);
+    let undo = move |_| {
+        let Some(digit) = deleted.with_untracked(|all| all.iter().find(|d| d.id == id).cloned())
+        else {
+            return;
+        };
+        spawn_local(async move {
+            match handwriting.restore(digit).await {
+                Ok(()) => deleted.update(|all| all.retain(|d| d.id != id)),
+                Err(why) => failed.set(Some(format!("Not kept again: {why}."))),
+            }
+        });
+    };
+    view! {
+        <li class="gallery-digit deleted" data-testid="handwriting-deleted">
+            <span class="deleted-mark" aria-hidden="true">"deleted"</span>
+            <span class="gallery-controls"></span>
+            <button class="undo" data-testid="handwriting-undo" title="Keep this digit again" on:click=undo>"Undo"</button>
+            {move || failed.get().map(|why| view! { <span class="reads wrong" role="alert">{why}</span> })}
+        </li>
+    }
+}
+
+/// The set's two files, and opening a pair of them.
+/// `deleted`: the digits the gallery offers to undo, which go with the set.
+#[component]
+fn SetFiles(deleted: RwSignal<Vec<KeptDigit>>) -> impl IntoView {
     let handwriting = expect_context::<Handwriting>();
     let set = handwriting.set;
     let said = RwSignal::new(None::<String>);
@@ -240,16 +337,39 @@ fn SetFiles() -> impl IntoView {
             said.set(Some(import_files(handwriting, chosen).await));
         });
     };
+    let (runs, training) = (
+        expect_context::<AppState>().keeper,
+        expect_context::<Training>(),
+    );
+    // "Delete all" asks first; its question puts "Keep them" where "Delete all" was, so the
+    // second click of a double-click keeps them, and the confirmation is a click of its own.
+    let focus_once_drawn = |id: &'static str| {
+        spawn_local(async move {
+            crate::web::after_next_paint().await;
+            crate::web::address::focus(id);
+        })
+    };
+    let ask = move |_| {
+        confirming.set(true);
+        focus_once_drawn("handwriting-keep-all");
+    };
+    let keep_them = move |_| {
+        confirming.set(false);
+        focus_once_drawn("handwriting-delete-all");
+    };
     let delete_all = move |_| {
-        if confirming.get_untracked() {
-            handwriting.delete_all();
-            confirming.set(false);
-            // The button goes with the set: the keyboard lands on opening one.
-            crate::web::address::focus("handwriting-open");
-            said.set(Some("Every digit deleted.".into()));
-        } else {
-            confirming.set(true);
-        }
+        confirming.set(false);
+        deleted.set(Vec::new());
+        // The buttons go with the set: the keyboard lands on opening one.
+        crate::web::address::focus("handwriting-open");
+        said.set(Some("Deleting every digit…".into()));
+        spawn_local(async move {
+            said.set(Some(match handwriting.delete_all(runs, training).await {
+                Ok(None) => "Every digit deleted.".to_string(),
+                Ok(Some(runs)) => format!("Every digit deleted. {runs}"),
+                Err(why) => format!("Not deleted: {why}."),
+            }));
+        });
     };
     view! {
         <div class="buttons">
@@ -259,10 +379,17 @@ fn SetFiles() -> impl IntoView {
                 <span>"Open a set (both files): "</span>
                 <input type="file" multiple accept=".gz" id="handwriting-open" data-testid="handwriting-open" on:change=import />
             </label>
-            {move || (ready.get() && handwriting.loaded.get()).then(|| view! {
-                <button data-testid="handwriting-delete-all" on:click=delete_all>
-                    {move || if confirming.get() { format!("Delete all {}? Click again", set.with(|s| s.len())) } else { "Delete all".into() }}
-                </button>
+            {move || (ready.get() && handwriting.loaded.get()).then(|| if confirming.get() {
+                view! {
+                    <span class="confirm" role="group" aria-label="delete every digit?">
+                        <button data-testid="handwriting-keep-all" id="handwriting-keep-all" on:click=keep_them>"Keep them"</button>
+                        <button class="danger" data-testid="handwriting-delete-all-confirm" on:click=delete_all>
+                            {move || format!("Delete all {}", set.with(|s| s.len()))}
+                        </button>
+                    </span>
+                }.into_any()
+            } else {
+                view! { <button data-testid="handwriting-delete-all" id="handwriting-delete-all" on:click=ask>"Delete all"</button> }.into_any()
             })}
         </div>
         <p class="teach-said" data-testid="handwriting-said" role="status">{move || said.get()}</p>

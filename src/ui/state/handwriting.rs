@@ -97,6 +97,8 @@ struct Listening {
 pub struct Handwriting {
     /// The set now.
     pub set: RwSignal<Arc<PersonalSet>>,
+    /// The id of each digit of `set`, in its order: what the gallery's buttons name.
+    pub ids: RwSignal<Arc<Vec<DigitId>>>,
     /// What went wrong last, to show beside the set; none once a change is kept.
     pub problem: RwSignal<Option<String>>,
     /// Whether the set kept in the browser has been read.
@@ -118,6 +120,7 @@ impl Handwriting {
     pub fn new() -> Self {
         Self {
             set: RwSignal::new(Arc::new(PersonalSet::default())),
+            ids: RwSignal::new(Arc::new(Vec::new())),
             problem: RwSignal::new(None),
             loaded: RwSignal::new(false),
             keeper: StoredValue::new_local(None),
@@ -178,7 +181,13 @@ impl Handwriting {
             }
             Err(error) => self.problem.set(Some(error.to_string())),
         }
+        self.show(keeper);
+    }
+
+    /// The page's copy of the set as `keeper` has it.
+    fn show(self, keeper: &Keeper) {
         self.set.set(Arc::new(keeper.set()));
+        self.ids.set(Arc::new(keeper.ids()));
     }
 
     /// Hears the other tabs' changes, and the tab shown again: the set is read again.
@@ -229,7 +238,7 @@ impl Handwriting {
             return Ok(());
         };
         let done = change(keeper.clone()).await;
-        self.set.set(Arc::new(keeper.set()));
+        self.show(&keeper);
         match &done {
             Ok(()) => {
                 self.problem.set(self.unreadable.get_value());
@@ -245,33 +254,70 @@ impl Handwriting {
         let image: [u8; IMAGE_PIXELS] = image.try_into().expect("the model's input is 28×28");
         let digit = KeptDigit::new(fresh_id(0), image, label);
         self.change(|keeper| async move { keeper.add(vec![digit]).await })
+            .await?;
+        self.ask_to_keep();
+        Ok(())
+    }
+
+    /// The browser is asked, once a digit is kept, not to clear the page's storage under
+    /// pressure (the runs ask the same once one is kept: one question a page).
+    fn ask_to_keep(self) {
+        spawn_local(async {
+            crate::web::ask_to_persist().await;
+        });
+    }
+
+    /// Digit `id` is `label`.
+    pub fn relabel(self, id: DigitId, label: u8) {
+        spawn_local(async move {
+            let _ = self
+                .change(|keeper| async move { keeper.relabel(id, label).await })
+                .await;
+        });
+    }
+
+    /// Digit `id` goes: the digit deleted (for an Undo), or `None` where it was gone already
+    /// (a second press of its button).
+    pub async fn delete(self, id: DigitId) -> Result<Option<KeptDigit>, ChangeError> {
+        let deleted = std::rc::Rc::new(std::cell::Cell::new(None));
+        let into = deleted.clone();
+        self.change(|keeper| async move {
+            into.set(keeper.delete(id).await?);
+            Ok(())
+        })
+        .await?;
+        Ok(deleted.take())
+    }
+
+    /// A deleted `digit` kept again, as it was (Undo).
+    pub async fn restore(self, digit: KeptDigit) -> Result<(), ChangeError> {
+        self.change(|keeper| async move { keeper.add(vec![digit]).await })
             .await
     }
 
-    /// Digit `index` is `label`.
-    pub fn relabel(self, index: usize, label: u8) {
-        spawn_local(async move {
-            let _ = self
-                .change(|keeper| async move { keeper.relabel(index, label).await })
-                .await;
-        });
-    }
-
-    pub fn delete(self, index: usize) {
-        spawn_local(async move {
-            let _ = self
-                .change(|keeper| async move { keeper.delete(index).await })
-                .await;
-        });
-    }
-
-    /// Every digit kept goes, the other tabs' too.
-    pub fn delete_all(self) {
-        spawn_local(async move {
-            let _ = self
-                .change(|keeper| async move { keeper.delete_all().await })
-                .await;
-        });
+    /// Every digit kept goes, the other tabs' too, and from every run that keeps them (a
+    /// fine-tuning's checkpoint): what became of those runs, said in a sentence, if any did.
+    pub async fn delete_all(
+        self,
+        runs: super::RunKeeper,
+        training: super::Training,
+    ) -> Result<Option<String>, ChangeError> {
+        self.change(|keeper| async move { keeper.delete_all().await })
+            .await?;
+        let fates = match runs.forget_digits().await {
+            Ok(fates) => fates,
+            Err(error) => {
+                return Ok(Some(format!(
+                    "The runs that fine-tuned on them could not be read ({error}): delete those from the runs table."
+                )));
+            }
+        };
+        for (run, fate) in &fates {
+            if *fate == Ok(crate::run_store::DigitsForgotten::LetGoHere) {
+                training.digits_deleted(*run);
+            }
+        }
+        Ok(crate::run_store::said_of_forgotten(&fates))
     }
 
     /// The digits of MNIST's two gzip files (in either order) added after the set's own, in
@@ -295,6 +341,7 @@ impl Handwriting {
             .collect();
         self.change(|keeper| async move { keeper.add(digits).await })
             .await?;
+        self.ask_to_keep();
         Ok(count)
     }
 }

@@ -8,7 +8,9 @@ use leptos::task::spawn_local;
 
 use crate::analysis::timeline::Timeline;
 use crate::run_record::RunRecord;
-use crate::run_store::{GoOn, Keeper, KeeperError, Rest, RunId, RunStore, StoreError, read_header};
+use crate::run_store::{
+    DigitsForgotten, GoOn, Keeper, KeeperError, Rest, RunId, RunStore, StoreError, read_header,
+};
 use crate::run_view::{RunView, SavedProblem};
 use crate::train::{SavedSummary, TrainingPlan};
 use crate::web::{PageRuns, SessionTab, WebLocks, ask_to_persist, draw_run_id, storage_estimate};
@@ -253,7 +255,8 @@ impl RunKeeper {
     }
 
     /// The tab lets its run go (Reset); the run stays in the table, unless it never began.
-    pub fn let_go(self) {
+    /// With no `worker_alive` to say it is idle, nothing more of the run is on its way.
+    pub fn let_go(self, worker_alive: bool) {
         let keeper = self.keeper();
         let Some(run) = keeper.current_id() else {
             return keeper.let_go();
@@ -262,13 +265,61 @@ impl RunKeeper {
             match keeper.abandon(run, true).await {
                 Ok(true) => self.records.update(|all| all.retain(|r| r.id != run)),
                 // A Stop's checkpoint just before the Reset is still kept when it comes.
-                Ok(false) => keeper.reset(),
+                Ok(false) => {
+                    keeper.reset();
+                    if !worker_alive {
+                        keeper.parted();
+                    }
+                }
                 Err(error) => {
                     keeper.let_go();
                     self.said(&error);
                 }
             }
         });
+    }
+
+    /// The training worker died ([`Keeper::worker_lost`]): a start it never began leaves no
+    /// row, and the run it trained lets its lock go.
+    pub fn worker_lost(self) {
+        let keeper = self.keeper();
+        let run = keeper.current_id();
+        spawn_local(async move {
+            match keeper.worker_lost().await {
+                Ok(true) => self.records.update(|all| all.retain(|r| Some(r.id) != run)),
+                Ok(false) => {}
+                Err(error) => self.said(&error),
+            }
+        });
+    }
+
+    /// Run `run` came to `rest` without a checkpoint ([`Keeper::rested_unsaved`]).
+    pub fn rested_unsaved(self, run: RunId, rest: Rest) {
+        self.keeper().rested_unsaved(run, rest);
+    }
+
+    /// The person deleted their digits: every run that keeps them (a fine-tuning's checkpoint,
+    /// a fine-tuning training here) lets them go ([`Keeper::forget_digits`]). What became of
+    /// each; the table shows them as they are now.
+    pub async fn forget_digits(
+        self,
+    ) -> Result<Vec<(RunId, Result<DigitsForgotten, KeeperError>)>, KeeperError> {
+        let keeper = self.keeper();
+        let current = keeper.current_id();
+        let holding: Vec<RunId> = keeper
+            .store()
+            .records()
+            .await?
+            .into_iter()
+            .filter(|r| r.fine_tunes() && (r.has_checkpoint || current == Some(r.id)))
+            .map(|r| r.id)
+            .collect();
+        let mut fates = Vec::with_capacity(holding.len());
+        for run in holding {
+            fates.push((run, keeper.forget_digits(run).await));
+        }
+        self.load();
+        Ok(fates)
     }
 
     /// The worker began the current run: it is a run of its own from now on.

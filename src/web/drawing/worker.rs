@@ -466,7 +466,10 @@ pub fn run_drawing_worker(backend: BackendKind) {
                 .send_to_page();
         }
     });
-    Packet::new(&FromDrawing::Listening, None).send_to_page();
+    let greeting = FromDrawing::Listening {
+        build: crate::protocol::BUILD.to_string(),
+    };
+    Packet::new(&greeting, None).send_to_page();
 }
 
 /// The model in the page's own thread, answering as a worker would: for the browser tests,

@@ -79,7 +79,10 @@ pub fn run_explaining_worker() {
             Packet::new(&answer, None).with_id(packet.id).send_to_page();
         }
     });
-    Packet::new(&FromExplainer::Listening, None).send_to_page();
+    let greeting = FromExplainer::Listening {
+        build: crate::protocol::BUILD.to_string(),
+    };
+    Packet::new(&greeting, None).send_to_page();
 }
 
 async fn handle(

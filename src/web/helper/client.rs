@@ -87,7 +87,7 @@ impl Shared {
                 self.end(HelperError::Failed(message))
             }
             // The link keeps the greeting to itself.
-            Heard::Message(FromHelper::Listening, _, _) => {}
+            Heard::Message(FromHelper::Listening { .. }, _, _) => {}
             Heard::Trouble(error) => self.end(error.into()),
         }
     }

@@ -54,7 +54,10 @@ pub fn run_helper_worker() {
             Packet::new(&answer, bytes).send_to_page();
         }
     });
-    Packet::new(&FromHelper::Listening, None).send_to_page();
+    let greeting = FromHelper::Listening {
+        build: crate::protocol::BUILD.to_string(),
+    };
+    Packet::new(&greeting, None).send_to_page();
 }
 
 fn handle(

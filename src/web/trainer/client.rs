@@ -39,6 +39,10 @@ impl TrainerWorker {
             Heard::Trouble(LinkError::Stopped { said, .. }) => {
                 on_lost(said.map_or(TrainerLost::Stopped, TrainerLost::Said))
             }
+            // Ended unused: nothing it would say can be read here.
+            Heard::Trouble(error @ LinkError::Outdated { .. }) => {
+                on_lost(TrainerLost::Said(error.to_string()))
+            }
             // A command that could not be posted is dropped: the panel shows the state the
             // worker reports, not the one it asked for. (A link that hears anything has started.)
             Heard::Trouble(LinkError::Refused { .. } | LinkError::NotStarted { .. }) => {}

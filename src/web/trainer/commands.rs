@@ -109,6 +109,18 @@ pub(super) async fn handle(
                 run.rest(RunState::Paused).await;
             }
         }
+        ToTrainer::PageHidden { hidden } => {
+            runner.page_hidden = hidden;
+            // Kept at once: a hidden page may be ended without another word.
+            if hidden
+                && runner.run_in(RunState::Running).is_some()
+                && runner.settle().await
+                && let Some(run) = runner.run_in(RunState::Running)
+            {
+                run.flush_steps();
+                run.save().await;
+            }
+        }
         ToTrainer::Resume => {
             if let Some(run) = runner.run_mut().filter(|r| {
                 matches!(
@@ -251,6 +263,7 @@ async fn launch(
         last_report_ms: 0.0,
         saved_step: saved.as_ref().map(|(step, _)| *step),
         last_checkpoint: saved.map(|(_, bytes)| bytes),
+        last_kept_ms: crate::web::global::now_ms(),
         drawing: None,
         helpers,
         workers: 1,

@@ -35,6 +35,8 @@ pub(super) struct Run {
     pub(super) saved_step: Option<usize>,
     /// That checkpoint, which a loss gone non-finite rolls the run back to.
     pub(super) last_checkpoint: Option<Vec<u8>>,
+    /// When a checkpoint was last sent to be kept (or the run began).
+    pub(super) last_kept_ms: f64,
     /// The drawing on the page's pad, probed with the test digits at each evaluation.
     pub(super) drawing: Option<[u8; IMAGE_PIXELS]>,
     /// The workers that compute some of the shards of each CPU step, where there are any.
@@ -86,6 +88,12 @@ impl Run {
         self.keep(None).await;
     }
 
+    /// Whether the run is due to be kept between evaluations: its page is hidden, and may be
+    /// ended without a word.
+    pub(super) fn keep_due(&self, page_hidden: bool) -> bool {
+        page_hidden && now_ms() - self.last_kept_ms >= crate::protocol::KEEP_WHILE_HIDDEN_MS
+    }
+
     /// The run comes to rest in `state` (paused, stopped, finished): its checkpoint and its
     /// weights go to the page together, and the page shows `state` once they are kept.
     pub(super) async fn rest(&mut self, state: RunState) {
@@ -99,7 +107,13 @@ impl Run {
             Err(error) => {
                 notice(format!("The run could not be saved: {error}"), true);
                 if let Some(state) = rest {
-                    post(&FromTrainer::State { state }, None);
+                    post(
+                        &FromTrainer::RestUnsaved {
+                            run: self.id,
+                            state,
+                        },
+                        None,
+                    );
                 }
                 return;
             }
@@ -108,6 +122,7 @@ impl Run {
         let mut bytes = checkpoint.encode();
         self.saved_step = Some(step);
         self.last_checkpoint = Some(bytes.clone());
+        self.last_kept_ms = now_ms();
         let mut weights_at = None;
         if rest.is_some() {
             let model = self.session.inference_model();

@@ -9,6 +9,8 @@ use super::run::Run;
 #[derive(Default)]
 pub(super) struct Runner {
     run: Option<Run>,
+    /// The page is hidden: the run is kept every [`crate::protocol::KEEP_WHILE_HIDDEN_MS`].
+    pub(super) page_hidden: bool,
 }
 
 impl Runner {

@@ -42,6 +42,7 @@ impl Runner {
     /// flight (or the oldest began [`READ_EVERY_MS`] ago, or an evaluation or the end is due):
     /// then one readback brings them all, so the GPU never waits on the page between steps.
     pub(super) async fn train_step(&mut self) {
+        let page_hidden = self.page_hidden;
         let Some(run) = self.run_mut() else { return };
         if run.in_flight.is_empty() {
             run.in_flight_since = now_ms();
@@ -64,8 +65,10 @@ impl Runner {
             None => false,
         };
         let evaluate_now = run.session.evaluation_due();
+        let keep_now = run.keep_due(page_hidden);
         let read_now = !began
             || evaluate_now
+            || keep_now
             || run.session.is_finished()
             || run.in_flight.len() >= READ_EVERY_STEPS
             || now_ms() - run.in_flight_since >= READ_EVERY_MS;
@@ -89,7 +92,7 @@ impl Runner {
         if run.session.is_finished() {
             run.flush_steps();
             run.rest(RunState::Finished).await;
-        } else if evaluate_now {
+        } else if evaluate_now || keep_now {
             run.save().await;
         }
     }

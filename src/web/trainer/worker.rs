@@ -39,7 +39,12 @@ pub fn run_training_worker() {
     };
     scope.set_onmessage(Some(listener.as_ref().unchecked_ref()));
     listener.forget();
-    post(&FromTrainer::Listening, None);
+    post(
+        &FromTrainer::Listening {
+            build: crate::protocol::BUILD.to_string(),
+        },
+        None,
+    );
     spawn_local(main_loop(inbox));
 }
 

@@ -55,6 +55,7 @@ impl TrainingControl {
         };
         trainer.refresh_saved();
         trainer.send_drawing_when_it_settles();
+        trainer.keep_when_hidden();
         trainer.serve(requests);
         trainer
     }
@@ -71,6 +72,14 @@ impl TrainingControl {
                     } => self.start_for_a_card(plan, weights.to_vec(), answer),
                     TrainingRequest::Continue(run) => self.continue_from_the_table(run),
                     TrainingRequest::Deleted(run) => self.let_go_of_a_deleted_run(run),
+                    TrainingRequest::DigitsDeleted(run) => self.let_go_of(
+                        run,
+                        RunEnded::DigitsDeleted,
+                        format!(
+                            "Run {} stopped: the digits it fine-tuned on were deleted.",
+                            crate::run_store::short_name(run)
+                        ),
+                    ),
                 }
             }
         });
@@ -275,7 +284,7 @@ impl TrainingControl {
         // A fine-tuning began from weights it was given, which its checkpoint keeps (with the
         // person's digits): without one it cannot go on as itself.
         if checkpoint.is_none() && record.fine_tunes() {
-            self.app.keeper.let_go();
+            self.app.keeper.let_go(self.has_worker());
             return self.run.failure().set(Some(format!(
                 "Run {} fine-tuned on your digits and has no checkpoint to go on from: start it again from Handwriting.",
                 crate::run_store::short_name(run)
@@ -331,20 +340,24 @@ impl TrainingControl {
     /// The tab's run, deleted from the runs table (or found deleted by a save): its training
     /// stops here.
     fn let_go_of_a_deleted_run(self, run: u64) {
-        self.end_awaited_if(run, RunEnded::Deleted);
+        let said = format!(
+            "Run {} was deleted; its training stopped.",
+            crate::run_store::short_name(run)
+        );
+        self.let_go_of(run, RunEnded::Deleted, said);
+    }
+
+    /// The tab's run `run` was let go in its store (`ended`): its worker stops, and the panel
+    /// says it.
+    fn let_go_of(self, run: u64, ended: RunEnded, said: String) {
+        self.end_awaited_if(run, ended);
         if self.has_worker() {
             self.send(ToTrainer::Reset);
         }
         self.run.update(|view| {
             view.reset();
             view.state = RunState::Idle;
-            view.notice(
-                format!(
-                    "Run {} was deleted; its training stopped.",
-                    crate::run_store::short_name(run)
-                ),
-                false,
-            );
+            view.notice(said, false);
         });
     }
 
@@ -403,7 +416,7 @@ impl TrainingControl {
             self.send(ToTrainer::Reset);
         }
         // The run stays in the runs table, to be continued from there; this tab lets it go.
-        self.app.keeper.let_go();
+        self.app.keeper.let_go(self.has_worker());
         self.run.update(RunView::reset);
     }
 
@@ -418,7 +431,7 @@ impl TrainingControl {
             let keeper = self.app.keeper;
             spawn_local(async move { keeper.forget_checkpoint(run, revision).await });
         }
-        self.app.keeper.let_go();
+        self.app.keeper.let_go(self.has_worker());
         self.run.saved().set(None);
     }
 
@@ -448,12 +461,7 @@ impl TrainingControl {
 
     /// Keeps a checkpoint the worker sent; the run shows its rest once it is kept.
     fn keep(self, run: u64, rest: Option<RunState>, checkpoint: Vec<u8>, weights: Option<Vec<u8>>) {
-        let resting = match rest {
-            Some(RunState::Paused) => Some(Rest::Paused),
-            Some(RunState::Stopped) => Some(Rest::Stopped),
-            Some(RunState::Finished) => Some(Rest::Finished),
-            _ => None,
-        };
+        let resting = rest.and_then(rest_of);
         let view = self.run.get_untracked();
         spawn_local(async move {
             let kept = self
@@ -496,6 +504,13 @@ impl TrainingControl {
                 }
             }
             RunEffect::RefreshSaved => self.refresh_saved(),
+            RunEffect::RestedUnsaved { run, rest } => {
+                if let Some(rest) = rest_of(rest) {
+                    self.app.keeper.rested_unsaved(run, rest);
+                }
+                self.keep_record();
+                self.refresh_saved();
+            }
             RunEffect::Started { plan: _ } => {
                 self.app.keeper.began();
                 self.tell_drawing();
@@ -565,6 +580,9 @@ impl TrainingControl {
                     // The worker's wasm is dead: nothing it holds can answer any more. Dropped
                     // later, as this handler belongs to it.
                     spawn_local(async move { self.worker.set_value(None) });
+                    // Nothing more comes from it: a start it never began goes, the run it
+                    // trained lets its lock go (Continue takes it again).
+                    self.app.keeper.worker_lost();
                     let mut effect = RunEffect::None;
                     self.run
                         .update(|view| effect = view.worker_lost(&lost.to_string()));
@@ -583,6 +601,30 @@ impl TrainingControl {
         self.tell(&message, bytes);
     }
 
+    /// The worker hears when the page is hidden or shown again: a hidden page (another tab or
+    /// app in front, a page being left) may be ended without another word, so its run is kept
+    /// at once and then every [`crate::protocol::KEEP_WHILE_HIDDEN_MS`] of training.
+    fn keep_when_hidden(self) {
+        let Some(window) = web_sys::window() else {
+            return;
+        };
+        let Some(document) = window.document() else {
+            return;
+        };
+        let seen = document.clone();
+        gloo_events::EventListener::new(&document, "visibilitychange", move |_| {
+            let hidden = seen.visibility_state() == web_sys::VisibilityState::Hidden;
+            self.tell(&ToTrainer::PageHidden { hidden }, None);
+        })
+        .forget();
+        // Left without a change of visibility (a page already hidden and closed, a
+        // navigation in some browsers).
+        gloo_events::EventListener::new(&window, "pagehide", move |_| {
+            self.tell(&ToTrainer::PageHidden { hidden: true }, None);
+        })
+        .forget();
+    }
+
     /// The drawing goes to a running worker once it has settled, not at every stroke.
     fn send_drawing_when_it_settles(self) {
         let drawing = self.app.model_input;
@@ -593,5 +635,15 @@ impl TrainingControl {
                 when_settled.run(move || self.tell_drawing());
             }
         });
+    }
+}
+
+/// The rest a run came to in `state`, if it is one.
+fn rest_of(state: RunState) -> Option<Rest> {
+    match state {
+        RunState::Paused => Some(Rest::Paused),
+        RunState::Stopped => Some(Rest::Stopped),
+        RunState::Finished => Some(Rest::Finished),
+        _ => None,
     }
 }

@@ -48,6 +48,9 @@ pub enum TrainingRequest {
     Continue(u64),
     /// Run `0` was deleted from the runs table: its training stops here.
     Deleted(u64),
+    /// The person's digits, which run `0` fine-tuned on, were deleted, and the run let go of
+    /// them: its worker, which holds them too, stops.
+    DigitsDeleted(u64),
 }
 
 /// Why a run asked for did not start.
@@ -73,6 +76,8 @@ pub enum RunEnded {
     LetGo,
     #[error("was deleted.")]
     Deleted,
+    #[error("stopped: the digits it fine-tuned on were deleted.")]
+    DigitsDeleted,
     #[error("is not kept in this browser ({0}), so it cannot be compared.")]
     NotKept(String),
 }
@@ -142,6 +147,11 @@ impl Training {
     /// Run `run`, the tab's, was deleted.
     pub fn deleted(self, run: u64) {
         let _ = self.send(TrainingRequest::Deleted(run));
+    }
+
+    /// Run `run`, the tab's, let go of the person's digits, which were deleted.
+    pub fn digits_deleted(self, run: u64) {
+        let _ = self.send(TrainingRequest::DigitsDeleted(run));
     }
 
     /// `Err` where the panel is gone.
