@@ -87,9 +87,22 @@ test("twenty slanted digits drawn and labelled: fine-tuning reads the held-out o
   // The set saves as MNIST's files and opens again to the same bytes.
   const images = await lab.saved("handwriting-images");
   const labels = await lab.saved("handwriting-labels");
+  const before = await runDatabase(lab.page);
+  const fineTunings = Object.values(before.records).filter((r) => r.mix).map((r) => String(r.id));
+  assert.ok(fineTunings.some((id) => id in before.checkpoints), "their checkpoints hold the digits");
   await lab.byTestId("handwriting-delete-all").click();
-  await lab.byTestId("handwriting-delete-all").click();
+  await lab.byTestId("handwriting-delete-all-confirm").click();
   await until(() => lab.byTestId("handwriting-count").getAttribute("data-count"), (c) => c === "0", { what: "an empty set" });
+  // "Delete all" takes them from every run that kept them: the fine-tunings' checkpoints go
+  // (on 8dd4619 they stayed, and Continue trained on the digits again); the runs keep their
+  // curves and weights, and the page says which runs they were.
+  const said = await until(() => lab.byTestId("handwriting-said").textContent(), (t) => /^Every digit deleted\. /.test(t), { what: "what became of the runs" });
+  assert.match(said, /^Every digit deleted\. Runs (#\d{4}, )+#\d{4} fine-tuned on them: their checkpoints went with them \(they keep their curves and weights, and can no longer be continued\)\.( The training panel let #\d{4} go\.)?$/);
+  const holding = fineTunings.filter((id) => id in before.checkpoints);
+  assert.equal(said.split(" The training panel")[0].match(/#\d{4}/g).length, holding.length, "each run that kept them named");
+  const after = await runDatabase(lab.page);
+  assert.deepEqual(fineTunings.filter((id) => id in after.checkpoints), [], "no fine-tuning keeps a checkpoint");
+  assert.deepEqual(fineTunings.filter((id) => !(id in after.records) || !(id in after.weights)), [], "each keeps its record and weights");
   await lab.byTestId("handwriting-open").setInputFiles([
     { name: "images.gz", mimeType: "application/gzip", buffer: images.bytes },
     { name: "labels.gz", mimeType: "application/gzip", buffer: labels.bytes },

@@ -86,7 +86,7 @@ async function emptySet(lab) {
   while (Date.now() < deadline && !(await deleteAll())) await new Promise((r) => setTimeout(r, 200));
   if (await deleteAll()) {
     await click(lab, "handwriting-delete-all");
-    await click(lab, "handwriting-delete-all");
+    await click(lab, "handwriting-delete-all-confirm");
     await until(() => attribute(lab, "handwriting-count", "data-count"), (c) => c === "0", { what: "an empty set" });
   }
 }

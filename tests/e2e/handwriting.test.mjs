@@ -76,6 +76,22 @@ async function foundByAFreshTab(context) {
   return found;
 }
 
+/** MNIST's IDX3 images file, gzip-compressed: a 28×28 image of one grey level for each of `greys`. */
+function imagesFile(greys) {
+  const header = Buffer.alloc(16);
+  header.writeUInt32BE(0x0803, 0);
+  header.writeUInt32BE(greys.length, 4);
+  header.writeUInt32BE(28, 8);
+  header.writeUInt32BE(28, 12);
+  return gzipSync(Buffer.concat([header, ...greys.map((grey) => Buffer.alloc(784, grey))]));
+}
+
+/** The middle of the element `locator` finds, on the page. */
+async function middle(locator) {
+  const box = await locator.boundingBox();
+  return [box.x + box.width / 2, box.y + box.height / 2];
+}
+
 /** Opens `files` as a set; what the card then says, once it says something matching `said`. */
 async function open(lab, files, said = /./) {
   await lab.byTestId("handwriting-open").setInputFiles(files.map(([name, buffer]) => ({ name, mimeType: "application/gzip", buffer })));
@@ -115,8 +131,8 @@ test("digits taught under the prediction join the set, shown with what the model
   assert.equal(images.name, "personal-images-idx3-ubyte.gz");
   assert.equal(labelsSaved.name, "personal-labels-idx1-ubyte.gz");
   await lab.byTestId("handwriting-delete-all").click();
-  assert.match(await lab.byTestId("handwriting-delete-all").textContent(), /^Delete all 2\? Click again$/);
-  await lab.byTestId("handwriting-delete-all").click();
+  assert.equal(await lab.byTestId("handwriting-delete-all-confirm").textContent(), "Delete all 2");
+  await lab.byTestId("handwriting-delete-all-confirm").click();
   await count(lab, 0);
   // The labels chosen first: the names say which is which.
   assert.equal(await open(lab, [[labelsSaved.name, labelsSaved.bytes], [images.name, images.bytes]], /^Added/),
@@ -202,7 +218,7 @@ test("two tabs keep, delete all and relabel without losing or bringing back a di
     await until(() => b.byTestId("handwriting-digit").last().getAttribute("data-label"), (l) => l === "9", { what: `loop ${loop}: B shows the relabelling`, timeout: 1_000 });
     // Delete all in A, then one digit kept in B: a fresh tab finds that one alone.
     await a.byTestId("handwriting-delete-all").click();
-    await a.byTestId("handwriting-delete-all").click();
+    await a.byTestId("handwriting-delete-all-confirm").click();
     await until(() => shown(b), (n) => n === 0, { what: `loop ${loop}: B shows the set emptied`, timeout: 1_000 });
     await b.place("draw");
     await keep(b, 4);
@@ -262,5 +278,54 @@ test("a database an older tab holds is said and waited for; a newer page's upgra
   }));
   assert.equal(upgraded, "opened", "this tab never holds a newer page up");
   await until(() => alert.textContent().catch(() => ""), (t) => /updated in another tab, which needs its database: reload this tab/.test(t), { what: "asked to reload" });
+  await context.close();
+});
+
+test("a button acts once on the digit it was drawn for: a double-click on a digit's × deletes it alone, Undo brings it back, and a double-click on Delete all deletes nothing", async () => {
+  // On 8dd4619 each of these deleted two digits, and the double-click on Delete all every one.
+  const context = await app.browser.newContext();
+  const lab = new LabPage(await context.newPage());
+  await lab.open(`${app.server.url}?backend=cpu#handwriting`);
+  await until(() => lab.byTestId("handwriting-count").getAttribute("data-loaded"), (l) => l === "true", { what: "the set read" });
+  await open(lab, [["l.gz", labelsFile([1, 2, 3, 4, 5])], ["i.gz", imagesFile([10, 20, 30, 40, 50])]], /^Added/);
+  await count(lab, 5);
+  assert.deepEqual(await labels(lab), ["5", "4", "3", "2", "1"]);
+  const settled = () => new Promise((resolve) => setTimeout(resolve, 600));
+
+  // A double-click (the browser's own: a click, then one counted as its second).
+  await lab.page.mouse.dblclick(...(await middle(lab.byTestId("handwriting-digit").first().locator("button.delete"))));
+  await settled();
+  await count(lab, 4);
+  assert.deepEqual(await labels(lab), ["4", "3", "2", "1"]);
+  // Two clicks 150 ms apart on one place: the deleted digit keeps its place, with an Undo
+  // below where its × was, so nothing slides under the pointer.
+  const place = await middle(lab.byTestId("handwriting-digit").first().locator("button.delete"));
+  await lab.page.mouse.click(...place);
+  await new Promise((resolve) => setTimeout(resolve, 150));
+  await lab.page.mouse.click(...place);
+  await settled();
+  await count(lab, 3);
+  assert.deepEqual(await labels(lab), ["3", "2", "1"]);
+  assert.equal(await lab.byTestId("handwriting-deleted").count(), 2, "each deleted digit in its place");
+
+  // Undo: the 5 again, in its place, kept (a fresh tab finds it).
+  await lab.byTestId("handwriting-undo").first().click();
+  await count(lab, 4);
+  assert.deepEqual(await labels(lab), ["5", "3", "2", "1"]);
+  assert.deepEqual(await foundByAFreshTab(context), ["1", "2", "3", "5"]);
+
+  // Delete all asks first; a double-click's second click lands on "Keep them".
+  await lab.page.mouse.dblclick(...(await middle(lab.byTestId("handwriting-delete-all"))));
+  await settled();
+  await count(lab, 4);
+  assert.equal(await lab.byTestId("handwriting-delete-all").count(), 1, "the question withdrawn");
+  // Asked, it is a click of its own that deletes them.
+  await lab.byTestId("handwriting-delete-all").click();
+  assert.equal(await lab.byTestId("handwriting-delete-all-confirm").textContent(), "Delete all 4");
+  await lab.byTestId("handwriting-delete-all-confirm").click();
+  await count(lab, 0);
+  await until(() => lab.byTestId("handwriting-said").textContent(), (t) => t === "Every digit deleted.", { what: "the deletion said" });
+  assert.equal(await lab.byTestId("handwriting-deleted").count(), 0, "no Undo for digits deleted one by one before");
+  assert.deepEqual(await foundByAFreshTab(context), []);
   await context.close();
 });

@@ -245,7 +245,7 @@ test("a place left while its work is in flight drops that work: no error, whatev
   // The set emptied for the tests after this one.
   await lab.place("handwriting");
   await lab.byTestId("handwriting-delete-all").click();
-  await lab.byTestId("handwriting-delete-all").click();
+  await lab.byTestId("handwriting-delete-all-confirm").click();
   assert.deepEqual(errors, [], "no error in the page");
   await page.close();
 });

@@ -3,10 +3,29 @@
 // steps at 1440 px) and while training. Written to tests/e2e/output/shots/.
 //   node screenshots.mjs [widths…]
 import { mkdir } from "node:fs/promises";
+import { gzipSync } from "node:zlib";
+import { chunk } from "./handwriting-digits.mjs";
 import { fileURLToPath } from "node:url";
 import { DIST, LabPage, ONE, launch, numberIn, serve, until } from "./support.mjs";
 
 const OUT = fileURLToPath(new URL("output/shots/", import.meta.url));
+
+/** MNIST's first six test digits as a person's set: its two files, gzip-compressed. */
+function sixDigits() {
+  const digits = chunk("test-002.bin");
+  const images = Buffer.alloc(16 + 6 * 784);
+  [0x0803, 6, 28, 28].forEach((value, i) => images.writeUInt32BE(value, 4 * i));
+  const labels = Buffer.alloc(8 + 6);
+  [0x0801, 6].forEach((value, i) => labels.writeUInt32BE(value, 4 * i));
+  for (let i = 0; i < 6; i += 1) {
+    images.set(digits.image(i), 16 + i * 784);
+    labels[8 + i] = digits.labels[i];
+  }
+  return [
+    { name: "images.gz", mimeType: "application/gzip", buffer: gzipSync(images) },
+    { name: "labels.gz", mimeType: "application/gzip", buffer: gzipSync(labels) },
+  ];
+}
 const WIDTHS = process.argv.slice(2).map(Number).filter(Boolean);
 const PLACES = ["draw", "train", "runs", "experiments", "handwriting"];
 const SMALL = "?backend=cpu&preset=seed&depth=1&dim=32&heads=4&mlp=64&batch=32";
@@ -44,6 +63,17 @@ try {
       await lab.place("experiments");
       await lab.page.waitForTimeout(1500);
       await shot("drawn-experiments", true);
+      // A set of six MNIST test digits, one of them deleted (in its place, with Undo), and
+      // "Delete all" asking.
+      await lab.place("handwriting");
+      await lab.byTestId("handwriting-open").setInputFiles(sixDigits());
+      await until(() => lab.byTestId("handwriting-count").getAttribute("data-count"), (c) => Number(c) >= 6, { what: "the set" });
+      await lab.byTestId("handwriting-digit").nth(1).locator("button.delete").click();
+      await lab.byTestId("handwriting-deleted").waitFor();
+      await lab.byTestId("handwriting-delete-all").click();
+      await lab.page.waitForTimeout(400);
+      await shot("digits-handwriting", true);
+      await lab.byTestId("handwriting-keep-all").click();
       if (colorScheme === "light") {
         await lab.place("train");
         await lab.byTestId("train-button").click();

@@ -876,3 +876,18 @@ test("two tabs train and save at once: each keeps its own run, a reload resumes 
   await until(() => rows.count(), (n) => n === 2, { what: "no third row" });
   await context.close();
 });
+
+test("a worker of another build (a new version deployed under an open page) is never run: the page says to reload", async () => {
+  // On 8dd4619 an old page ran whatever worker the host now served under the same name, and
+  // its greeting said nothing of its version. Here the heavy workers' scripts answer as a
+  // worker of another build would: with their greeting alone.
+  const other = `self.postMessage(JSON.stringify({ Listening: { build: "another-build" } }));`;
+  const { page, lab } = await openOnCpu(async (page) => {
+    await page.route(/\/worker(_fma)?_loader\.js/, (route) => route.fulfill({ contentType: "text/javascript", body: other }));
+  });
+  await lab.byTestId("train-button").click();
+  const error = await until(() => lab.byTestId("training-error").textContent(), (t) => /./.test(t ?? ""), { what: "the refusal" });
+  assert.match(error, /from another version of vitlab: reload the page/);
+  assert.equal(await lab.byTestId("run-state").textContent(), "failed");
+  await page.close();
+});
