@@ -9,6 +9,7 @@ use std::rc::Rc;
 use super::{
     HeldElsewhere, Keeping, LockError, RunId, RunLocks, RunStore, StoreError, TabMemory, short_name,
 };
+use crate::protocol::RunState;
 use crate::run_record::RunRecord;
 
 /// Draws of a fresh id before a start gives up (each draw collides with odds of 2^-53 per
@@ -61,6 +62,18 @@ pub enum Rest {
     Paused,
     Stopped,
     Finished,
+}
+
+impl Rest {
+    /// The rest a run came to in `state`, if it is one.
+    pub fn of(state: RunState) -> Option<Self> {
+        match state {
+            RunState::Paused => Some(Self::Paused),
+            RunState::Stopped => Some(Self::Stopped),
+            RunState::Finished => Some(Self::Finished),
+            _ => None,
+        }
+    }
 }
 
 /// The tab's current run.
@@ -647,10 +660,11 @@ impl<S: RunStore, L: RunLocks, T: TabMemory> Keeper<S, L, T> {
     /// worker, which holds the digits too), with anything of it still on its way; a start of it
     /// that never began goes altogether. Refused, as a delete is, while another tab trains it.
     pub async fn forget_digits(&self, id: RunId) -> Result<DigitsForgotten, KeeperError> {
+        let current = self.current_id() == Some(id);
         let parting = self.parting.borrow_mut().take_if(|p| p.id == id);
-        let ours = self.current_id() == Some(id) || parting.is_some();
+        let ours = current || parting.is_some();
         drop(parting);
-        if self.current_id() == Some(id) {
+        if current {
             if self.abandon(id, true).await? {
                 return Ok(DigitsForgotten::Gone);
             }

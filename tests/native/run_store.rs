@@ -94,6 +94,11 @@ fn step_of(checkpoint: &[u8]) -> usize {
     u64::from_le_bytes(checkpoint.try_into().unwrap()) as usize
 }
 
+/// The step of run `run`'s checkpoint in `store`, which must have one.
+fn stored_step(store: &impl RunStore, run: RunId) -> usize {
+    step_of(&run_now(store.checkpoint(run)).unwrap().unwrap())
+}
+
 struct World {
     store: MemoryStore,
     locks: MemoryLocks,
@@ -522,7 +527,7 @@ fn a_save_past_the_quota_leaves_the_last_checkpoint_whole() {
         Some(Rest::Paused),
     ));
     assert_eq!(full, Err(KeeperError::Store(StoreError::Full)));
-    assert_eq!(step_of(&run_now(store.checkpoint(id)).unwrap().unwrap()), 2);
+    assert_eq!(stored_step(&store, id), 2);
     assert_eq!(run_now(store.record(id)).unwrap().unwrap().step, 2);
 }
 
@@ -628,10 +633,7 @@ fn a_stop_then_a_reset_at_once_keeps_the_stop_and_lets_the_run_go() {
     // The stop comes: it is kept, and the lock goes with it.
     stop(&a, run, 52);
     assert_eq!(a.current_id(), None);
-    assert_eq!(
-        step_of(&run_now(store.checkpoint(run)).unwrap().unwrap()),
-        52
-    );
+    assert_eq!(stored_step(&store, run), 52);
     let (_, from) = run_now(b.continue_run(run)).unwrap();
     assert_eq!(step_of(&from.unwrap()), 52);
     // Nothing else of the run let go is kept: a late save of it is not the tab's.
@@ -713,10 +715,7 @@ fn a_stale_tab_that_resumes_goes_on_from_the_other_tab_s_progress_and_never_writ
     }
     // 4. A's next save continues B's progress.
     assert_eq!(save(&a, run, 453), Ok(true));
-    assert_eq!(
-        step_of(&run_now(store.checkpoint(run)).unwrap().unwrap()),
-        453
-    );
+    assert_eq!(stored_step(&store, run), 453);
     assert_eq!(run_now(store.record(run)).unwrap().unwrap().step, 453);
 }
 
@@ -749,10 +748,7 @@ fn a_save_from_a_stale_copy_is_refused_and_the_tab_writes_nothing_more() {
     );
     assert_eq!(a.current_id(), None, "the stale tab let its copy go");
     assert_eq!(save(&a, run, 12), Ok(false), "and writes nothing more");
-    assert_eq!(
-        step_of(&run_now(store.checkpoint(run)).unwrap().unwrap()),
-        300
-    );
+    assert_eq!(stored_step(&store, run), 300);
     // A checkpoint found wanting at an older revision is not discarded: B's is good.
     let moved = run_now(a.forget_checkpoint(run, 1));
     assert!(matches!(
@@ -902,10 +898,7 @@ fn a_stop_waiting_its_turn_when_a_reset_comes_is_still_kept() {
     let (update, stop, ()) = futures::executor::block_on(all);
     assert_eq!((update, stop), (Ok(true), Ok(true)));
     assert_eq!(keeper.current_id(), None);
-    assert_eq!(
-        step_of(&run_now(store.checkpoint(run)).unwrap().unwrap()),
-        52
-    );
+    assert_eq!(stored_step(&store, run), 52);
     assert!(
         locks.held().is_empty(),
         "the stop landed and its lock went with it"
@@ -938,10 +931,7 @@ fn a_stop_that_comes_after_a_reset_while_an_update_is_written_continues_from_tha
     });
     // The stop continues from the update's revision: not refused as another tab's move.
     assert_eq!((update, stop), (Ok(true), Ok(true)));
-    assert_eq!(
-        step_of(&run_now(store.checkpoint(run)).unwrap().unwrap()),
-        52
-    );
+    assert_eq!(stored_step(&store, run), 52);
     assert!(locks.held().is_empty());
 }
 
@@ -1048,10 +1038,7 @@ fn a_stop_that_came_before_the_worker_died_is_kept_and_lets_the_lock_go() {
         (stop.await, lost)
     });
     assert_eq!((stopped, lost), (Ok(true), Ok(false)));
-    assert_eq!(
-        step_of(&run_now(store.checkpoint(run)).unwrap().unwrap()),
-        52
-    );
+    assert_eq!(stored_step(&store, run), 52);
     assert!(locks.held().is_empty());
 }
 
@@ -1106,10 +1093,7 @@ fn a_rest_whose_checkpoint_failed_in_the_worker_can_be_resumed() {
     a.rested_unsaved(run, Rest::Stopped);
     assert_eq!(a.status(), Some(Status::Ended));
     assert!(locks.held().is_empty());
-    assert_eq!(
-        step_of(&run_now(store.checkpoint(run)).unwrap().unwrap()),
-        40
-    );
+    assert_eq!(stored_step(&store, run), 40);
     assert_eq!(run_now(a.go_on()), Ok(GoOn::Here));
     assert!(matches!(
         run_now(b.continue_run(run)),
@@ -1357,7 +1341,7 @@ fn stop_reset_and_reload_in_every_order_lose_the_stop_only_if_the_reload_comes_b
                 }
             }
         }
-        let step = step_of(&run_now(store.checkpoint(run)).unwrap().unwrap());
+        let step = stored_step(&store, run);
         assert_eq!(
             step == 40,
             reloaded_before_landing,

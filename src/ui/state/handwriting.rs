@@ -228,19 +228,20 @@ impl Handwriting {
     }
 
     /// Runs `change` on the page's copy and the store once the set kept is read; the copy
-    /// shown follows, the other tabs are told, and a refusal is said (and returned).
-    async fn change<F>(self, change: impl FnOnce(Keeper) -> F) -> Result<(), ChangeError>
+    /// shown follows, the other tabs are told, and a refusal is said (and returned). What the
+    /// change gives back, or its default where there is no set to change.
+    async fn change<T: Default, F>(self, change: impl FnOnce(Keeper) -> F) -> Result<T, ChangeError>
     where
-        F: std::future::Future<Output = Result<(), DigitStoreError>>,
+        F: std::future::Future<Output = Result<T, DigitStoreError>>,
     {
         self.load().await;
         let Some(keeper) = self.keeper.get_value() else {
-            return Ok(());
+            return Ok(T::default());
         };
         let done = change(keeper.clone()).await;
         self.show(&keeper);
         match &done {
-            Ok(()) => {
+            Ok(_) => {
                 self.problem.set(self.unreadable.get_value());
                 self.tell_the_others();
             }
@@ -279,14 +280,8 @@ impl Handwriting {
     /// Digit `id` goes: the digit deleted (for an Undo), or `None` where it was gone already
     /// (a second press of its button).
     pub async fn delete(self, id: DigitId) -> Result<Option<KeptDigit>, ChangeError> {
-        let deleted = std::rc::Rc::new(std::cell::Cell::new(None));
-        let into = deleted.clone();
-        self.change(|keeper| async move {
-            into.set(keeper.delete(id).await?);
-            Ok(())
-        })
-        .await?;
-        Ok(deleted.take())
+        self.change(|keeper| async move { keeper.delete(id).await })
+            .await
     }
 
     /// A deleted `digit` kept again, as it was (Undo).

@@ -461,7 +461,7 @@ impl TrainingControl {
 
     /// Keeps a checkpoint the worker sent; the run shows its rest once it is kept.
     fn keep(self, run: u64, rest: Option<RunState>, checkpoint: Vec<u8>, weights: Option<Vec<u8>>) {
-        let resting = rest.and_then(rest_of);
+        let resting = rest.and_then(Rest::of);
         let view = self.run.get_untracked();
         spawn_local(async move {
             let kept = self
@@ -505,7 +505,7 @@ impl TrainingControl {
             }
             RunEffect::RefreshSaved => self.refresh_saved(),
             RunEffect::RestedUnsaved { run, rest } => {
-                if let Some(rest) = rest_of(rest) {
+                if let Some(rest) = Rest::of(rest) {
                     self.app.keeper.rested_unsaved(run, rest);
                 }
                 self.keep_record();
@@ -635,15 +635,5 @@ impl TrainingControl {
                 when_settled.run(move || self.tell_drawing());
             }
         });
-    }
-}
-
-/// The rest a run came to in `state`, if it is one.
-fn rest_of(state: RunState) -> Option<Rest> {
-    match state {
-        RunState::Paused => Some(Rest::Paused),
-        RunState::Stopped => Some(Rest::Stopped),
-        RunState::Finished => Some(Rest::Finished),
-        _ => None,
     }
 }
