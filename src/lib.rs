@@ -16,6 +16,7 @@ pub mod run_view;
 pub mod share;
 pub mod shipped;
 pub mod slice_mean;
+pub mod tab_session;
 pub mod train;
 pub mod weights;
 

@@ -117,6 +117,32 @@ pub enum KeeperError {
     NotKept(RunId),
 }
 
+/// What came of a keeping ([`Keeper::keep`]), as the page acts on it: one outcome, matched
+/// in one place (`crate::tab_session`).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Kept {
+    /// Written, or (`false`) nothing to write: the run is no longer this tab's.
+    Done(bool),
+    /// Another tab continued and kept the run since this tab's copy was taken
+    /// ([`StoreError::Moved`]): this tab's copy is stale.
+    Moved(StoreError),
+    /// The run was deleted meanwhile.
+    Gone(RunId),
+    /// Not kept (a full disk, a failing database): the run's last keeping stands.
+    Refused(KeeperError),
+}
+
+impl From<Result<bool, KeeperError>> for Kept {
+    fn from(kept: Result<bool, KeeperError>) -> Self {
+        match kept {
+            Ok(written) => Self::Done(written),
+            Err(KeeperError::Store(moved @ StoreError::Moved { .. })) => Self::Moved(moved),
+            Err(KeeperError::Store(StoreError::Gone(run))) => Self::Gone(run),
+            Err(error) => Self::Refused(error),
+        }
+    }
+}
+
 /// The tab's run keeping: a store, the locks, the tab's memory and the current run.
 pub struct Keeper<S, L: RunLocks, T> {
     store: S,
@@ -593,6 +619,43 @@ impl<S: RunStore, L: RunLocks, T: TabMemory> Keeper<S, L, T> {
             return Ok(GoOn::Here);
         }
         self.go_on().await
+    }
+
+    /// Reset: the tab lets its run go, which stays in the store unless it is a start that
+    /// never began (its record goes: `Some(run)`). A run a live worker (`worker_alive`) was
+    /// training may still have a rest on its way, kept when it comes ([`Self::reset`]); with no
+    /// live worker, nothing more of it is on its way and its lock goes now.
+    pub async fn reset_run(&self, worker_alive: bool) -> Result<Option<RunId>, KeeperError> {
+        let Some(run) = self.current_id() else {
+            self.let_go();
+            return Ok(None);
+        };
+        match self.abandon(run, true).await {
+            Ok(true) => Ok(Some(run)),
+            Ok(false) => {
+                self.reset();
+                if !worker_alive {
+                    self.parted();
+                }
+                Ok(None)
+            }
+            Err(error) => {
+                self.let_go();
+                Err(error)
+            }
+        }
+    }
+
+    /// The worker is idle: no rest of a run a Reset let go is on its way any more
+    /// ([`Self::parted`]); and where it was launching the current run (`start_ended`), that
+    /// start never began and leaves no record (`Some(run)`), the tab's run being again the one
+    /// it had before.
+    pub async fn idle(&self, start_ended: bool) -> Result<Option<RunId>, KeeperError> {
+        self.parted();
+        let Some(run) = self.current_id().filter(|_| start_ended) else {
+            return Ok(None);
+        };
+        Ok(self.abandon(run, false).await?.then_some(run))
     }
 
     /// The tab lets its run go (Reset): it stays in the store, to be continued from there.

@@ -23,7 +23,7 @@ mod keeper;
 pub mod memory;
 
 pub use header::{HeaderError, read_header};
-pub use keeper::{Current, DigitsForgotten, GoOn, Keeper, KeeperError, Rest, Status};
+pub use keeper::{Current, DigitsForgotten, GoOn, Keeper, KeeperError, Kept, Rest, Status};
 
 use crate::run_record::RunRecord;
 

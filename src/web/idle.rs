@@ -60,6 +60,25 @@ pub async fn when_key_pressed() {
     let _ = press.await;
 }
 
+/// `changed(hidden)` each time the page is hidden (another tab or app in front, a page being
+/// left) or shown again, for the page's life. A page may be ended while hidden without another
+/// word; `pagehide` says it of one left without a change of visibility (a page already hidden
+/// and closed, a navigation in some browsers).
+pub fn on_page_hidden(changed: impl Fn(bool) + Clone + 'static) {
+    let Some(window) = web_sys::window() else {
+        return;
+    };
+    let Some(document) = window.document() else {
+        return;
+    };
+    let (seen, shown) = (document.clone(), changed.clone());
+    gloo_events::EventListener::new(&document, "visibilitychange", move |_| {
+        shown(seen.visibility_state() == web_sys::VisibilityState::Hidden)
+    })
+    .forget();
+    gloo_events::EventListener::new(&window, "pagehide", move |_| changed(true)).forget();
+}
+
 /// Resolves once the browser has painted the page as it is now: after the next animation frame
 /// (which comes just before a paint) and a task after it. A hidden tab paints nothing and has
 /// no frames: there it waits `NO_FRAME_MS` at most.

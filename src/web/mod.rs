@@ -62,7 +62,7 @@ pub use gpu_errors::{GpuRejected, gpu_checked};
 pub use heavy_worker::run_heavy_worker;
 #[cfg(feature = "train")]
 pub use helper::run_helper_worker;
-pub use idle::{after_next_paint, when_idle, when_key_pressed, when_visible};
+pub use idle::{after_next_paint, on_page_hidden, when_idle, when_key_pressed, when_visible};
 pub use link::{DRAWER_SCRIPT, EXPLAINER_SCRIPT, LinkError, WorkerRole};
 pub use local_model::{LocalModel, ModelError};
 pub use offline::{OfflineError, keep_for_offline};

@@ -30,6 +30,7 @@ mod share;
 mod shipped;
 mod slice_mean;
 mod story;
+mod tab_session;
 mod timeline;
 mod train;
 mod weights;

@@ -3,15 +3,17 @@
 //! with the signals the runs table and the training panel read. Storage that fails is said in
 //! the runs panel; the run itself goes on.
 
+use futures::future::LocalBoxFuture;
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 
 use crate::analysis::timeline::Timeline;
 use crate::run_record::RunRecord;
 use crate::run_store::{
-    DigitsForgotten, GoOn, Keeper, KeeperError, Rest, RunId, RunStore, StoreError, read_header,
+    DigitsForgotten, GoOn, Keeper, KeeperError, Kept, Rest, RunId, RunStore, read_header,
 };
 use crate::run_view::{RunView, SavedProblem};
+use crate::tab_session::{Event, ToKeeper};
 use crate::train::{SavedSummary, TrainingPlan};
 use crate::web::{PageRuns, SessionTab, WebLocks, ask_to_persist, draw_run_id, storage_estimate};
 
@@ -65,6 +67,76 @@ impl RunKeeper {
         self.keeper.get_value()
     }
 
+    /// Carries out what the tab's session asks of the keeper; what came of it goes to
+    /// `answer`, later, where the session awaits it.
+    pub fn carry(self, command: ToKeeper, answer: impl FnOnce(Event) + 'static) {
+        let later = |asked: LocalBoxFuture<'static, Option<Event>>| {
+            spawn_local(async move { asked.await.map_or((), answer) })
+        };
+        match command {
+            ToKeeper::StartRun(plan) => later(Box::pin(async move {
+                let started = self.start(plan).await;
+                Some(Event::StartKept(
+                    started.map_err(|e| format!("Not started: {e}.")),
+                ))
+            })),
+            ToKeeper::StartFromFile(bytes) => later(Box::pin(async move {
+                Some(Event::StartKept(self.start_from_file(&bytes).await))
+            })),
+            ToKeeper::ContinueRun(run) => later(Box::pin(async move {
+                let taken = self.keeper().continue_run(run).await;
+                Some(Event::Continued { run, taken })
+            })),
+            ToKeeper::GoOn { worker_failed } => later(Box::pin(async move {
+                Some(Event::WentOn(self.go_on(worker_failed).await))
+            })),
+            ToKeeper::Keep {
+                run,
+                view,
+                checkpoint,
+                weights,
+                rest,
+            } => later(Box::pin(async move {
+                let kept = self
+                    .keep(run, *view, checkpoint, weights, rest.and_then(Rest::of))
+                    .await;
+                let checkpoint = true;
+                Some(Event::Kept {
+                    run,
+                    rest,
+                    checkpoint,
+                    kept,
+                })
+            })),
+            ToKeeper::KeepRecord(view) => later(Box::pin(async move {
+                let (run, kept) = self.keep_record(*view).await?;
+                let (rest, checkpoint) = (None, false);
+                Some(Event::Kept {
+                    run,
+                    rest,
+                    checkpoint,
+                    kept,
+                })
+            })),
+            ToKeeper::ReadSaved => later(Box::pin(async move {
+                Some(Event::SavedRead(self.offered().await))
+            })),
+            ToKeeper::ForgetCheckpoint(run, revision) => later(Box::pin(async move {
+                self.forget_checkpoint(run, revision).await;
+                None
+            })),
+            ToKeeper::Began => self.began(),
+            ToKeeper::Idle { start_ended } => self.idle(start_ended),
+            ToKeeper::RestedUnsaved { run, rest } => self.keeper().rested_unsaved(run, rest),
+            ToKeeper::LetGo { worker_alive } => self.let_go(worker_alive),
+            ToKeeper::WorkerLost => self.worker_lost(),
+            ToKeeper::ShowKept { run, checkpoint } => self.show_kept(run, checkpoint),
+            ToKeeper::DropRow(run) => self.records.update(|all| all.retain(|r| r.id != run)),
+            ToKeeper::ReloadRows => self.load(),
+            ToKeeper::RunsProblem(why) => self.problem.set(Some(why)),
+        }
+    }
+
     /// The records kept in this browser, into the table.
     pub fn load(self) {
         spawn_local(async move {
@@ -85,12 +157,12 @@ impl RunKeeper {
     }
 
     /// A new run of `plan`: kept and locked before it is sent to the worker. Its id.
-    pub async fn start(self, plan: TrainingPlan) -> Result<RunId, KeeperError> {
+    async fn start(self, plan: TrainingPlan) -> Result<RunId, KeeperError> {
         self.begin(new_record(plan, 0), None).await
     }
 
     /// A run file (its header checked), kept as a new run that starts from it. Its id.
-    pub async fn start_from_file(self, bytes: &[u8]) -> Result<RunId, String> {
+    async fn start_from_file(self, bytes: &[u8]) -> Result<RunId, String> {
         let (state, _) = read_header(bytes)
             .map_err(|error| format!("The run file cannot be resumed: {error}."))?;
         self.begin(new_record(state.plan, state.step), Some(bytes.to_vec()))
@@ -117,18 +189,10 @@ impl RunKeeper {
         Ok(id)
     }
 
-    /// Run `id` goes on in this tab: its record and its checkpoint, if it has one.
-    pub async fn continue_run(
-        self,
-        id: RunId,
-    ) -> Result<(RunRecord, Option<Vec<u8>>), KeeperError> {
-        self.keeper().continue_run(id).await
-    }
-
     /// The run this tab had before a reload, and what can be resumed of it (from its
     /// checkpoint, or from its step 0), or why it cannot be: a database that could not be
     /// read now is told apart from a checkpoint that cannot be resumed.
-    pub async fn offered(self) -> Option<Result<SavedSummary, SavedProblem>> {
+    async fn offered(self) -> Option<Result<SavedSummary, SavedProblem>> {
         let keeper = self.keeper();
         let record = keeper.offered().await?;
         let checkpoint = match keeper.store().checkpoint(record.id).await {
@@ -156,31 +220,27 @@ impl RunKeeper {
         self.keeper().current_id().or_else(|| SessionTab.run())
     }
 
-    /// The current run's record follows `view` (an evaluation, a change of state). Whether
-    /// anything was written; a run another tab moved meanwhile is refused
-    /// ([`StoreError::Moved`]) and let go.
-    pub async fn keep_record(self, view: RunView) -> Result<bool, KeeperError> {
-        let Some(run) = self.keeper().current_id() else {
-            return Ok(false);
-        };
+    /// The current run's record follows `view` (an evaluation, a change of state): the run
+    /// and what came of it ([`crate::tab_session`] acts on it), where there is a current run.
+    async fn keep_record(self, view: RunView) -> Option<(RunId, Kept)> {
+        let run = self.keeper().current_id()?;
         let kept = self
             .keeper()
             .keep(run, |record| record.update(&view), (None, None), None)
             .await;
-        self.after_keeping(kept.clone(), false);
-        kept
+        Some((run, kept.into()))
     }
 
     /// Keeps run `run`'s checkpoint (and weights) with its record as `view` leaves it; a
-    /// `rest` counts once kept. Whether anything was written.
-    pub async fn keep(
+    /// `rest` counts once kept. What came of it ([`crate::tab_session`] acts on it).
+    async fn keep(
         self,
         run: RunId,
         view: RunView,
         checkpoint: Vec<u8>,
         weights: Option<Vec<u8>>,
         rest: Option<Rest>,
-    ) -> Result<bool, KeeperError> {
+    ) -> Kept {
         let kept = self
             .keeper()
             .keep(
@@ -190,11 +250,6 @@ impl RunKeeper {
                 rest,
             )
             .await;
-        self.after_keeping(kept.clone(), true);
-        if kept == Ok(true) && self.keeper().current_id() != Some(run) {
-            // The rest of a run a Reset let go: its row as the store now has it.
-            self.load();
-        }
         let ask = kept == Ok(true) && self.persistent.get_value().is_none();
         if ask {
             self.persistent.set_value(Some(false));
@@ -208,40 +263,24 @@ impl RunKeeper {
             }
             self.measure_space().await;
         });
-        kept
+        kept.into()
     }
 
-    fn after_keeping(self, kept: Result<bool, KeeperError>, with_checkpoint: bool) {
-        match kept {
-            Ok(true) => {
-                if let Some(record) = self.keeper().record() {
-                    self.show(record);
-                }
-                if with_checkpoint {
-                    self.problem.set(None);
-                }
-            }
-            Ok(false) => {}
-            Err(KeeperError::Store(StoreError::Gone(id))) => {
-                self.records.update(|all| all.retain(|r| r.id != id));
-                // The training panel, which hears the same error, stops the run's training.
-                self.problem.set(Some(format!(
-                    "{}. Its training stopped here.",
-                    StoreError::Gone(id)
-                )));
-            }
-            // Another tab's copy is the run now: the table shows it as that tab kept it.
-            Err(KeeperError::Store(error @ StoreError::Moved { .. })) => {
-                self.problem.set(Some(error.to_string()));
-                self.load();
-            }
-            Err(error) => self.said(&error),
+    /// Run `run` was just kept: its row as kept (the rest of a run a Reset let go: as the
+    /// store now has it); with a checkpoint, the runs are kept again.
+    fn show_kept(self, run: RunId, checkpoint: bool) {
+        match self.keeper().record().filter(|record| record.id == run) {
+            Some(record) => self.show(record),
+            None => self.load(),
+        }
+        if checkpoint {
+            self.problem.set(None);
         }
     }
 
     /// Resume after a pause or a stop: here, or from the stored checkpoint where another tab
     /// moved the run meanwhile. After a failure of the worker's own (`worker_failed`), here.
-    pub async fn go_on(self, worker_failed: bool) -> Result<GoOn, KeeperError> {
+    async fn go_on(self, worker_failed: bool) -> Result<GoOn, KeeperError> {
         let keeper = self.keeper();
         let going = if worker_failed {
             keeper.go_on_after_failure().await
@@ -254,34 +293,23 @@ impl RunKeeper {
         going
     }
 
-    /// The tab lets its run go (Reset); the run stays in the table, unless it never began.
-    /// With no `worker_alive` to say it is idle, nothing more of the run is on its way.
-    pub fn let_go(self, worker_alive: bool) {
+    /// The tab lets its run go (Reset, [`Keeper::reset_run`]): its row stays, unless it
+    /// never began.
+    fn let_go(self, worker_alive: bool) {
         let keeper = self.keeper();
-        let Some(run) = keeper.current_id() else {
-            return keeper.let_go();
-        };
         spawn_local(async move {
-            match keeper.abandon(run, true).await {
-                Ok(true) => self.records.update(|all| all.retain(|r| r.id != run)),
-                // A Stop's checkpoint just before the Reset is still kept when it comes.
-                Ok(false) => {
-                    keeper.reset();
-                    if !worker_alive {
-                        keeper.parted();
-                    }
-                }
-                Err(error) => {
-                    keeper.let_go();
-                    self.said(&error);
-                }
+            match keeper.reset_run(worker_alive).await {
+                Ok(gone) => self
+                    .records
+                    .update(|all| all.retain(|r| Some(r.id) != gone)),
+                Err(error) => self.said(&error),
             }
         });
     }
 
     /// The training worker died ([`Keeper::worker_lost`]): a start it never began leaves no
     /// row, and the run it trained lets its lock go.
-    pub fn worker_lost(self) {
+    fn worker_lost(self) {
         let keeper = self.keeper();
         let run = keeper.current_id();
         spawn_local(async move {
@@ -291,11 +319,6 @@ impl RunKeeper {
                 Err(error) => self.said(&error),
             }
         });
-    }
-
-    /// Run `run` came to `rest` without a checkpoint ([`Keeper::rested_unsaved`]).
-    pub fn rested_unsaved(self, run: RunId, rest: Rest) {
-        self.keeper().rested_unsaved(run, rest);
     }
 
     /// The person deleted their digits: every run that keeps them (a fine-tuning's checkpoint,
@@ -323,25 +346,20 @@ impl RunKeeper {
     }
 
     /// The worker began the current run: it is a run of its own from now on.
-    pub fn began(self) {
+    fn began(self) {
         let keeper = self.keeper();
         if let Some(run) = keeper.current_id() {
             keeper.began(run);
         }
     }
 
-    /// The worker is idle again: a start of the current run that never began leaves no
-    /// record, and the tab's run is the one it had before.
-    pub fn start_ended(self) {
+    /// The worker is idle again ([`Keeper::idle`]): a start that never began leaves no row.
+    fn idle(self, start_ended: bool) {
         let keeper = self.keeper();
-        // No rest of a run a Reset let go is on its way any more.
-        keeper.parted();
-        let Some(run) = keeper.current_id() else {
-            return;
-        };
         spawn_local(async move {
-            if let Ok(true) = keeper.abandon(run, false).await {
-                self.records.update(|all| all.retain(|r| r.id != run));
+            if let Ok(gone @ Some(_)) = keeper.idle(start_ended).await {
+                self.records
+                    .update(|all| all.retain(|r| Some(r.id) != gone));
             }
         });
     }
@@ -357,7 +375,7 @@ impl RunKeeper {
 
     /// The tab's run cannot be resumed: its checkpoint goes (its record and weights stay),
     /// unless the run moved on from `revision`, the one found wanting.
-    pub async fn forget_checkpoint(self, id: RunId, revision: u64) {
+    async fn forget_checkpoint(self, id: RunId, revision: u64) {
         match self.keeper().forget_checkpoint(id, revision).await {
             Ok(()) => self.records.update(|all| {
                 if let Some(record) = all.iter_mut().find(|r| r.id == id) {

@@ -5,6 +5,7 @@ use leptos::prelude::*;
 
 use crate::protocol::{BackendKind, RunState, ToTrainer};
 use crate::run_view::SavedProblem;
+use crate::tab_session::Event;
 use crate::ui::state::TrainingControl;
 
 /// Only the buttons that can act now: Train; Pause or Resume while a run holds a model that
@@ -24,19 +25,19 @@ pub(super) fn Controls() -> impl IntoView {
         <div class="buttons controls">
             <button class="primary" id="train-button" data-testid="train-button" on:click=move |_| trainer.start() prop:disabled=move || trainer.running()>"Train"</button>
             {move || can_pause_or_resume().then(|| view! {
-                <button data-testid="pause-button" on:click=move |_| trainer.pause_or_resume()>
+                <button data-testid="pause-button" on:click=move |_| trainer.on(Event::PauseOrResume)>
                     {move || if state.get() == RunState::Running { "Pause" } else { "Resume" }}
                 </button>
             })}
             {move || trainer.running().then(|| view! {
                 // Stop goes with the run it stops: the keyboard lands on Train.
                 <button data-testid="stop-button" on:click=move |_| {
-                    trainer.send(ToTrainer::Stop);
+                    trainer.on(Event::Ask(ToTrainer::Stop));
                     crate::web::address::focus("train-button");
                 }>"Stop"</button>
             })}
             {move || can_reset().then(|| view! {
-                <button data-testid="reset-button" on:click=move |_| trainer.reset()>"Reset"</button>
+                <button data-testid="reset-button" on:click=move |_| trainer.on(Event::Reset)>"Reset"</button>
             })}
             <ResumeSaved />
             <SavedRunProblem />
@@ -55,8 +56,8 @@ fn ResumeSaved() -> impl IntoView {
             .then(|| {
                 let label = format!("Resume saved run (step {} of {})", saved.step, saved.total_steps);
                 view! {
-                    <button data-testid="resume-saved-button" on:click=move |_| trainer.resume_saved(trainer.backend())>{label}</button>
-                    <button data-testid="resume-cpu-button" on:click=move |_| trainer.resume_saved(Some(BackendKind::Cpu))>"… on the CPU"</button>
+                    <button data-testid="resume-saved-button" on:click=move |_| trainer.on(Event::ResumeSaved(trainer.backend()))>{label}</button>
+                    <button data-testid="resume-cpu-button" on:click=move |_| trainer.on(Event::ResumeSaved(Some(BackendKind::Cpu)))>"… on the CPU"</button>
                 }
             })
     }
@@ -74,7 +75,7 @@ fn SavedRunProblem() -> impl IntoView {
             <span class="error" data-testid="saved-run-problem" role="alert">
                 "The run saved in this browser cannot be resumed: " {why} " "
             </span>
-            <button data-testid="discard-saved-button" on:click=move |_| trainer.discard_saved()>"Discard it"</button>
+            <button data-testid="discard-saved-button" on:click=move |_| trainer.on(Event::DiscardSaved)>"Discard it"</button>
         }.into_any()),
         SavedProblem::Unreadable(why) => Some(view! {
             <span class="error" data-testid="saved-run-unreadable" role="alert">

@@ -17,6 +17,7 @@ use leptos::prelude::*;
 
 use crate::place::{Address, Place};
 use crate::protocol::{RunState, ToTrainer};
+use crate::tab_session::Event;
 use crate::ui::lab::AttentionTimeline;
 use crate::ui::state::{AppState, TrainingControl};
 use charts::TrainingCharts;
@@ -66,7 +67,7 @@ pub fn TrainingPanel() -> impl IntoView {
                 <TestView
                     test=shown.test.into()
                     cell=shown.cell.into()
-                    on_cell=Callback::new(move |(label, predicted)| trainer.send(ToTrainer::CellDigits { label, predicted }))
+                    on_cell=Callback::new(move |(label, predicted)| trainer.on(Event::Ask(ToTrainer::CellDigits { label, predicted })))
                     on_digit=Callback::new(move |digit| {
                         app.shown_digit.set(Some(digit));
                         app.go(Address::of(Place::Draw));

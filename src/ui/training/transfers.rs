@@ -4,13 +4,15 @@ use leptos::prelude::*;
 
 use crate::place::{Address, Place};
 use crate::protocol::{ToTrainer, WeightsPurpose};
+use crate::tab_session::Event;
 use crate::ui::state::TrainingControl;
 use crate::ui::widgets::on_file_chosen;
 
 #[component]
 pub(super) fn WeightsButtons() -> impl IntoView {
     let trainer = expect_context::<TrainingControl>();
-    let export = move |purpose: WeightsPurpose| trainer.send(ToTrainer::ExportWeights { purpose });
+    let export =
+        move |purpose: WeightsPurpose| trainer.on(Event::Ask(ToTrainer::ExportWeights { purpose }));
     view! {
         <div class="buttons weights">
             // The run's weights come with the run.
@@ -32,7 +34,7 @@ pub(super) fn WeightsButtons() -> impl IntoView {
                     accept=".safetensors"
                     data-testid="weights-upload"
                     on:change=on_file_chosen(
-                        move |bytes, name| trainer.use_weights(bytes, format!("upload {name}")),
+                        move |bytes, name| trainer.app().use_weights((bytes, format!("upload {name}"))),
                         move |why| trainer.refused(why),
                     )
                 />
@@ -47,7 +49,7 @@ pub(super) fn RunFileButtons() -> impl IntoView {
     view! {
         <div class="buttons run-file">
             {move || trainer.has_model().then(|| view! {
-                <button data-testid="run-download" on:click=move |_| trainer.send(ToTrainer::ExportRun)>
+                <button data-testid="run-download" on:click=move |_| trainer.on(Event::Ask(ToTrainer::ExportRun))>
                     "Save the run (.ckpt)"
                 </button>
             })}
@@ -58,7 +60,7 @@ pub(super) fn RunFileButtons() -> impl IntoView {
                     accept=".ckpt"
                     data-testid="run-upload"
                     prop:disabled=move || trainer.running()
-                    on:change=on_file_chosen(move |bytes, _| trainer.resume_file(bytes), move |why| trainer.refused(why))
+                    on:change=on_file_chosen(move |bytes, _| trainer.on(Event::ResumeFile(bytes)), move |why| trainer.refused(why))
                 />
             </label>
         </div>

@@ -1,10 +1,13 @@
-//! Training as a service of the page, provided once: [`TrainingControl`] (`control.rs`) holds
-//! the worker, the run's lifecycle and its keeping, and the run's view in a Leptos store (read
-//! by the training panel through its memos, `shown.rs`); the form's plan is [`PlanChoice`]. A
+//! Training as a service of the page, provided once: [`TrainingControl`] (`control.rs`)
+//! carries out what the tab's session ([`crate::tab_session`], a pure machine) decides of the
+//! worker, the run's lifecycle and its keeping, and holds the run's view in a Leptos store
+//! (read by the training panel through its memos, `shown.rs`); the form's plan is
+//! [`PlanChoice`]. A
 //! card that wants a run (the fine-tuning card) or a run continued or let go (the runs table)
 //! asks through [`Training`] and awaits the answer, with no signal between them: a started run
 //! is a [`RunHandle`], whose end is answered once, through a oneshot.
 
+mod cards;
 mod control;
 mod plan_choice;
 mod shown;
@@ -15,6 +18,7 @@ use futures::channel::{mpsc, oneshot};
 use leptos::prelude::*;
 
 use super::AppState;
+pub use crate::tab_session::{RunEnded, StartError};
 use crate::train::TrainingPlan;
 pub use control::TrainingControl;
 pub use plan_choice::PlanChoice;
@@ -51,35 +55,6 @@ pub enum TrainingRequest {
     /// The person's digits, which run `0` fine-tuned on, were deleted, and the run let go of
     /// them: its worker, which holds them too, stops.
     DigitsDeleted(u64),
-}
-
-/// Why a run asked for did not start.
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
-pub enum StartError {
-    #[error("Pause or stop the run in training first: fine-tuning is a run of its own.")]
-    Busy,
-    /// Said as the panel says it ("Not started: …", "This plan cannot run: …").
-    #[error("{0}")]
-    NotStarted(String),
-    #[error("The training panel is not there to start it.")]
-    NoPanel,
-}
-
-/// Why a started run ended without its weights. Read after "Run #1234 ".
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
-pub enum RunEnded {
-    /// Its own failure (a device's, a loss gone NaN), or another tab took it on, as the panel
-    /// said it.
-    #[error("stopped: {0}")]
-    Failed(String),
-    #[error("was let go in the training panel before it finished (it stays in the runs table).")]
-    LetGo,
-    #[error("was deleted.")]
-    Deleted,
-    #[error("stopped: the digits it fine-tuned on were deleted.")]
-    DigitsDeleted,
-    #[error("is not kept in this browser ({0}), so it cannot be compared.")]
-    NotKept(String),
 }
 
 /// A run's steps taken and its steps in all, while it is the training panel's run.
