@@ -717,6 +717,39 @@ impl<S: RunStore, L: RunLocks, T: TabMemory> Keeper<S, L, T> {
         Ok(ours)
     }
 
+    /// The runs that keep the person's digits, which go when those are deleted: each
+    /// fine-tuning with a checkpoint (its plan holds the digits' pixels) and this tab's
+    /// fine-tuning in training (its worker holds them, and its next checkpoint would). With a
+    /// `digit` (28×28 grey levels), only those whose mix holds it; a fine-tuning whose mix
+    /// cannot be read (a damaged checkpoint, one not yet made) is taken to hold it.
+    pub async fn holding_digits(&self, digit: Option<&[u8]>) -> Result<Vec<RunId>, KeeperError> {
+        let current = self.current_id();
+        let mut holding = Vec::new();
+        for record in self.store.records().await? {
+            let ours = current == Some(record.id);
+            if !record.fine_tunes() || !(record.has_checkpoint || ours) {
+                continue;
+            }
+            let holds = match digit {
+                None => true,
+                Some(digit) => match self.store.checkpoint(record.id).await? {
+                    Some(bytes) => super::read_header(&bytes).map_or(true, |(state, _)| {
+                        state.plan.mix.is_some_and(|mix| {
+                            mix.pixels
+                                .chunks_exact(digit.len().max(1))
+                                .any(|d| d == digit)
+                        })
+                    }),
+                    None => ours,
+                },
+            };
+            if holds {
+                holding.push(record.id);
+            }
+        }
+        Ok(holding)
+    }
+
     /// The person deleted their digits, which run `id`, a fine-tuning on them, keeps in its
     /// checkpoint: they go from it, and the run keeps its record (its curves) and weights; it
     /// can no longer be continued. This tab's own run is let go first (the caller stops its

@@ -156,10 +156,14 @@ pub trait TabMemory {
     fn forget_run(&self);
 }
 
-/// What the page says of the runs that kept a person's digits once they deleted them: each
-/// run's fate ([`Keeper::forget_digits`]), a sentence for each kind of fate, the runs named;
-/// `None` where no run kept them.
-pub fn said_of_forgotten(runs: &[(RunId, Result<DigitsForgotten, KeeperError>)]) -> Option<String> {
+/// What the page says of the runs that kept a person's digits (or the `one` digit) once they
+/// deleted them: each run's fate ([`Keeper::forget_digits`]), a sentence for each kind of
+/// fate, the runs named; `None` where no run kept them.
+pub fn said_of_forgotten(
+    runs: &[(RunId, Result<DigitsForgotten, KeeperError>)],
+    one: bool,
+) -> Option<String> {
+    let them = if one { "it" } else { "them" };
     let names = |fate: &dyn Fn(&Result<DigitsForgotten, KeeperError>) -> bool| {
         let named: Vec<String> = runs
             .iter()
@@ -182,7 +186,7 @@ pub fn said_of_forgotten(runs: &[(RunId, Result<DigitsForgotten, KeeperError>)])
             ("Run", "its checkpoint", "it keeps its")
         };
         said.push(format!(
-            "{runs} {named} fine-tuned on them: {their} went with them ({they} curves and weights, and can no longer be continued)."
+            "{runs} {named} fine-tuned on {them}: {their} went with {them} ({they} curves and weights, and can no longer be continued)."
         ));
     }
     if let Some((_, named)) = names(&|r| *r == Ok(DigitsForgotten::LetGoHere)) {
@@ -190,7 +194,7 @@ pub fn said_of_forgotten(runs: &[(RunId, Result<DigitsForgotten, KeeperError>)])
     }
     if let Some((_, named)) = names(&|r| matches!(r, Err(KeeperError::HeldElsewhere(_)))) {
         said.push(format!(
-            "Still kept by {named}, fine-tuning on them in another tab: stop it there and delete it from the runs table."
+            "Still kept by {named}, fine-tuning on {them} in another tab: stop it there and delete it from the runs table."
         ));
     }
     for (id, result) in runs {

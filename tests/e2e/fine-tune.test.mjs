@@ -8,7 +8,7 @@
 // reload, and the set saves and opens again to the same bytes.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { gzipSync } from "node:zlib";
+import { gunzipSync, gzipSync } from "node:zlib";
 import { LabPage, numberIn, runDatabase, servedApp, until } from "./support.mjs";
 import { SHEAR, chunk, fineTune, handwriting, teachAll } from "./handwriting-digits.mjs";
 
@@ -87,6 +87,26 @@ test("twenty slanted digits drawn and labelled: fine-tuning reads the held-out o
   // The set saves as MNIST's files and opens again to the same bytes.
   const images = await lab.saved("handwriting-images");
   const labels = await lab.saved("handwriting-labels");
+
+  // One digit deleted goes from the fine-tunings that hold it, and from no other; the page
+  // names them; Undo brings the digit back, not their checkpoints.
+  const held = await runDatabase(lab.page);
+  await lab.byTestId("handwriting-digit").first().locator("button.delete").click();
+  const saidOfOne = await until(() => lab.byTestId("handwriting-said").textContent(), (t) => /^Digit deleted\. /.test(t), { what: "what became of the runs that held the digit" });
+  const left = digitsOf((await lab.saved("handwriting-images")).bytes);
+  const gone = digitsOf(images.bytes).filter((d) => !left.includes(d));
+  assert.equal(gone.length, 1, "one digit deleted");
+  const holdingIt = Object.keys(held.checkpoints).filter((id) => held.checkpoints[id].digits.includes(gone[0]));
+  assert.ok(holdingIt.length > 0, "fine-tunings held the digit");
+  const afterOne = await runDatabase(lab.page);
+  assert.deepEqual(Object.keys(afterOne.checkpoints).filter((id) => afterOne.checkpoints[id].digits.includes(gone[0])), [], "no checkpoint holds the deleted digit");
+  assert.deepEqual(Object.keys(held.checkpoints).filter((id) => !(id in afterOne.checkpoints)).sort(), [...holdingIt].sort(), "only the checkpoints that held it went");
+  assert.equal(saidOfOne.split(" The training panel")[0].match(/#\d{4}/g).length, holdingIt.length, `each run that held it named: ${saidOfOne}`);
+  assert.match(saidOfOne, / fine-tuned on it: (its checkpoint|their checkpoints) went with it /);
+  await lab.byTestId("handwriting-undo").click();
+  await until(() => lab.byTestId("handwriting-count").getAttribute("data-count"), (c) => c === "20", { what: "the digit back" });
+  assert.ok((await lab.saved("handwriting-images")).bytes.equals(images.bytes), "the set as it was, after Undo");
+
   const before = await runDatabase(lab.page);
   const fineTunings = Object.values(before.records).filter((r) => r.mix).map((r) => String(r.id));
   assert.ok(fineTunings.some((id) => id in before.checkpoints), "their checkpoints hold the digits");
@@ -97,7 +117,7 @@ test("twenty slanted digits drawn and labelled: fine-tuning reads the held-out o
   // (on 8dd4619 they stayed, and Continue trained on the digits again); the runs keep their
   // curves and weights, and the page says which runs they were.
   const said = await until(() => lab.byTestId("handwriting-said").textContent(), (t) => /^Every digit deleted\. /.test(t), { what: "what became of the runs" });
-  assert.match(said, /^Every digit deleted\. Runs (#\d{4}, )+#\d{4} fine-tuned on them: their checkpoints went with them \(they keep their curves and weights, and can no longer be continued\)\.( The training panel let #\d{4} go\.)?$/);
+  assert.match(said, /^Every digit deleted\. Runs? (#\d{4}, )*#\d{4} fine-tuned on them: (their checkpoints|its checkpoint) went with them \((they keep their|it keeps its) curves and weights, and can no longer be continued\)\.( The training panel let #\d{4} go\.)?$/);
   const holding = fineTunings.filter((id) => id in before.checkpoints);
   assert.equal(said.split(" The training panel")[0].match(/#\d{4}/g).length, holding.length, "each run that kept them named");
   const after = await runDatabase(lab.page);
@@ -111,6 +131,14 @@ test("twenty slanted digits drawn and labelled: fine-tuning reads the held-out o
   assert.ok((await lab.saved("handwriting-images")).bytes.equals(images.bytes), "images, byte for byte");
   assert.ok((await lab.saved("handwriting-labels")).bytes.equals(labels.bytes), "labels, byte for byte");
 });
+
+/** The digits of a gzip-compressed IDX images file, each as its pixels joined. */
+function digitsOf(gzipped) {
+  const idx = gunzipSync(gzipped);
+  const digits = [];
+  for (let at = 16; at + 784 <= idx.length; at += 784) digits.push(Array.from(idx.subarray(at, at + 784)).join(","));
+  return digits;
+}
 
 /** `count` MNIST test digits as MNIST's two IDX files, gzip-compressed, as a person's set. */
 function idxSet(count) {

@@ -1205,7 +1205,7 @@ fn deleting_the_digits_takes_them_from_every_run_that_keeps_them() {
         other => panic!("a resume went on with forgotten digits: {other:?}"),
     }
 
-    let said = said_of_forgotten(&fates).unwrap();
+    let said = said_of_forgotten(&fates, false).unwrap();
     let name = |run| vitlab::run_store::short_name(run);
     assert!(
         said.contains(&format!(
@@ -1226,7 +1226,7 @@ fn deleting_the_digits_takes_them_from_every_run_that_keeps_them() {
         said.contains(&format!("The training panel let {} go.", name(here))),
         "{said}"
     );
-    assert_eq!(said_of_forgotten(&[]), None);
+    assert_eq!(said_of_forgotten(&[], true), None);
 }
 
 /// Stop, then Reset at once, then a reload (issue 56, 9: the reload found the run at its
@@ -1355,5 +1355,90 @@ fn stop_reset_and_reload_in_every_order_lose_the_stop_only_if_the_reload_comes_b
         0 < lost && lost < orders.len(),
         "{lost} of {} orders lost the stop",
         orders.len()
+    );
+}
+
+/// Deleting one digit (issue 56: "Delete" means gone from everything this browser keeps):
+/// the fine-tunings whose checkpoint holds it are found by their mix, and only those; one
+/// whose mix cannot be read is taken to hold it.
+#[test]
+fn one_digit_deleted_is_found_in_the_fine_tunings_that_hold_it_and_no_other() {
+    use vitlab::train::{PersonalMix, Session};
+    let digit = |grey: u8| vec![grey; 784];
+    let plan_on = |greys: &[u8]| {
+        let mut plan = TrainingPlan::seed();
+        plan.mix = greys.first().map(|_| {
+            Box::new(PersonalMix {
+                pixels: greys.iter().flat_map(|&g| digit(g)).collect(),
+                labels: greys.iter().map(|&g| g % 10).collect(),
+                copies: 2,
+            })
+        });
+        plan
+    };
+    let checkpoint_of = |plan: &TrainingPlan| {
+        let session = Session::new(plan.clone(), 60_000, &crate::device()).unwrap();
+        session.checkpoint().encode()
+    };
+    let store = MemoryStore::default();
+    let keeper = Keeper::new(
+        store.clone(),
+        MemoryLocks::default(),
+        MemoryTab::default(),
+        || 1,
+    );
+    let kept = |id: RunId, plan: TrainingPlan, checkpoint: Option<Vec<u8>>| {
+        let mut record = RunRecord::new(id, plan, 1);
+        record.has_checkpoint = checkpoint.is_some();
+        run_now(store.create(record, checkpoint)).unwrap();
+    };
+    let (on_1_and_2, on_3, plain, no_checkpoint, damaged) = (11, 12, 13, 14, 15);
+    kept(
+        on_1_and_2,
+        plan_on(&[1, 2]),
+        Some(checkpoint_of(&plan_on(&[1, 2]))),
+    );
+    kept(on_3, plan_on(&[3]), Some(checkpoint_of(&plan_on(&[3]))));
+    kept(plain, plan_on(&[]), Some(checkpoint_of(&plan_on(&[]))));
+    kept(no_checkpoint, plan_on(&[1]), None);
+    kept(damaged, plan_on(&[4]), Some(vec![0; 40]));
+
+    let holding = |grey: Option<u8>| {
+        let digit = grey.map(digit);
+        run_now(keeper.holding_digits(digit.as_deref())).unwrap()
+    };
+    assert_eq!(holding(Some(1)), vec![on_1_and_2, damaged]);
+    assert_eq!(holding(Some(2)), vec![on_1_and_2, damaged]);
+    assert_eq!(holding(Some(3)), vec![on_3, damaged]);
+    assert_eq!(holding(Some(9)), vec![damaged], "a digit no run trained on");
+    assert_eq!(
+        holding(None),
+        vec![on_1_and_2, on_3, damaged],
+        "every digit"
+    );
+
+    assert_eq!(
+        run_now(keeper.forget_digits(on_1_and_2)),
+        Ok(DigitsForgotten::CheckpointDeleted)
+    );
+    assert_eq!(
+        holding(Some(1)),
+        vec![damaged],
+        "gone from the run that held it"
+    );
+    assert!(
+        run_now(store.checkpoint(on_3)).unwrap().is_some(),
+        "the others keep theirs"
+    );
+    let said = said_of_forgotten(
+        &[(on_1_and_2, Ok(DigitsForgotten::CheckpointDeleted))],
+        true,
+    );
+    assert_eq!(
+        said.unwrap(),
+        format!(
+            "Run {} fine-tuned on it: its checkpoint went with it (it keeps its curves and weights, and can no longer be continued).",
+            vitlab::run_store::short_name(on_1_and_2)
+        )
     );
 }

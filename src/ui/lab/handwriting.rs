@@ -122,6 +122,8 @@ pub(super) fn HandwritingCard() -> impl IntoView {
     // Digits deleted from the gallery in this visit, each shown in its place with an Undo
     // until the set is emptied.
     let deleted = RwSignal::new(Vec::<KeptDigit>::new());
+    // What the set's buttons did (a file opened, digits deleted and the runs that held them).
+    let said = RwSignal::new(None::<String>);
     let tiles = Memo::new(move |_| gallery_tiles(&handwriting.ids.get(), &deleted.get()));
     let has_digits = Memo::new(move |_| set.with(|s| !s.is_empty()));
     let correct = move || {
@@ -149,7 +151,7 @@ pub(super) fn HandwritingCard() -> impl IntoView {
                 <code>"vit eval --personal DIR"</code>" and "<code>"vit train --extra DIR"</code>"."
             </p>
         </details>
-        <SetFiles deleted=deleted />
+        <SetFiles deleted=deleted said=said />
         <p class="caption" data-testid="handwriting-count" data-count=move || set.with(|s| s.len()).to_string()
             data-loaded=move || handwriting.loaded.get().to_string()>
             {move || {
@@ -166,7 +168,7 @@ pub(super) fn HandwritingCard() -> impl IntoView {
         <ol class="gallery" data-testid="handwriting-gallery">
             <For each=move || tiles.get() key=|tile| *tile let:tile>
                 {match tile {
-                    Tile::Kept(id) => view! { <GalleryDigit id=id reads=reads deleted=deleted /> }.into_any(),
+                    Tile::Kept(id) => view! { <GalleryDigit id=id reads=reads deleted=deleted said=said /> }.into_any(),
                     Tile::Deleted(id) => view! { <DeletedDigit id=id deleted=deleted /> }.into_any(),
                 }}
             </For>
@@ -218,8 +220,13 @@ fn GalleryDigit(
     id: DigitId,
     reads: RwSignal<Option<Vec<(u8, f32)>>>,
     deleted: RwSignal<Vec<KeptDigit>>,
+    said: RwSignal<Option<String>>,
 ) -> impl IntoView {
     let handwriting = expect_context::<Handwriting>();
+    let (runs, training) = (
+        expect_context::<AppState>().keeper,
+        expect_context::<Training>(),
+    );
     let set = handwriting.set;
     let index = Memo::new(move |_| {
         handwriting
@@ -252,12 +259,17 @@ fn GalleryDigit(
     };
     let delete = move |_| {
         spawn_local(async move {
-            if let Ok(Some(digit)) = handwriting.delete(id).await {
+            if let Ok(Some((digit, runs_said))) = handwriting.delete(id, runs, training).await {
                 deleted.update(|all| {
                     if all.iter().all(|d| d.id != digit.id) {
                         all.push(digit);
                     }
                 });
+                // Said only where a run held it: a digit deleted from the set alone needs no
+                // words beside its Undo.
+                if let Some(runs_said) = runs_said {
+                    said.set(Some(format!("Digit deleted. {runs_said}")));
+                }
             }
         });
     };
@@ -311,10 +323,9 @@ fn DeletedDigit(id: DigitId, deleted: RwSignal<Vec<KeptDigit>>) -> impl IntoView
 /// The set's two files, and opening a pair of them.
 /// `deleted`: the digits the gallery offers to undo, which go with the set.
 #[component]
-fn SetFiles(deleted: RwSignal<Vec<KeptDigit>>) -> impl IntoView {
+fn SetFiles(deleted: RwSignal<Vec<KeptDigit>>, said: RwSignal<Option<String>>) -> impl IntoView {
     let handwriting = expect_context::<Handwriting>();
     let set = handwriting.set;
-    let said = RwSignal::new(None::<String>);
     let confirming = RwSignal::new(false);
     // The set's images file, or its labels file.
     let files = move |labels: bool| {

@@ -277,11 +277,24 @@ impl Handwriting {
         });
     }
 
-    /// Digit `id` goes: the digit deleted (for an Undo), or `None` where it was gone already
-    /// (a second press of its button).
-    pub async fn delete(self, id: DigitId) -> Result<Option<KeptDigit>, ChangeError> {
-        self.change(|keeper| async move { keeper.delete(id).await })
-            .await
+    /// Digit `id` goes, and from every run that keeps it (a fine-tuning's checkpoint): the
+    /// digit deleted (for an Undo, which brings back the digit, not those checkpoints) with
+    /// what became of those runs, or `None` where it was gone already (a second press of its
+    /// button).
+    pub async fn delete(
+        self,
+        id: DigitId,
+        runs: super::RunKeeper,
+        training: super::Training,
+    ) -> Result<Option<(KeptDigit, Option<String>)>, ChangeError> {
+        let deleted = self
+            .change(|keeper| async move { keeper.delete(id).await })
+            .await?;
+        let Some(digit) = deleted else {
+            return Ok(None);
+        };
+        let said = Self::forget_in_runs(runs, training, Some(&digit.image)).await;
+        Ok(Some((digit, said)))
     }
 
     /// A deleted `digit` kept again, as it was (Undo).
@@ -299,12 +312,23 @@ impl Handwriting {
     ) -> Result<Option<String>, ChangeError> {
         self.change(|keeper| async move { keeper.delete_all().await })
             .await?;
-        let fates = match runs.forget_digits().await {
+        Ok(Self::forget_in_runs(runs, training, None).await)
+    }
+
+    /// The deleted digits (or the one `digit`) go from every run that keeps them; the
+    /// training panel stops the one it trains on them. What became of those runs, if any
+    /// kept them.
+    async fn forget_in_runs(
+        runs: super::RunKeeper,
+        training: super::Training,
+        digit: Option<&[u8]>,
+    ) -> Option<String> {
+        let fates = match runs.forget_digits(digit).await {
             Ok(fates) => fates,
             Err(error) => {
-                return Ok(Some(format!(
-                    "The runs that fine-tuned on them could not be read ({error}): delete those from the runs table."
-                )));
+                return Some(format!(
+                    "The runs that fine-tuned on your digits could not be read ({error}): delete those from the runs table."
+                ));
             }
         };
         for (run, fate) in &fates {
@@ -312,7 +336,7 @@ impl Handwriting {
                 training.digits_deleted(*run);
             }
         }
-        Ok(crate::run_store::said_of_forgotten(&fates))
+        crate::run_store::said_of_forgotten(&fates, digit.is_some())
     }
 
     /// The digits of MNIST's two gzip files (in either order) added after the set's own, in

@@ -321,22 +321,15 @@ impl RunKeeper {
         });
     }
 
-    /// The person deleted their digits: every run that keeps them (a fine-tuning's checkpoint,
-    /// a fine-tuning training here) lets them go ([`Keeper::forget_digits`]). What became of
+    /// The person deleted their digits (or one `digit`): every run that keeps them
+    /// ([`Keeper::holding_digits`]) lets them go ([`Keeper::forget_digits`]). What became of
     /// each; the table shows them as they are now.
     pub async fn forget_digits(
         self,
+        digit: Option<&[u8]>,
     ) -> Result<Vec<(RunId, Result<DigitsForgotten, KeeperError>)>, KeeperError> {
         let keeper = self.keeper();
-        let current = keeper.current_id();
-        let holding: Vec<RunId> = keeper
-            .store()
-            .records()
-            .await?
-            .into_iter()
-            .filter(|r| r.fine_tunes() && (r.has_checkpoint || current == Some(r.id)))
-            .map(|r| r.id)
-            .collect();
+        let holding = keeper.holding_digits(digit).await?;
         let mut fates = Vec::with_capacity(holding.len());
         for run in holding {
             fates.push((run, keeper.forget_digits(run).await));
