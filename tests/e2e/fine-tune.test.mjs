@@ -96,10 +96,10 @@ test("twenty slanted digits drawn and labelled: fine-tuning reads the held-out o
   const left = digitsOf((await lab.saved("handwriting-images")).bytes);
   const gone = digitsOf(images.bytes).filter((d) => !left.includes(d));
   assert.equal(gone.length, 1, "one digit deleted");
-  const holdingIt = Object.keys(held.checkpoints).filter((id) => held.checkpoints[id].digits.includes(gone[0]));
+  const holdingIt = Object.keys(held.checkpoints).filter((id) => (held.checkpoints[id].digits ?? []).includes(gone[0]));
   assert.ok(holdingIt.length > 0, "fine-tunings held the digit");
   const afterOne = await runDatabase(lab.page);
-  assert.deepEqual(Object.keys(afterOne.checkpoints).filter((id) => afterOne.checkpoints[id].digits.includes(gone[0])), [], "no checkpoint holds the deleted digit");
+  assert.deepEqual(Object.keys(afterOne.checkpoints).filter((id) => (afterOne.checkpoints[id].digits ?? []).includes(gone[0])), [], "no checkpoint holds the deleted digit");
   assert.deepEqual(Object.keys(held.checkpoints).filter((id) => !(id in afterOne.checkpoints)).sort(), [...holdingIt].sort(), "only the checkpoints that held it went");
   assert.equal(saidOfOne.split(" The training panel")[0].match(/#\d{4}/g).length, holdingIt.length, `each run that held it named: ${saidOfOne}`);
   assert.match(saidOfOne, / fine-tuned on it: (its checkpoint|their checkpoints) went with it /);

@@ -444,11 +444,13 @@ export async function runDatabase(page) {
     }
     for (const [id, bytes] of await read("checkpoints")) {
       const { step, plan } = state(bytes);
-      // The person's digits a fine-tuning's checkpoint holds, each as its pixels joined.
-      const pixels = plan.mix ? plan.mix.pixels : [];
-      const digits = [];
-      for (let at = 0; at + 784 <= pixels.length; at += 784) digits.push(pixels.slice(at, at + 784).join(","));
-      found.checkpoints[id] = { step, seed: plan.seed, digits };
+      found.checkpoints[id] = { step, seed: plan.seed };
+      // A fine-tuning's checkpoint holds the person's digits: each as its pixels joined.
+      if (plan.mix) {
+        const digits = [];
+        for (let at = 0; at + 784 <= plan.mix.pixels.length; at += 784) digits.push(plan.mix.pixels.slice(at, at + 784).join(","));
+        found.checkpoints[id].digits = digits;
+      }
       found.bytes.checkpoints += bytes.length;
     }
     for (const [id, bytes] of await read("weights")) {

@@ -433,7 +433,8 @@ impl World {
     }
 }
 
-fn keeper(
+/// A tab's keeper over the shared `store` and `locks`, drawing its ids from `draws`.
+pub(crate) fn keeper(
     store: &MemoryStore,
     locks: &MemoryLocks,
     memory: &MemoryTab,

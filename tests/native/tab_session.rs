@@ -421,11 +421,7 @@ impl Tab {
         memory: MemoryTab,
         draws: &Rc<RefCell<u64>>,
     ) -> Self {
-        let draws = draws.clone();
-        let keeper = Keeper::new(store.clone(), locks.clone(), memory.clone(), move || {
-            *draws.borrow_mut() += 1;
-            *draws.borrow()
-        });
+        let keeper = crate::run_store::keeper(store, locks, &memory, draws);
         let mut tab = Self {
             session: TabSession::default(),
             view: RunView::default(),
@@ -621,6 +617,14 @@ fn training() -> World {
     world
 }
 
+/// Tab 0's run, stopped and kept.
+fn stopped() -> World {
+    let mut world = training();
+    world.play(0, Move::Stop);
+    world.settle();
+    world
+}
+
 fn count(log: &[Command], what: impl Fn(&Command) -> bool) -> usize {
     log.iter().filter(|c| what(c)).count()
 }
@@ -640,9 +644,7 @@ fn every_button_pressed_twice_acts_once() {
     assert_eq!(run_now(world.store.records()).unwrap().len(), 1);
 
     // Resume twice after a stop: one resume asked of the keeper, one sent to the worker.
-    let mut world = training();
-    world.play(0, Move::Stop);
-    world.settle();
+    let mut world = stopped();
     world.play(0, Move::PauseOrResume);
     world.play(0, Move::PauseOrResume);
     world.settle();
@@ -655,9 +657,7 @@ fn every_button_pressed_twice_acts_once() {
     assert_eq!(world.tabs[0].view.state, RunState::Running);
 
     // The runs table's Continue twice: one worker, one run taken.
-    let mut world = training();
-    world.play(0, Move::Stop);
-    world.settle();
+    let mut world = stopped();
     world.play(1, Move::ContinueOthers);
     world.play(1, Move::ContinueOthers);
     world.settle();
