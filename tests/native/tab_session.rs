@@ -766,26 +766,30 @@ fn a_card_asking_while_a_run_trains_hears_busy() {
     assert_eq!(world.tabs[0].cards.answers, vec![Err(StartError::Busy)]);
 }
 
-#[test]
-fn a_keeping_another_tab_made_stale_stops_this_tab_and_its_card() {
+/// A card's run training in tab 0, and what the session does when its keeping comes back as
+/// `kept` (with `rest`).
+fn card_run_kept(rest: Option<RunState>, kept: impl FnOnce(RunId) -> Kept) -> (Tab, Vec<Command>) {
     let mut world = World::new();
     world.play(0, Move::CardStart);
     world.settle();
     let run = world.tabs[0].keeper.current_id().unwrap();
-    // The run moves on in another tab meanwhile: this tab's next keeping is refused.
     let page = world.tabs[0].page();
-    let moved = StoreError::Moved { id: run, step: 9 };
-    let tab = &mut world.tabs[0];
-    let commands = tab.session.on(
-        &mut tab.view,
-        page,
-        Event::Kept {
-            run,
-            rest: None,
-            checkpoint: true,
-            kept: Kept::Moved(moved),
-        },
-    );
+    let [mut tab, _] = world.tabs;
+    let kept = kept(run);
+    let event = Event::Kept {
+        run,
+        rest,
+        checkpoint: true,
+        kept,
+    };
+    let commands = tab.session.on(&mut tab.view, page, event);
+    (tab, commands)
+}
+
+#[test]
+fn a_keeping_another_tab_made_stale_stops_this_tab_and_its_card() {
+    // The run moved on in another tab meanwhile: this tab's keeping is refused.
+    let (tab, commands) = card_run_kept(None, |id| Kept::Moved(StoreError::Moved { id, step: 9 }));
     assert!(commands.contains(&Command::Send(ToTrainer::Reset, None)));
     assert!(
         commands
@@ -805,23 +809,8 @@ fn a_keeping_another_tab_made_stale_stops_this_tab_and_its_card() {
 
 #[test]
 fn a_finish_that_could_not_be_kept_tells_the_card_and_says_so() {
-    let mut world = World::new();
-    world.play(0, Move::CardStart);
-    world.settle();
-    let run = world.tabs[0].keeper.current_id().unwrap();
-    let page = world.tabs[0].page();
-    let tab = &mut world.tabs[0];
-    let full = KeeperError::Store(StoreError::Full);
-    let commands = tab.session.on(
-        &mut tab.view,
-        page,
-        Event::Kept {
-            run,
-            rest: Some(RunState::Finished),
-            checkpoint: true,
-            kept: Kept::Refused(full),
-        },
-    );
+    let full = |_| Kept::Refused(KeeperError::Store(StoreError::Full));
+    let (tab, commands) = card_run_kept(Some(RunState::Finished), full);
     assert!(
         commands
             .iter()
