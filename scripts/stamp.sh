@@ -1,7 +1,7 @@
 #!/usr/bin/env sh
 # Trunk's post-build hook (Trunk.toml). Writes into the built drawer.js the page's
 # content-named script and wasm (the drawing worker runs the page's own binary), and into the
-# built sw.js the files it keeps for offline use (SHELL: the page, its icon, both binaries, the
+# built sw.js the files it keeps for offline use (SHELL: the page, its icons and app manifest, both binaries, the
 # drawing worker's script, the style, the data's manifest and the default weights) and a
 # VERSION made of their hashes, so that each build's service worker differs from the last
 # exactly when what it serves does.
@@ -15,7 +15,7 @@ sed -i \
   drawer.js
 grep -q "\"./$page_js\"" drawer.js
 grep -q "\"./$page_wasm\"" drawer.js
-shell=$(ls index.html favicon.svg ./*.js ./*.wasm ./*.css mnist/manifest.json pretrained/vit-lab.safetensors \
+shell=$(ls index.html favicon.svg manifest.webmanifest ./*.png ./*.js ./*.wasm ./*.css mnist/manifest.json pretrained/vit-lab.safetensors \
   | sed 's|^\./||' | grep -vx 'sw.js' | sort)
 version=$(sha256sum $shell | sha256sum | cut -c1-16)
 list=$(printf '"%s", ' $shell | sed 's/, $//')

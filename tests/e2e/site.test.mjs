@@ -52,7 +52,7 @@ test(`served under ${BASE}: every file is found beside the page, and it draws an
   }
 });
 
-test("after one visit, with the network gone, the page reloads, reads digits and trains", async () => {
+test("after one visit the page is installable, and with the network gone it reloads, reads digits, shows its app's manifest and icons, and trains", async () => {
   const server = await serve(DIST, { base: BASE });
   const browser = await launch();
   try {
@@ -60,6 +60,18 @@ test("after one visit, with the network gone, the page reloads, reads digits and
     const offline = lab.byTestId("offline");
     await until(() => offline.getAttribute("data-state"), (s) => s === "ready", { what: "kept for offline use", timeout: 300_000 });
     assert.match(await offline.textContent(), /Works offline/);
+    // Installable: Chromium finds nothing missing (a manifest with a name, icons, a start URL
+    // and standalone display, a service worker that answers offline), and the app is this
+    // folder, whatever path it is served under.
+    const cdp = await page.context().newCDPSession(page);
+    const { installabilityErrors } = await cdp.send("Page.getInstallabilityErrors");
+    // A test's browser context is a private window, where Chromium installs nothing: that is
+    // the one reason it may give.
+    const missing = installabilityErrors.map((e) => e.errorId).filter((id) => id !== "in-incognito");
+    assert.deepEqual(missing, [], "installable");
+    const declared = await cdp.send("Page.getAppManifest");
+    assert.deepEqual(declared.errors, [], "the manifest parses");
+    assert.equal(new URL(declared.url).pathname, `${BASE}manifest.webmanifest`);
     // A first run fetches the data; the training worker keeps the chunks.
     await trainAndStop(lab, 3);
     await until(async () => Number(await lab.byTestId("data-progress").getAttribute("data-value")), (v) => v === 1, { what: "every chunk fetched", timeout: 300_000 });
@@ -72,6 +84,27 @@ test("after one visit, with the network gone, the page reloads, reads digits and
     await lab.place("draw");
     await lab.stroke(ONE);
     assert.equal(await lab.settledPrediction(), "1");
+    // The installed app offline: its manifest, its icons (PNGs of the sizes it names), its
+    // start URL and scope, the folder the page is in.
+    const installed = await page.evaluate(async () => {
+      const manifest = await (await fetch("manifest.webmanifest")).json();
+      const icons = [];
+      for (const icon of manifest.icons) {
+        const bytes = new DataView(await (await fetch(icon.src)).arrayBuffer());
+        const png = bytes.byteLength > 24 && bytes.getUint32(0) === 0x89504e47;
+        icons.push({ ...icon, found: png ? `${bytes.getUint32(16)}x${bytes.getUint32(20)}` : bytes.byteLength > 0 ? "any" : "none" });
+      }
+      const at = (url) => new URL(url, new URL("manifest.webmanifest", location.href)).pathname;
+      return { manifest, icons, start: at(manifest.start_url), scope: at(manifest.scope) };
+    });
+    assert.equal(installed.manifest.display, "standalone");
+    assert.equal(installed.start, BASE);
+    assert.equal(installed.scope, BASE);
+    for (const icon of installed.icons) assert.equal(icon.found, icon.sizes, `icon ${icon.src} offline`);
+    for (const size of ["192x192", "512x512"]) {
+      assert.ok(installed.icons.some((i) => i.sizes === size && i.purpose === "any"), `a ${size} icon`);
+    }
+    assert.ok(installed.icons.some((i) => i.purpose === "maskable"), "a maskable icon");
 
     // A new run trains on the chunks kept, its worker and data from the service worker. (After
     // the reload no run is under way and no worker is up: nothing to reset.)

@@ -14,10 +14,10 @@ import { gzipSync } from "node:zlib";
 const TYPES = {
   ".html": "text/html", ".js": "text/javascript", ".wasm": "application/wasm",
   ".css": "text/css", ".json": "application/json", ".svg": "image/svg+xml",
-  ".ico": "image/x-icon", ".png": "image/png",
+  ".ico": "image/x-icon", ".png": "image/png", ".webmanifest": "application/manifest+json",
 };
 /** What static hosts (GitHub Pages, Netlify, Cloudflare) compress: text, wasm and SVG. */
-const COMPRESSED = new Set(["text/html", "text/javascript", "application/wasm", "text/css", "application/json", "image/svg+xml"]);
+const COMPRESSED = new Set(["text/html", "text/javascript", "application/wasm", "text/css", "application/json", "application/manifest+json", "image/svg+xml"]);
 
 /**
  * Serves `root` on a free loopback port under `base` (a static host's sub-path: anything
