@@ -196,6 +196,8 @@ pub enum ToKeeper {
     ReloadRows,
     /// The runs table says why the run is not kept.
     RunsProblem(String),
+    /// The runs table says the run is not kept, for this reason, and training goes on.
+    NotKept(KeeperError),
 }
 
 /// How a run being kept before its worker hears of it will begin.
@@ -704,12 +706,7 @@ impl TabSession {
                 return self.step(view, page, Event::RunDeleted(gone), out);
             }
             Kept::Refused(error) => {
-                keep(
-                    out,
-                    ToKeeper::RunsProblem(format!(
-                        "The run is not kept in this browser: {error}. Training goes on."
-                    )),
-                );
+                keep(out, ToKeeper::NotKept(error.clone()));
                 if checkpoint {
                     if finished {
                         self.end_awaited_if(run, RunEnded::NotKept(error.to_string()), out);

@@ -587,7 +587,8 @@ impl Tab {
             ToKeeper::ShowKept { .. }
             | ToKeeper::DropRow(_)
             | ToKeeper::ReloadRows
-            | ToKeeper::RunsProblem(_) => None,
+            | ToKeeper::RunsProblem(_)
+            | ToKeeper::NotKept(_) => None,
         }
     }
 

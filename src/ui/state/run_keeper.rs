@@ -134,6 +134,7 @@ impl RunKeeper {
             ToKeeper::DropRow(run) => self.records.update(|all| all.retain(|r| r.id != run)),
             ToKeeper::ReloadRows => self.load(),
             ToKeeper::RunsProblem(why) => self.problem.set(Some(why)),
+            ToKeeper::NotKept(error) => self.said(&error),
         }
     }
 
