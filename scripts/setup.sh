@@ -39,6 +39,10 @@ if ! rustup target list --installed | grep -qx wasm32-unknown-unknown; then
 fi
 rustup component list --installed 2>/dev/null | grep -q '^clippy' || rustup component add clippy rustfmt
 
+# npm brings binaryen below (and playwright-core for the tests, which needs Node.js 20 or newer):
+# installed first, as apt takes one install at a time.
+command -v npm >/dev/null || apt_install nodejs npm
+
 # The two tools compile side by side, and beside apt's downloads and unpacking for the tests.
 # With Debian's packages already there this gains little (a fresh CARGO_HOME on this 2-core
 # machine: 521 s one after the other, 511 s side by side: cargo already keeps both cores
@@ -53,8 +57,6 @@ if $want_test; then
     # has no headless mode, so it runs on Xvfb (xvfb-run needs xauth, which apt only
     # recommends).
     apt_install webkit2gtk-driver xvfb xauth
-    # The end-to-end tests use playwright-core, which needs Node.js 20 or newer.
-    command -v npm >/dev/null || apt_install nodejs npm
   ) &
   jobs+=($!)
 fi
@@ -71,6 +73,20 @@ if [[ "$(wasm-bindgen --version 2>/dev/null)" != "wasm-bindgen $bindgen_version"
   say "cargo install wasm-bindgen-cli@$bindgen_version"
   # Not --locked: one of its locked dependencies is missing from the registry.
   cargo install --quiet --force "wasm-bindgen-cli@$bindgen_version" &
+  jobs+=($!)
+fi
+
+# wasm-opt for the release build (index.html, scripts/stamp.sh): binaryen 132 from npm, beside
+# the cargo tools (Debian's binaryen 108 breaks the page and cannot read relaxed SIMD).
+BINARYEN_VERSION=132
+if [[ "$(wasm-opt --version 2>/dev/null)" != "wasm-opt version $BINARYEN_VERSION "* ]]; then
+  (
+    binaryen="${CARGO_HOME:-$HOME/.cargo}/binaryen-$BINARYEN_VERSION"
+    say "npm install binaryen@$BINARYEN_VERSION"
+    npm install --prefix "$binaryen" --no-audit --no-fund --loglevel=error "binaryen@$BINARYEN_VERSION"
+    mkdir -p "${CARGO_HOME:-$HOME/.cargo}/bin"
+    ln -sf "$binaryen/node_modules/.bin/wasm-opt" "${CARGO_HOME:-$HOME/.cargo}/bin/wasm-opt"
+  ) &
   jobs+=($!)
 fi
 

@@ -27,6 +27,8 @@ pub use config::{ConfigError, Preset, VitConfig};
 pub use cost::{Budget, CostError, ModelCost};
 pub use dropout::{bernoulli_mask, dropout, kernel_dropout, with_mask_stream};
 pub use fused::{CpuKernels, fast_math};
+#[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+pub use fused::{Tile, use_tile};
 pub use patch_embed::PatchEmbedding;
 pub use randomness::{seed_randomness, seeded};
 pub use vit::{StoryPass, VisionTransformer, VitOutput};

@@ -31,6 +31,12 @@ pub enum FetchError {
     /// A piece of the body that is not one (the browser's words).
     #[error("{0}")]
     NotAPiece(String),
+    /// Weights sent gzip-compressed that do not inflate ([`fetch_weights`]).
+    #[error("{url}: {source}")]
+    Weights {
+        url: String,
+        source: crate::weights::WeightsError,
+    },
 }
 
 fn too_big(url: &str, bytes: usize) -> FetchError {
@@ -57,6 +63,20 @@ pub async fn within<T>(ms: u32, url: &str, work: impl Future<Output = T>) -> Res
             url: url.to_string(),
             seconds: ms / 1000,
         })
+}
+
+/// A weights file at `url` as [`fetch_bytes`] brings it, inflated where it came
+/// gzip-compressed (the shipped models, `.safetensors.gz`), to no more than a plain file may
+/// hold.
+pub async fn fetch_weights(
+    url: &str,
+    on_progress: impl FnMut(usize, Option<usize>),
+) -> Result<Vec<u8>, FetchError> {
+    let bytes = fetch_bytes(url, on_progress).await?;
+    crate::weights::ungzipped(bytes, MAX_FETCH_BYTES).map_err(|source| FetchError::Weights {
+        url: url.to_string(),
+        source,
+    })
 }
 
 /// Fetches `url` and reports `(bytes so far, total if known)` as the body streams in.

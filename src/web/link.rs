@@ -38,9 +38,6 @@ const RELAXED_SIMD_PROBE: [u8; 37] = [
     0xfd, 0x85, 0x02, 0x0b, // f32x4.relaxed_madd, end
 ];
 
-/// The explaining worker's script: Trunk's loader shim for the `explainer` binary, fetched
-/// the first time a drawing is explained.
-pub const EXPLAINER_SCRIPT: &str = "./explainer_loader.js";
 /// The drawing worker's script, beside the page: a module that runs the page's own binary,
 /// which holds the model on the CPU (`www/drawer.js`, stamped by the build).
 pub const DRAWER_SCRIPT: &str = "./drawer.js";
@@ -61,9 +58,8 @@ pub fn heavy_worker_script() -> &'static str {
     }
 }
 
-/// What a worker does: one started from [`DRAWER_SCRIPT`] draws on the CPU, one from
-/// [`EXPLAINER_SCRIPT`] explains; one started from [`heavy_worker_script`] does what its URL's
-/// `?role=` says.
+/// What a worker does: one started from [`DRAWER_SCRIPT`] draws on the CPU; one started from
+/// [`heavy_worker_script`] does what its URL's `?role=` says.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum WorkerRole {
     /// Runs the page's model on the CPU (the page's own binary, from [`DRAWER_SCRIPT`]).
@@ -71,8 +67,8 @@ pub enum WorkerRole {
     /// Runs the page's model on WebGPU.
     Gpu,
     /// Explains drawings (relevance, logit lens) and compares the ViT with the CNN, in a
-    /// worker of its own, so that its work and faults stay off the drawing's path; a binary of
-    /// its own ([`EXPLAINER_SCRIPT`]).
+    /// worker of its own, so that its work and faults stay off the drawing's path: the heavy
+    /// worker's binary, which a visitor who trains has fetched already.
     Explain,
     /// Trains.
     Train,
@@ -81,11 +77,12 @@ pub enum WorkerRole {
 }
 
 impl WorkerRole {
-    /// The role of a worker started from [`heavy_worker_script`]: never [`Self::Explain`], which
-    /// is a binary of its own.
+    /// The role of a worker started from [`heavy_worker_script`]: a missing or unknown role
+    /// trains.
     pub fn of_this_worker() -> Self {
         match super::this_worker_param("role").as_deref() {
             Some("gpu") => Self::Gpu,
+            Some("explain") => Self::Explain,
             Some("helper") => Self::Helper,
             _ => Self::Train,
         }
@@ -95,8 +92,7 @@ impl WorkerRole {
     fn script(self) -> &'static str {
         match self {
             Self::Draw => DRAWER_SCRIPT,
-            Self::Explain => EXPLAINER_SCRIPT,
-            Self::Gpu | Self::Train | Self::Helper => heavy_worker_script(),
+            Self::Gpu | Self::Explain | Self::Train | Self::Helper => heavy_worker_script(),
         }
     }
 

@@ -53,7 +53,7 @@ pub use drawing::{DrawingError, DrawingWorker, run_drawing_worker};
 pub use engine::Engine;
 #[cfg(feature = "gpu")]
 pub use explain::run_explaining_worker;
-pub use fetch::{FetchError, MAX_FETCH_BYTES, fetch_bytes, within};
+pub use fetch::{FetchError, MAX_FETCH_BYTES, fetch_bytes, fetch_weights, within};
 #[cfg(feature = "train")]
 pub use global::yield_to_messages;
 pub use global::{describe, next_task, now_ms, report_rejections_as_errors, sleep_ms, within_ms};
@@ -63,7 +63,7 @@ pub use heavy_worker::run_heavy_worker;
 #[cfg(feature = "train")]
 pub use helper::run_helper_worker;
 pub use idle::{after_next_paint, on_page_hidden, when_idle, when_key_pressed, when_visible};
-pub use link::{DRAWER_SCRIPT, EXPLAINER_SCRIPT, LinkError, WorkerRole};
+pub use link::{DRAWER_SCRIPT, LinkError, WorkerRole};
 pub use local_model::{LocalModel, ModelError};
 pub use offline::{OfflineError, keep_for_offline};
 pub use page_runs::PageRuns;

@@ -8,6 +8,10 @@ use crate::model::CostError;
 pub enum WeightsError {
     #[error("the file is too short to be safetensors ({0} bytes)")]
     TooShort(usize),
+    #[error("the file is not valid gzip: {0}")]
+    Gzip(String),
+    #[error("the file inflates past the {} MB a weights file may take", .limit >> 20)]
+    InflatesPast { limit: usize },
     #[error("the header claims {claimed} bytes but the file has only {available} after it")]
     TruncatedHeader { claimed: u64, available: usize },
     #[error("the header claims {claimed} bytes, more than the {max} a header may take")]

@@ -5,12 +5,14 @@
 //! `nn.Sequential` (`mlp.0`, `mlp.3`). [`torch_name`] and the transpose of every 2-D tensor are
 //! the whole translation. The model config travels in the file's metadata.
 //!
-//! `names` is that translation, `codec` the bytes (with every check a hostile file needs),
+//! `names` is that translation, `codec` the bytes (with every check a hostile file needs;
+//! `gzipped` inflates a compressed file first),
 //! `readback` the tensors off a device, `average` the mean of several files.
 
 mod average;
 mod codec;
 mod error;
+mod gzipped;
 mod names;
 mod readback;
 
@@ -28,6 +30,7 @@ pub use codec::{
 };
 pub(crate) use error::cut;
 pub use error::{Mismatch, WeightsError, brief};
+pub use gzipped::ungzipped;
 pub(crate) use names::ParamLoader;
 #[cfg(feature = "train")]
 pub(crate) use names::transpose;

@@ -92,14 +92,14 @@ test("the shipped seed-recipe model can replace the default and still reads digi
   const lab = new LabPage(await app.browser.newPage());
   await lab.open(`${app.server.url}?backend=cpu`);
   assert.match(await lab.byTestId("model-source").textContent(), /vit-lab/);
-  await lab.byTestId("shipped-model").selectOption("pretrained/vit-seed.safetensors");
+  await lab.byTestId("shipped-model").selectOption("pretrained/vit-seed.safetensors.gz");
   await until(() => lab.byTestId("model-source").textContent(), (text) => /vit-seed/.test(text), {
     what: "the seed model in use",
   });
   // The lab is rebuilt for the 4×4 grid; drawing still reads the digit.
   await lab.stroke(ONE);
   assert.equal(await lab.settledPrediction(), "1");
-  await lab.byTestId("shipped-model").selectOption("pretrained/vit-lab.safetensors");
+  await lab.byTestId("shipped-model").selectOption("pretrained/vit-lab.safetensors.gz");
   await until(() => lab.byTestId("model-source").textContent(), (text) => /vit-lab/.test(text), {
     what: "the lab model back",
   });
@@ -111,7 +111,7 @@ test("the shipped CNN reads digits in the page and shows what it builds in inste
   const errors = [];
   lab.page.on("pageerror", (error) => errors.push(error.message));
   await lab.open(`${app.server.url}?backend=cpu`);
-  await lab.byTestId("shipped-model").selectOption("pretrained/cnn-teacher.safetensors");
+  await lab.byTestId("shipped-model").selectOption("pretrained/cnn-teacher.safetensors.gz");
   await lab.place("experiments");
   await lab.byTestId("cnn-view").waitFor({ timeout: 60_000 });
   assert.match(await lab.byTestId("model-source").textContent(), /cnn-teacher/);
@@ -137,7 +137,7 @@ test("the shipped CNN reads digits in the page and shows what it builds in inste
   const picture = await lab.savedPicture("cnn-filters-png");
   assert.ok(picture.png && picture.width === 24 + 8 * 96 + 7 * 10, `${picture.width} px wide`);
   // Back to a ViT: its attention returns.
-  await lab.byTestId("shipped-model").selectOption("pretrained/vit-lab.safetensors");
+  await lab.byTestId("shipped-model").selectOption("pretrained/vit-lab.safetensors.gz");
   await lab.byTestId("distance-chart").waitFor({ timeout: 60_000 });
   assert.deepEqual(errors, []);
   await lab.page.close();

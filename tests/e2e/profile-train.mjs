@@ -7,7 +7,7 @@
 // `wasm-function[N]`; for names, link the worker without stripping and put it in a copy of
 // the build (nothing else is rebuilt):
 //   cargo rustc --profile web --target wasm32-unknown-unknown --bin worker_fma \
-//     --features gpu,fused-madd -- -C strip=none
+//     --features gpu -- -C strip=none
 //   cp -r dist /tmp/named && wasm-bindgen --target no-modules --no-typescript \
 //     --out-dir /tmp/named --out-name worker_fma target/wasm32-unknown-unknown/web/worker_fma.wasm
 // (Chromium has relaxed SIMD, so the page starts `worker_fma`, the worker with fused

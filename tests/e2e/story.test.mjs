@@ -57,14 +57,15 @@ test("the story's patch count, token and logit lens are the native code's for th
   await lab.byTestId("story-empty").waitFor();
   await lab.stroke(ONE);
   await lab.settledPrediction();
-  for (const [weights, grid] of [["pretrained/vit-lab.safetensors", 7], ["pretrained/vit-seed.safetensors", 4]]) {
-    if (!weights.endsWith("vit-lab.safetensors")) {
+  // The page's addresses (the site serves its models gzip-compressed); `vit` reads the plain files.
+  for (const [weights, grid] of [["pretrained/vit-lab.safetensors.gz", 7], ["pretrained/vit-seed.safetensors.gz", 4]]) {
+    if (!weights.endsWith("vit-lab.safetensors.gz")) {
       await lab.byTestId("shipped-model").selectOption(weights);
       await until(() => lab.byTestId("model-source").textContent(), (s) => s === weights, { what: weights, timeout: 120_000 });
       await lab.settledPrediction();
     }
     const page = await shownStory(lab);
-    const native = await toldNatively(page.image, weights);
+    const native = await toldNatively(page.image, weights.replace(/\.gz$/, ""));
     assert.equal(page.patches, grid * grid, `${weights}: patches`);
     assert.equal(native.patches, page.patches);
     const tokenGap = largestDifference(page.token, native.tokens[page.patch]);
@@ -76,7 +77,7 @@ test("the story's patch count, token and logit lens are the native code's for th
     console.log(`${weights}: ${page.patches} patches; patch ${page.patch}'s token within ${tokenGap.toExponential(1)}, the lens within ${lensGap.toExponential(1)} of vit classify --story`);
   }
   // The CNN's story says what a CNN has instead.
-  await lab.byTestId("shipped-model").selectOption("pretrained/cnn-teacher.safetensors");
+  await lab.byTestId("shipped-model").selectOption("pretrained/cnn-teacher.safetensors.gz");
   await lab.byTestId("story-cnn").waitFor({ timeout: 120_000 });
   await step(lab, "attention");
   assert.match(await lab.page.locator(".story-panel").textContent(), /no attention/);

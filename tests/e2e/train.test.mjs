@@ -470,7 +470,7 @@ test("an experiment as a link fills the form and the view, and trains the same o
   await lab.place("train");
   const shared = new URL(await lab.byTestId("share-link").getAttribute("href"), app.server.url).searchParams;
   for (const [key, value] of new URLSearchParams(link)) assert.equal(shared.get(key), value, key);
-  assert.equal(shared.get("weights"), "pretrained/vit-lab.safetensors");
+  assert.equal(shared.get("weights"), "pretrained/vit-lab.safetensors.gz");
 
   // Chunks join the pass at fixed steps (4, 8, 12): served at once here, and late below.
   const steps = 14;

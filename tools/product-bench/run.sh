@@ -8,7 +8,7 @@ set -euo pipefail
 cd "$(dirname "$0")"
 cargo build --release --offline
 ./target/release/product-bench
-# Built twice, as the two workers are: without and with `fused-madd`.
+# Built twice: without and with `fused-madd` (which calls `use_tile`, as `worker_fma` does).
 for variant in simd128 relaxed; do
   features=()
   [[ $variant == relaxed ]] && features=(--features fused-madd)

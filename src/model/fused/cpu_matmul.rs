@@ -12,7 +12,7 @@
 //! (8) 14–16.5 G, 2 × 12 (6) 13–15 G, 3 × 8 (6) 12–17 G, 3 × 12 (9) 15–18.5 G, 4 × 8 (8)
 //! 16–19 G, 5 × 8 (10) 10–11 G, 6 × 8 (12) 10–12 G.
 //!
-//! Built with `fused-madd` (the `worker_fma` binary, for browsers with relaxed SIMD) the tile's
+//! In the `worker_fma` binary (for browsers with relaxed SIMD, [`use_tile`]) the tile's
 //! multiply-adds are fused: 1.08–1.29× the rate (`tools/product-bench`).
 
 // Natively only the tests call this: the linear layers run `gemm` there.
@@ -88,6 +88,7 @@ pub fn add_product(output: &mut [f32], lhs: Matrix<'_>, rhs: Matrix<'_>) {
     debug_assert!(rhs.rows == k && output.len() == m * n && lhs.fits() && rhs.fits());
     let panels = n.div_ceil(TILE_COLUMNS);
     let mut packed_rhs = vec![0.0; panels * TILE_COLUMNS * k.min(DEPTH_BLOCK)]; // [panels, depth, 8]
+    let tile = chosen_tile();
     for depth_start in (0..k).step_by(DEPTH_BLOCK) {
         let depth = (k - depth_start).min(DEPTH_BLOCK);
         pack_rhs(&mut packed_rhs, rhs, depth_start, depth);
@@ -136,89 +137,110 @@ fn pack_rhs(packed: &mut [f32], rhs: Matrix<'_>, depth_start: usize, depth: usiz
     }
 }
 
-/// The 4 × 8 tile `Σₚ lhs[r][p · step] · rhs[p]` over `depth` steps of four rows of `lhs`
-/// and a packed panel, in eight SIMD128 accumulators.
+/// A register tile's kernel: `Σₚ lhs[r][p · step] · rhs[p]` over `depth` steps of four rows
+/// of `lhs` and a packed panel of 8 columns ([`simd_tile!`](crate::simd_tile) makes them).
+pub type Tile = fn(usize, [&[f32]; 4], usize, &[f32]) -> [[f32; 8]; 4];
+
+// The tile macro writes its shape out: it is expanded in other crates.
+const _: () = assert!(TILE_ROWS == 4 && TILE_COLUMNS == 8);
+
+/// The kernel [`use_tile`] chose; unset, [`tile`].
 #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
-// With `fused-madd` its multiply-adds are relaxed SIMD's: a module with them compiles only where
-// the browser has them, which is why the page starts that worker only where its probe validates
-// (`web::link`), and why calling it needs no `unsafe` in wasm.
-#[cfg_attr(feature = "fused-madd", target_feature(enable = "relaxed-simd"))]
-fn tile(
-    depth: usize,
-    lhs: [&[f32]; TILE_ROWS],
-    step: usize,
-    rhs: &[f32],
-) -> [[f32; TILE_COLUMNS]; TILE_ROWS] {
-    use core::arch::wasm32::{f32x4_splat, v128, v128_load, v128_store};
-    if depth == 0 {
-        return [[0.0; TILE_COLUMNS]; TILE_ROWS];
-    }
-    let mut sums = [[f32x4_splat(0.0); TILE_COLUMNS / 4]; TILE_ROWS];
-    let last = (depth - 1) * step;
-    assert!(lhs.iter().all(|row| last < row.len()) && rhs.len() >= depth * TILE_COLUMNS);
-    let (mut rhs_at, mut lhs_at) = (rhs.as_ptr(), lhs.map(<[f32]>::as_ptr));
-    for _ in 0..depth {
-        // SAFETY: at step p < depth the pointers are at rhs[8p] and lhs[r][p · step], and the
-        // assertion keeps rhs[8p + 7] and lhs[r][(depth - 1) · step] inside their slices (the
-        // advances after the last step wrap and are never read). `v128_load` has no alignment
-        // requirement.
-        let (columns, values) = unsafe {
-            let columns: [v128; TILE_COLUMNS / 4] =
-                std::array::from_fn(|v| v128_load(rhs_at.add(4 * v).cast::<v128>()));
-            (columns, lhs_at.map(|at| *at))
-        };
-        for (row_sums, value) in sums.iter_mut().zip(values) {
-            let value = f32x4_splat(value);
-            for (sum, columns) in row_sums.iter_mut().zip(columns) {
-                *sum = multiply_add(*sum, columns, value);
+static CHOSEN_TILE: std::sync::OnceLock<Tile> = std::sync::OnceLock::new();
+
+/// From now on, every product in `tile`, a kernel the binary made with [`simd_tile!`]
+/// (crate::simd_tile): `worker_fma` calls this first with its tile in relaxed SIMD's fused
+/// multiply-adds. That tile lives in the binary's crate, not here, because LLVM gives every
+/// function of a wasm module the target features of any one of them: a relaxed SIMD kernel in
+/// the library would put relaxed instructions all through it, and the plain worker (WebKit's,
+/// which has no relaxed SIMD) could not compile. So one build of the library serves both
+/// workers (a `fused-madd` feature compiled it twice). A second call changes nothing.
+#[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+pub fn use_tile(tile: Tile) {
+    let _ = CHOSEN_TILE.set(tile);
+}
+
+/// The kernel of this binary's products.
+#[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+fn chosen_tile() -> Tile {
+    CHOSEN_TILE.get().copied().unwrap_or(tile)
+}
+
+/// Natively, the plain Rust tile.
+#[cfg(not(all(target_arch = "wasm32", target_feature = "simd128")))]
+fn chosen_tile() -> Tile {
+    tile
+}
+
+/// A SIMD128 register tile named `$name` (a [`Tile`]): `simd_tile!(plain tile)`, the
+/// library's, with a multiply and an add; `simd_tile!(fused fused_tile)`, `worker_fma`'s, with
+/// relaxed SIMD's fused multiply-add (`f32x4.relaxed_madd`; V8 fuses on x86-64 with FMA), in
+/// `tools/product-bench` 1.08-1.29× the rate in headless Chromium on this project's 2-core AMD
+/// machine. The two differ in their multiply-add alone.
+#[macro_export]
+macro_rules! simd_tile {
+    (plain $name:ident) => {
+        $crate::simd_tile!(@tile $name, [], [#[inline(always)]],
+            |sum, a, b| core::arch::wasm32::f32x4_add(sum, core::arch::wasm32::f32x4_mul(a, b)));
+    };
+    (fused $name:ident) => {
+        $crate::simd_tile!(@tile $name,
+            [#[target_feature(enable = "relaxed-simd")]],
+            [#[target_feature(enable = "relaxed-simd")] #[inline]],
+            |sum, a, b| core::arch::wasm32::f32x4_relaxed_madd(a, b, sum));
+    };
+    (@tile $name:ident, [$(#[$tile:meta])*], [$(#[$madd:meta])*],
+        |$sum:ident, $a:ident, $b:ident| $multiply_add:expr) => {
+        /// The 4 × 8 tile `Σₚ lhs[r][p · step] · rhs[p]` over `depth` steps of four rows of
+        /// `lhs` and a packed panel, in eight SIMD128 accumulators.
+        $(#[$tile])*
+        fn $name(depth: usize, lhs: [&[f32]; 4], step: usize, rhs: &[f32]) -> [[f32; 8]; 4] {
+            use core::arch::wasm32::{f32x4_splat, v128, v128_load, v128_store};
+            /// `sum + a · b` in four lanes.
+            $(#[$madd])*
+            fn multiply_add($sum: v128, $a: v128, $b: v128) -> v128 {
+                $multiply_add
             }
+            if depth == 0 {
+                return [[0.0; 8]; 4];
+            }
+            let mut sums = [[f32x4_splat(0.0); 2]; 4];
+            let last = (depth - 1) * step;
+            assert!(lhs.iter().all(|row| last < row.len()) && rhs.len() >= depth * 8);
+            let (mut rhs_at, mut lhs_at) = (rhs.as_ptr(), lhs.map(<[f32]>::as_ptr));
+            for _ in 0..depth {
+                // SAFETY: at step p < depth the pointers are at rhs[8p] and lhs[r][p · step],
+                // and the assertion keeps rhs[8p + 7] and lhs[r][(depth - 1) · step] inside
+                // their slices (the advances after the last step wrap and are never read).
+                // `v128_load` has no alignment requirement.
+                let (columns, values) = unsafe {
+                    let columns: [v128; 2] =
+                        std::array::from_fn(|v| v128_load(rhs_at.add(4 * v).cast::<v128>()));
+                    (columns, lhs_at.map(|at| *at))
+                };
+                for (row_sums, value) in sums.iter_mut().zip(values) {
+                    let value = f32x4_splat(value);
+                    for (sum, columns) in row_sums.iter_mut().zip(columns) {
+                        *sum = multiply_add(*sum, columns, value);
+                    }
+                }
+                rhs_at = rhs_at.wrapping_add(8);
+                lhs_at = lhs_at.map(|at| at.wrapping_add(step));
+            }
+            let mut out = [[0.0; 8]; 4];
+            for (out, row_sums) in out.iter_mut().zip(sums) {
+                for (out, sum) in out.chunks_exact_mut(4).zip(row_sums) {
+                    // SAFETY: `out` is four `f32`, the 16 bytes `v128_store` writes, unaligned.
+                    unsafe { v128_store(out.as_mut_ptr().cast::<v128>(), sum) };
+                }
+            }
+            out
         }
-        rhs_at = rhs_at.wrapping_add(TILE_COLUMNS);
-        lhs_at = lhs_at.map(|at| at.wrapping_add(step));
-    }
-    let mut out = [[0.0; TILE_COLUMNS]; TILE_ROWS];
-    for (out, row_sums) in out.iter_mut().zip(sums) {
-        for (out, sum) in out.chunks_exact_mut(4).zip(row_sums) {
-            // SAFETY: `out` is four `f32`, the 16 bytes `v128_store` writes, unaligned.
-            unsafe { v128_store(out.as_mut_ptr().cast::<v128>(), sum) };
-        }
-    }
-    out
+    };
 }
 
-/// `sum + a · b` in four lanes, a multiply and an add.
-#[cfg(all(
-    target_arch = "wasm32",
-    target_feature = "simd128",
-    not(feature = "fused-madd")
-))]
-#[inline(always)]
-fn multiply_add(
-    sum: core::arch::wasm32::v128,
-    a: core::arch::wasm32::v128,
-    b: core::arch::wasm32::v128,
-) -> core::arch::wasm32::v128 {
-    use core::arch::wasm32::{f32x4_add, f32x4_mul};
-    f32x4_add(sum, f32x4_mul(a, b))
-}
-
-/// `sum + a · b` in four lanes, fused where the engine can (relaxed SIMD's `relaxed_madd`; V8
-/// fuses on x86-64 with FMA): in `tools/product-bench` the tile runs 1.08-1.29× the rate of the
-/// multiply and add in headless Chromium on this project's 2-core AMD machine.
-#[cfg(all(
-    target_arch = "wasm32",
-    target_feature = "simd128",
-    feature = "fused-madd"
-))]
-#[target_feature(enable = "relaxed-simd")]
-#[inline]
-fn multiply_add(
-    sum: core::arch::wasm32::v128,
-    a: core::arch::wasm32::v128,
-    b: core::arch::wasm32::v128,
-) -> core::arch::wasm32::v128 {
-    core::arch::wasm32::f32x4_relaxed_madd(a, b, sum)
-}
+#[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+simd_tile!(plain tile);
 
 /// The same tile in plain Rust, in the same order of additions (the tests' reference for the
 /// blocking, and the kernel where SIMD128 is off).

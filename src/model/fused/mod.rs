@@ -28,6 +28,8 @@ mod cpu_kernels;
 mod cpu_linear;
 mod cpu_matmul;
 pub mod fast_math;
+#[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+pub use cpu_matmul::{Tile, use_tile};
 #[cfg(feature = "gpu")]
 mod kernels;
 #[cfg(feature = "gpu")]

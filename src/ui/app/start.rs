@@ -63,7 +63,7 @@ pub(super) async fn time_webgpu(app: AppState, weights: Vec<u8>) {
 
 /// The weights' bytes, with their progress in the status line.
 async fn fetch_weights(app: AppState, url: &str) -> Option<Vec<u8>> {
-    let fetched = web::fetch_bytes(url, |done, total| {
+    let fetched = web::fetch_weights(url, |done, total| {
         app.status.set(match total {
             Some(total) => format!("Loading weights: {} / {} kB", done / 1000, total / 1000),
             None => format!("Loading weights: {} kB", done / 1000),

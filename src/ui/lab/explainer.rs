@@ -111,7 +111,7 @@ impl Explainer {
     async fn with_cnn(self) -> Result<Rc<ExplainingWorker>, ExplainError> {
         let worker = self.worker().await?;
         if !self.has_cnn.get_value() {
-            let bytes = web::fetch_bytes(SHIPPED_CNN, |_, _| {}).await?;
+            let bytes = web::fetch_weights(SHIPPED_CNN, |_, _| {}).await?;
             worker.keep_cnn(&bytes).await?;
             self.has_cnn.set_value(true);
         }

@@ -191,7 +191,7 @@ impl AppState {
     /// A shipped model goes through the same checks as any other weights.
     pub fn use_shipped(self, url: String) {
         spawn_local(async move {
-            match web::fetch_bytes(&url, |_, _| {}).await {
+            match web::fetch_weights(&url, |_, _| {}).await {
                 Ok(bytes) => self.use_weights((bytes, url)),
                 Err(message) => self.show_error(format!(
                     "{url} was not loaded: {message}. The model in use stays."

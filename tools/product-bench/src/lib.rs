@@ -98,10 +98,16 @@ mod browser {
         fn now() -> f64;
     }
 
+    #[cfg(feature = "fused-madd")]
+    crate::simd_tile!(fused fused_tile);
+
     /// The worker's product (as this build's target features make it) at shape `index` of
     /// `SHAPES`, G multiply-adds per second.
     #[wasm_bindgen]
     pub fn product_rate(index: usize) -> f64 {
+        // As `worker_fma` does at its start.
+        #[cfg(feature = "fused-madd")]
+        super::cpu_matmul::use_tile(fused_tile);
         let operands = super::Operands::new(super::SHAPES[index]);
         let (lhs, rhs) = operands.matrices();
         super::rate(&operands, now, |out| {
