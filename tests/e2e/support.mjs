@@ -30,6 +30,9 @@ const COMPRESSED = new Set(["text/html", "text/javascript", "application/wasm", 
  */
 export async function serve(root, { base = "/", staticHost = false, headScript = null } = {}) {
   const zipped = new Map();
+  // What went out, in order: each answer's path (and address with its query), status and body
+  // bytes as sent (gzip where gzipped; none for a 304).
+  const sent = [];
   const server = createServer(async (request, response) => {
     const pathname = decodeURIComponent(new URL(request.url, "http://x").pathname);
     if (!pathname.startsWith(base)) return response.writeHead(404).end();
@@ -47,7 +50,10 @@ export async function serve(root, { base = "/", staticHost = false, headScript =
         headers["cache-control"] = "max-age=600";
         headers["last-modified"] = mtime.toUTCString();
         headers.etag = `"${mtime.getTime().toString(16)}-${size.toString(16)}"`;
-        if (request.headers["if-none-match"] === headers.etag) return response.writeHead(304, headers).end();
+        if (request.headers["if-none-match"] === headers.etag) {
+          sent.push({ path: pathname, url: request.url, status: 304, bytes: 0 });
+          return response.writeHead(304, headers).end();
+        }
       }
       if (staticHost && COMPRESSED.has(type) && /\bgzip\b/.test(request.headers["accept-encoding"] ?? "")) {
         if (!zipped.has(file)) zipped.set(file, gzipSync(body, { level: 9 }));
@@ -55,6 +61,7 @@ export async function serve(root, { base = "/", staticHost = false, headScript =
         headers["content-encoding"] = "gzip";
         headers.vary = "accept-encoding";
       }
+      sent.push({ path: pathname, url: request.url, status: 200, bytes: body.length });
       response.writeHead(200, { ...headers, "content-length": body.length });
       response.end(body);
     } catch {
@@ -66,7 +73,7 @@ export async function serve(root, { base = "/", staticHost = false, headScript =
     server.close();
     server.closeAllConnections();
   };
-  return { url: `http://127.0.0.1:${server.address().port}${base}`, close: () => server.close(), cut };
+  return { url: `http://127.0.0.1:${server.address().port}${base}`, close: () => server.close(), cut, sent };
 }
 
 /**
