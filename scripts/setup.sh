@@ -63,7 +63,10 @@ fi
 
 if [[ "$(trunk --version 2>/dev/null)" != "trunk $TRUNK_VERSION" ]]; then
   say "cargo install trunk@$TRUNK_VERSION"
-  cargo install --quiet --locked "trunk@$TRUNK_VERSION" &
+  # Without the fat LTO and single code unit trunk's own release profile asks for: trunk only
+  # runs cargo and wasm-bindgen, and the LTO link alone held one core for minutes.
+  CARGO_PROFILE_RELEASE_LTO=false CARGO_PROFILE_RELEASE_CODEGEN_UNITS=16 \
+    cargo install --quiet --locked "trunk@$TRUNK_VERSION" &
   jobs+=($!)
 fi
 
