@@ -6,6 +6,7 @@ mod cli;
 mod cnn;
 mod data;
 mod data_scaling;
+mod doc_names;
 mod fuzz;
 mod handwriting_store;
 mod helper;
