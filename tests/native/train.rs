@@ -33,11 +33,12 @@ pub fn first_train_images(count: usize) -> MnistSet {
 #[test]
 fn a_few_steps_lower_the_loss_on_real_digits() {
     let device = device();
-    device.seed(7);
     let config: ModelConfig = small_config().with_dropout(0.0).into();
     let set = first_train_images(128);
     let settings = OptimizerSettings::default();
-    let mut trainer = Trainer::new(config.init(&device), config, settings, &device);
+    // In the generator's turn, as every seeded draw (`seeded`).
+    let model = vitlab::model::seeded(&device, 7, || config.init(&device));
+    let mut trainer = Trainer::new(model, config, settings, &device);
     let indices: Vec<usize> = (0..set.len()).collect();
     let batch = set.batch(&indices, trainer.device());
     let losses: Vec<f32> = (0..40)
