@@ -1,5 +1,6 @@
 #!/usr/bin/env sh
-# Trunk's post-build hook (Trunk.toml). Shrinks the workers' wasm, then writes into the built drawer.js the page's
+# Trunk's post-build hook (Trunk.toml). Shrinks the workers' wasm, points the page's loader at the
+# module its compiling worker makes, then writes into the built drawer.js the page's
 # content-named script and wasm (the drawing worker runs the page's own binary), and into the
 # built sw.js the files it keeps for offline use (SHELL: the page, its icons and app manifest, both binaries, the
 # drawing worker's script, the style, the data's manifest and the default weights) and a
@@ -29,6 +30,19 @@ sed -i \
   drawer.js
 grep -q "\"./$page_js\"" drawer.js
 grep -q "\"./$page_wasm\"" drawer.js
+# The page's loader takes the module compiled by index.html's worker (www/compiler.js), which
+# fetches the wasm itself: its preload would fetch it a second time.
+sed -i \
+  -e "s|\"\./vitlab_bg\.wasm\"|\"./$page_wasm\"|" \
+  -e "s|module_or_path: '\./$page_wasm'|module_or_path: await window.vitlabModule|" \
+  -e "s|<link rel=\"preload\" href=\"\./$page_wasm\"[^>]*>||" \
+  index.html
+grep -q "var url = \"./$page_wasm\";" index.html
+grep -q "module_or_path: await window.vitlabModule" index.html
+if grep -q "rel=\"preload\" href=\"./$page_wasm\"" index.html; then
+  echo "stamp.sh: the page's wasm is still preloaded" >&2
+  exit 1
+fi
 shell=$(ls index.html favicon.svg manifest.webmanifest ./*.png ./*.js ./*.wasm ./*.css mnist/manifest.json pretrained/vit-lab.safetensors.gz \
   | sed 's|^\./||' | grep -vx 'sw.js' | sort)
 version=$(sha256sum $shell | sha256sum | cut -c1-16)

@@ -22,21 +22,44 @@ fn main() {
         vitlab::web::run_drawing_worker(vitlab::protocol::BackendKind::Cpu);
         return;
     }
-    // index.html's first screen gives way to the app's own, laid out the same, once the
-    // browser has painted it: on a fast load this binary can be ready before the first paint,
-    // and the page's largest paint would then wait for it. Its header stays; the app fills in
-    // where the model runs.
+    // index.html's first screen gives way to the app's own, laid out the same, once the app
+    // is whole: it is built out of the document, a part a task (`ui::Arrival`), so no task of
+    // the first load is long and the page never holds two of anything, then put where the
+    // static screen was in one go. It starts once the browser has painted the static screen:
+    // on a fast load this binary can be ready before the first paint, and the page's largest
+    // paint would then wait for it. The header stays; the app fills in where the model runs.
     wasm_bindgen_futures::spawn_local(async {
         vitlab::web::after_next_paint().await;
-        if let Some(document) = web_sys::window().and_then(|window| window.document()) {
-            if let Some(frame) = document.get_element_by_id(vitlab::ui::STATIC_FRAME) {
-                frame.remove();
-            }
-            if let Some(lines) = document.get_element_by_id(vitlab::ui::BACKEND_LINES) {
-                lines.set_text_content(None);
-            }
+        let Some(document) = web_sys::window().and_then(|window| window.document()) else {
+            return;
+        };
+        let Ok(holder) = document.create_element("div") else {
+            return;
+        };
+        holder.set_id(vitlab::ui::APP_HOLDER);
+        if let Some(lines) = document.get_element_by_id(vitlab::ui::BACKEND_LINES) {
+            lines.set_text_content(None);
         }
-        leptos::mount::mount_to_body(vitlab::ui::App);
+        let shown = holder.clone();
+        let arrival = vitlab::ui::Arrival::new(move || {
+            match document.get_element_by_id(vitlab::ui::STATIC_FRAME) {
+                Some(frame) => {
+                    let _ = frame.replace_with_with_node_1(&shown);
+                }
+                None => {
+                    if let Some(body) = document.body() {
+                        let _ = body.append_child(&shown);
+                    }
+                }
+            }
+        });
+        let holder: web_sys::HtmlElement = wasm_bindgen::JsCast::unchecked_into(holder);
+        leptos::mount::mount_to(holder, move || {
+            leptos::prelude::provide_context(arrival);
+            leptos::prelude::view! { <vitlab::ui::App /> }
+        })
+        .forget();
+        arrival.arrived();
     });
 }
 

@@ -24,13 +24,18 @@ pub use state::{
     PadStrokes, Revealed, RunKeeper, ShownDigit, Training, WeightsOffer, browser_has_webgpu,
 };
 pub use training::TrainingPanel;
-pub use widgets::{ErrorBanner, HeatCanvas, LineChart, Palette, Series, paint};
+pub use widgets::{Arrival, ErrorBanner, HeatCanvas, LineChart, Palette, Series, paint};
 
 pub use crate::analysis::MapChoice;
 
 /// The id of `index.html`'s first screen below the header: static HTML painted before the app
-/// arrives (made by `tests/e2e/make-frame.mjs` from the app's own), removed when the app mounts.
+/// arrives (made by `tests/e2e/make-frame.mjs` from the app's own), removed when the app is
+/// shown ([`Arrival`]).
 pub const STATIC_FRAME: &str = "frame";
+
+/// The id of the element the app is built in, out of the document until it is whole
+/// ([`Arrival`]); the style lays its children out as the body's own.
+pub const APP_HOLDER: &str = "app";
 
 /// The id of the backend lines in `index.html`'s header (the header itself is static and
 /// stays): the app empties them and fills in its own.

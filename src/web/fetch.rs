@@ -73,11 +73,21 @@ pub async fn fetch_weights(
     on_progress: impl FnMut(usize, Option<usize>),
 ) -> Result<Vec<u8>, FetchError> {
     let bytes = fetch_bytes(url, on_progress).await?;
-    crate::weights::ungzipped(bytes, MAX_FETCH_BYTES).map_err(|source| FetchError::Weights {
-        url: url.to_string(),
-        source,
-    })
+    let mut inflating = crate::weights::Ungzipping::new(bytes, MAX_FETCH_BYTES);
+    loop {
+        // A step a task: the page's thread is never held long.
+        if let Some(done) = inflating.step(INFLATE_STEP_BYTES) {
+            return done.map_err(|source| FetchError::Weights {
+                url: url.to_string(),
+                source,
+            });
+        }
+        super::next_task().await;
+    }
 }
+
+/// How much of a weights file is inflated in one task: the shipped model (826 kB) in four.
+const INFLATE_STEP_BYTES: usize = 256 * 1024;
 
 /// Fetches `url` and reports `(bytes so far, total if known)` as the body streams in.
 pub async fn fetch_bytes(

@@ -186,7 +186,14 @@ impl<To: Serialize + Called> Link<To> {
             WorkerRole::Draw => {
                 let options = WorkerOptions::new();
                 options.set_type(WorkerType::Module);
-                Worker::new_with_options(&url, &options)
+                Worker::new_with_options(&url, &options).inspect(|worker| {
+                    // The page's compiled module, the first thing the script waits for: the
+                    // worker then neither fetches nor compiles the wasm. Where the browser
+                    // cannot post it, anything else makes the script load it itself.
+                    if worker.post_message(&wasm_bindgen::module()).is_err() {
+                        let _ = worker.post_message(&JsValue::NULL);
+                    }
+                })
             }
             _ => Worker::new(&url),
         };

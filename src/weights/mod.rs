@@ -30,7 +30,7 @@ pub use codec::{
 };
 pub(crate) use error::cut;
 pub use error::{Mismatch, WeightsError, brief};
-pub use gzipped::ungzipped;
+pub use gzipped::{Ungzipping, ungzipped};
 pub(crate) use names::ParamLoader;
 #[cfg(feature = "train")]
 pub(crate) use names::transpose;

@@ -7,7 +7,6 @@
 //! comes in below it once the model is in, so nothing on screen moves.
 
 mod backend_lines;
-mod model_choice;
 mod nav;
 mod offline_note;
 mod start;
@@ -24,10 +23,9 @@ use crate::shipped::DEFAULT_WEIGHTS;
 use crate::ui::lab::provide_lab;
 use crate::ui::places::place_view;
 use crate::ui::state::{AppState, Below, Handwriting, provide_training};
-use crate::ui::widgets::ErrorBanner;
+use crate::ui::widgets::{ErrorBanner, Later};
 use crate::web;
 use backend_lines::BackendLines;
-pub use model_choice::ModelChoice;
 use nav::NavBar;
 use offline_note::{Offline, OfflineNote};
 
@@ -101,7 +99,8 @@ pub fn App() -> impl IntoView {
         <NavBar />
         <main data-place=move || place.get().slug()>
             <ErrorBanner error=app.error />
-            {move || place_view(place.get(), first_screen_end)}
+            // The services above in one task of the arrival, the place in the next.
+            <Later>{move || place_view(place.get(), first_screen_end)}</Later>
         </main>
         {move || footer.get().then(|| view! {
             <footer>

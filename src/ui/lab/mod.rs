@@ -36,6 +36,7 @@ pub use prediction::Prediction;
 pub use timeline::AttentionTimeline;
 
 use crate::ui::state::LabState;
+use crate::ui::widgets::Later;
 use draw_card::DrawCard;
 use explainer::Explainer;
 use handwriting::HandwritingCard;
@@ -108,9 +109,11 @@ pub fn DrawCards() -> impl IntoView {
     let shape = Memo::new(move |_| insight.with(|insight| MapShape::of(insight.as_ref())));
     view! {
         <div class="lab">
-            <DrawCard />
-            <PredictionCard />
-            {move || shape.get().map(|shape| view! { <WhereItLooks shape=shape /> })}
+            // A task each on arrival (`Later`): the three cards' build was the first load's
+            // longest task.
+            <Later><DrawCard /></Later>
+            <Later><PredictionCard /></Later>
+            <Later>{move || shape.get().map(|shape| view! { <WhereItLooks shape=shape /> })}</Later>
         </div>
     }
 }

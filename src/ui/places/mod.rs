@@ -5,8 +5,11 @@
 
 use leptos::prelude::*;
 
+mod model_choice;
+
+use model_choice::ModelChoice;
+
 use crate::place::{Address, Part, Place};
-use crate::ui::app::ModelChoice;
 use crate::ui::inductive_bias::InductiveBias;
 use crate::ui::lab::{DrawCards, ExperimentCards, HandwritingCards};
 use crate::ui::runs::RunsPanel;

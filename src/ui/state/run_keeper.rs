@@ -141,6 +141,8 @@ impl RunKeeper {
     /// The records kept in this browser, into the table.
     pub fn load(self) {
         spawn_local(async move {
+            // Not in the task that builds the app, the first load's longest.
+            crate::web::next_task().await;
             match self.keeper().store().records().await {
                 Ok(records) => self.records.set(records),
                 Err(error) => self.problem.set(Some(error.to_string())),

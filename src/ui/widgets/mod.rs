@@ -1,7 +1,9 @@
 //! Building blocks that know nothing of the model or the run: charts, heat maps, the canvas
-//! painting under them, the error banner, work started on first sight, and downloads: files,
+//! painting under them, the error banner, work started on first sight, the app's arrival in
+//! parts, and downloads: files,
 //! pictures of charts and figures of maps.
 
+mod arrival;
 mod chart;
 mod error_banner;
 mod export;
@@ -12,6 +14,7 @@ mod sheet;
 mod svg_picture;
 mod upload;
 
+pub use arrival::{Arrival, Later};
 pub use chart::{LineChart, Series, WhenEmpty};
 pub use error_banner::ErrorBanner;
 pub use export::{Export, ExportButton};
