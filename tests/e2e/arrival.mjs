@@ -1,0 +1,35 @@
+// A first look at Draw, in any of the three browsers' labs (Playwright's LabPage, puppeteer's
+// and WebDriver's EngineLab): without a touch, the pad draws the example three
+// (`src/example_digit.rs`) once the model is in, and the prediction, the attention map and the
+// story follow it; the person's first stroke then takes the pad over.
+import assert from "node:assert/strict";
+import { ONE, until } from "./support.mjs";
+
+/** The example's digit, as `EXAMPLE_LABEL` says. */
+const EXAMPLE = "3";
+/** How soon after the model is ready the example's prediction, map and story are all shown. */
+export const ALIVE_WITHIN_MS = 3_000;
+
+const text = (lab, id) => ("byTestId" in lab ? lab.byTestId(id).textContent() : lab.text(id));
+const count = (lab, id) => ("byTestId" in lab ? lab.byTestId(id).count() : lab.count(id));
+const attribute = (lab, id, name) => ("byTestId" in lab ? lab.byTestId(id).getAttribute(name) : lab.attribute(id, name));
+
+/** Call it as soon as the lab's model is ready; it returns how long each took, in ms. */
+export async function theExampleOnArrival(lab) {
+  const ready = Date.now();
+  const options = (what) => ({ what, every: 50, timeout: ALIVE_WITHIN_MS });
+  await until(() => text(lab, "prediction"), (digit) => digit === EXAMPLE, options(`the example read as a ${EXAMPLE}, untouched`));
+  const prediction_ms = Date.now() - ready;
+  await until(() => attribute(lab, "attention-map", "aria-label"), (label) => label !== null && label !== "no drawing yet", options("the example's attention map"));
+  const map_ms = Date.now() - ready;
+  await until(
+    async () => [await count(lab, "story"), await count(lab, "story-empty")],
+    ([story, empty]) => story === 1 && empty === 0,
+    options("the story telling the example"),
+  );
+  const story_ms = Date.now() - ready;
+  // The person's first stroke takes the pad over: their 1 alone, the example gone.
+  await lab.stroke(ONE);
+  assert.equal(await lab.settledPrediction(), "1");
+  return { prediction_ms, map_ms, story_ms };
+}
