@@ -3,29 +3,8 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { GPU_FAULTS, LabPage, ONE, ZERO, gpuWorker, prependToWorkers, servedApp, until } from "./support.mjs";
-import { theExampleOnArrival } from "./arrival.mjs";
 
 const app = servedApp();
-
-for (const width of [390, 1280]) {
-  test(`a first look at ${width} px: the pad draws a 3 by itself, the prediction, the map and the story follow it, and a stroke takes over`, async () => {
-    const context = await app.browser.newContext({ viewport: { width, height: 800 } });
-    const lab = new LabPage(await context.newPage());
-    const errors = [];
-    lab.page.on("pageerror", (error) => errors.push(error.message));
-    await lab.open(`${app.server.url}?backend=cpu`);
-    console.log(`# a first look at ${width} px, ms after the model was ready: ${JSON.stringify(await theExampleOnArrival(lab))}`);
-    // Draw left and come back to: the person's drawing, and no example again.
-    await lab.place("runs");
-    await lab.place("draw");
-    assert.equal(await lab.settledPrediction(), "1");
-    await lab.clear();
-    await lab.page.waitForTimeout(2_000);
-    assert.equal(await lab.byTestId("prediction").textContent(), "–", "the example is drawn once");
-    assert.deepEqual(errors, []);
-    await context.close();
-  });
-}
 
 for (const backend of ["cpu", "webgpu"]) {
   test(`draws a 1 and a 0 on ${backend}`, async () => {
