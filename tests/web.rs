@@ -232,19 +232,6 @@ fn by_test_id(id: &str) -> web_sys::Element {
         .unwrap_or_else(|| panic!("no element with data-testid={id}"))
 }
 
-/// The element with `data-testid=id` once it is built: the lab's cards come a task each
-/// (`Later`), after the mount has returned.
-async fn built(id: &str) -> web_sys::Element {
-    let selector = format!("[data-testid=\"{id}\"]");
-    for _ in 0..200 {
-        if let Some(element) = document().query_selector(&selector).unwrap() {
-            return element;
-        }
-        sleep(10).await;
-    }
-    panic!("no element with data-testid={id} was built");
-}
-
 /// The probability bars' values, digit by digit.
 fn probabilities_shown() -> Vec<f32> {
     (0..10)
@@ -286,10 +273,10 @@ async fn the_lab_mounts_and_a_stroke_gets_a_prediction() {
         provide_context(Handwriting::new());
         view! { <Lab /> }
     });
-    assert_eq!(built("prediction").await.text_content().unwrap(), "–");
+    assert_eq!(by_test_id("prediction").text_content().unwrap(), "–");
 
     // A vertical stroke down the middle of the pad: a "1".
-    let canvas = built("draw-canvas").await;
+    let canvas = by_test_id("draw-canvas");
     let rect = canvas.get_bounding_client_rect();
     let x = rect.left() + rect.width() / 2.0;
     canvas

@@ -173,9 +173,7 @@ test("patches hidden: a click hides one from both models, read as the native cod
 test("every map and chart of the lab saves as a PNG and its numbers as a CSV, which agree with the page", async () => {
   const lab = new LabPage(await app.browser.newPage());
   await lab.open(`${app.server.url}?backend=cpu`);
-  // Nothing drawn, nothing to save: the drawing's figures wait for one. (Clear takes the pad
-  // over from the example it draws on arrival, drawn or not yet.)
-  await lab.clear();
+  // Nothing drawn, nothing to save: the drawing's figures wait for one.
   assert.ok(await lab.byTestId("attention-maps-png").isHidden());
   await lab.place("experiments");
   assert.ok(await lab.byTestId("explanation-maps-csv").isHidden());

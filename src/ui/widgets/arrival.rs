@@ -1,8 +1,10 @@
 //! The app's arrival: built out of the document while `index.html`'s static first screen shows,
-//! a part a task ([`Later`]), and put in its place in one go once the last part is in. A phone's CPU took the
-//! whole first screen's build as one task of ~250 ms, the first load's longest (Lighthouse
-//! mobile, 4× slowdown); in parts, no task holds the page that long, and since the app is
-//! shown whole and laid out as the static screen it replaces, nothing on screen moves.
+//! a part a task ([`Later`]), and put in its place in one go once the last part is in. A
+//! phone's CPU took the whole first screen's build as one task of ~250 ms, the first load's
+//! longest (Lighthouse mobile, 4× slowdown); in parts, no task holds the page that long, and
+//! since the app is shown whole and laid out as the static screen it replaces, nothing on
+//! screen moves. Once it is shown, parts are built at once: a place opened again is whole in
+//! the task that opens it, with nothing appearing card by card.
 
 use leptos::prelude::*;
 use leptos::task::spawn_local;
@@ -10,7 +12,7 @@ use leptos::task::spawn_local;
 use crate::web;
 
 /// The parts of the app still to be built, and what shows the app once none is left. A page
-/// without one (the browser tests' mounts) builds its [`Later`] parts just the same.
+/// without one (the browser tests' mounts) builds its [`Later`] parts at once.
 #[derive(Clone, Copy)]
 pub struct Arrival {
     waiting: StoredValue<usize>,
@@ -25,6 +27,11 @@ impl Arrival {
             waiting: StoredValue::new(1),
             show: StoredValue::new_local(Some(Box::new(show))),
         }
+    }
+
+    /// Whether the app is still out of sight, waiting for its parts.
+    fn arriving(self) -> bool {
+        self.show.try_with_value(Option::is_some).unwrap_or(false)
     }
 
     fn wait(self) {
@@ -50,22 +57,20 @@ impl Arrival {
     }
 }
 
-/// Its children, built in a task after the one that builds it: a part of the first screen
-/// that need not be in the same task as the rest.
+/// Its children, built in a task after the one that builds it while the app arrives (a part of
+/// the first screen that need not be in the same task as the rest), at once after that.
 #[component]
 pub fn Later(children: ChildrenFn) -> impl IntoView {
-    let arrival = use_context::<Arrival>();
-    if let Some(arrival) = arrival {
-        arrival.wait();
-    }
+    let Some(arrival) = use_context::<Arrival>().filter(|arrival| arrival.arriving()) else {
+        return children().into_any();
+    };
+    arrival.wait();
     let ready = RwSignal::new(false);
     spawn_local(async move {
         web::next_task().await;
         // Gone already (its place was left): nothing to build, but it counts as in.
         let _ = ready.try_set(true);
-        if let Some(arrival) = arrival {
-            arrival.arrived();
-        }
+        arrival.arrived();
     });
-    move || ready.get().then(|| children())
+    (move || ready.get().then(|| children())).into_any()
 }

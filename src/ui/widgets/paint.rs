@@ -96,9 +96,9 @@ fn put_cells(
     let colours: Vec<[u8; 4]> = (0..cells).map(cell).collect();
     let mut rgba = vec![0u8; bytes];
     for (y, row) in rgba.chunks_exact_mut(width * 4).enumerate() {
-        let cells = &colours[(y * grid / height) * grid..][..grid];
+        let row_colours = &colours[(y * grid / height) * grid..][..grid];
         for (x, pixel) in row.chunks_exact_mut(4).enumerate() {
-            pixel.copy_from_slice(&cells[x * grid / width]);
+            pixel.copy_from_slice(&row_colours[x * grid / width]);
         }
     }
     if let Ok(image) =
@@ -122,12 +122,9 @@ pub fn grey_image_on(
     pixels: &[u8],
     side: usize,
 ) {
-    if pixels.len() < side.saturating_mul(side) {
-        return;
-    }
-    put_cells(ctx, canvas, side, |index| {
-        let grey = pixels[index];
-        [grey, grey, grey, 255]
+    put_cells(ctx, canvas, side, |index| match pixels.get(index) {
+        Some(&grey) => [grey, grey, grey, 255],
+        None => [0; 4],
     });
 }
 
