@@ -64,9 +64,11 @@ fi
 if [[ "$(trunk --version 2>/dev/null)" != "trunk $TRUNK_VERSION" ]]; then
   say "cargo install trunk@$TRUNK_VERSION"
   # Without the fat LTO and single code unit trunk's own release profile asks for: trunk only
-  # runs cargo and wasm-bindgen, and the LTO link alone held one core for minutes.
+  # runs cargo and wasm-bindgen, and the LTO link alone held one core for minutes. Without its
+  # default features (a TLS stack, and asking crates.io for a newer trunk): Trunk.toml keeps it
+  # offline and `trunk serve` serves plain HTTP on 127.0.0.1, so neither is ever used.
   CARGO_PROFILE_RELEASE_LTO=false CARGO_PROFILE_RELEASE_CODEGEN_UNITS=16 \
-    cargo install --quiet --locked "trunk@$TRUNK_VERSION" &
+    cargo install --quiet --locked --no-default-features "trunk@$TRUNK_VERSION" &
   jobs+=($!)
 fi
 
@@ -74,8 +76,9 @@ fi
 bindgen_version=$(awk '/^name = "wasm-bindgen"$/ { getline; gsub(/[^0-9.]/, ""); print; exit }' Cargo.lock)
 if [[ "$(wasm-bindgen --version 2>/dev/null)" != "wasm-bindgen $bindgen_version" ]]; then
   say "cargo install wasm-bindgen-cli@$bindgen_version"
-  # Not --locked: one of its locked dependencies is missing from the registry.
-  cargo install --quiet --force "wasm-bindgen-cli@$bindgen_version" &
+  # Not --locked: one of its locked dependencies is missing from the registry. Without its
+  # default TLS stack: the test runner speaks plain HTTP to chromedriver on this machine.
+  cargo install --quiet --force --no-default-features "wasm-bindgen-cli@$bindgen_version" &
   jobs+=($!)
 fi
 

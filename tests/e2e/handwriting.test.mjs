@@ -6,7 +6,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { gzipSync } from "node:zlib";
-import { LabPage, ONE, ZERO, servedApp, until } from "./support.mjs";
+import { LOOPS, LabPage, ONE, ZERO, servedApp, until } from "./support.mjs";
 
 const app = servedApp();
 const SEVEN = [[0.3, 0.2], [0.7, 0.2], [0.45, 0.85]];
@@ -203,7 +203,7 @@ test("two tabs keep, delete all and relabel without losing or bringing back a di
     }
   };
   const shown = async (lab) => Number(await lab.page.evaluate(() => document.querySelector('[data-testid="handwriting-count"]')?.dataset.count ?? "-1"));
-  for (let loop = 0; loop < 10; loop++) {
+  for (let loop = 0; loop < LOOPS; loop++) {
     // A keeps 3, B keeps 2, A keeps 1 more: a third tab finds all 6.
     await keep(a, 1, 3);
     await keep(b, 2, 2);

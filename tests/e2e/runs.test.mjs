@@ -1,14 +1,13 @@
 // End-to-end: a run is never lost and never comes back from the dead. Each case forces its
 // window open instead of hoping to land in it: the page's global `vitlabTestSaveDelayMs`
 // (which only a test sets) holds every checkpoint back that long before it is written, and
-// each case runs 10 times in a loop.
+// each case goes round `LOOPS` times (support.mjs).
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { oldRun, runDatabase, seedOldStores, servedApp, until } from "./support.mjs";
+import { LOOPS, oldRun, runDatabase, seedOldStores, servedApp, until } from "./support.mjs";
 import { LINK, openRunTab, reload, trainTo } from "./run-tabs.mjs";
 
 const app = servedApp();
-const LOOPS = 10;
 
 /** A tab of `context` on the lab, in the training place, each checkpoint held back `delay` ms. */
 const openTab = (context, options = {}) => openRunTab(app, context, { query: LINK, ...options });
