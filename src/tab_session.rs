@@ -8,9 +8,11 @@
 
 use crate::protocol::{BackendKind, FromTrainer, RunState, SavedSummary, ToTrainer};
 use crate::run_record::RunRecord;
-use crate::run_store::{GoOn, KeeperError, Kept, Rest, RunId, StoreError, short_name};
+use crate::run_store::{
+    GoOn, HeaderError, KeeperError, Kept, Rest, RunId, StoreError, WeightsError, short_name,
+};
 use crate::run_view::{RunEffect, RunView, SavedProblem};
-use crate::train::TrainingPlan;
+use crate::train::{PlanError, TrainingPlan};
 
 /// A worker the session started, told apart from the ones before it: what an ended worker
 /// still says is not heard.
@@ -19,14 +21,29 @@ pub type WorkerId = u32;
 /// A card's request to start a run, told apart from other cards' requests.
 pub type AskId = u64;
 
+/// Why the keeper did not take a new run ([`Event::StartKept`]).
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum StartRefused {
+    #[error("Not started: {0}.")]
+    NotKept(KeeperError),
+    #[error("The run file cannot be resumed: {0}.")]
+    UnreadableFile(HeaderError),
+    #[error("The run file was not taken: {0}.")]
+    FileNotKept(KeeperError),
+}
+
 /// Why a run asked for did not start.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum StartError {
     #[error("Pause or stop the run in training first: fine-tuning is a run of its own.")]
     Busy,
-    /// Said as the panel says it ("Not started: …", "This plan cannot run: …").
-    #[error("{0}")]
-    NotStarted(String),
+    #[error("This plan cannot run: {0}")]
+    Plan(PlanError),
+    #[error(transparent)]
+    Refused(StartRefused),
+    /// A Reset let it go while it was being kept.
+    #[error("Run {} was let go before it started.", short_name(*.0))]
+    LetGo(RunId),
     #[error("The training panel is not there to start it.")]
     NoPanel,
 }
@@ -34,10 +51,14 @@ pub enum StartError {
 /// Why a started run ended without its weights. Read after "Run #1234 ".
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum RunEnded {
-    /// Its own failure (a device's, a loss gone NaN), or another tab took it on, as the panel
-    /// said it.
+    /// Its own failure (a device's, a loss gone NaN, its worker's death), as the panel says
+    /// it: words that crossed the worker boundary as text (`FromTrainer::Failed`, the
+    /// worker's error event).
     #[error("stopped: {0}")]
     Failed(String),
+    /// Another tab continued the run and kept it since: this tab's copy stopped.
+    #[error("stopped: {}", taken_on(.0))]
+    TakenOn(StoreError),
     #[error("was let go in the training panel before it finished (it stays in the runs table).")]
     LetGo,
     #[error("was deleted.")]
@@ -45,7 +66,19 @@ pub enum RunEnded {
     #[error("stopped: the digits it fine-tuned on were deleted.")]
     DigitsDeleted,
     #[error("is not kept in this browser ({0}), so it cannot be compared.")]
-    NotKept(String),
+    NotKept(KeeperError),
+    #[error("is not kept in this browser ({0}), so it cannot be compared.")]
+    NoWeights(WeightsError),
+}
+
+/// What the runs table says of a run this tab no longer keeps.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum RunsProblem {
+    /// Another tab continued and kept it since this tab's copy was taken.
+    #[error(transparent)]
+    TakenOn(StoreError),
+    #[error("{}. Its training stopped here.", StoreError::Gone(*.0))]
+    Gone(RunId),
 }
 
 /// What the page knows beside the session when an event comes.
@@ -99,7 +132,7 @@ pub enum Event {
     /// The drawing settled: a live worker hears it.
     DrawingSettled,
     /// What came of [`ToKeeper::StartRun`] or [`ToKeeper::StartFromFile`]: the run's id.
-    StartKept(Result<RunId, String>),
+    StartKept(Result<RunId, StartRefused>),
     /// What came of [`ToKeeper::ContinueRun`]: its record and checkpoint.
     Continued {
         run: RunId,
@@ -195,7 +228,7 @@ pub enum ToKeeper {
     /// The runs table, read again.
     ReloadRows,
     /// The runs table says why the run is not kept.
-    RunsProblem(String),
+    RunsProblem(RunsProblem),
     /// The runs table says the run is not kept, for this reason, and training goes on.
     NotKept(KeeperError),
 }
@@ -373,10 +406,10 @@ impl TabSession {
         if let Launch::Plan { plan, ask, .. } = &launch
             && let Err(message) = plan.validate()
         {
-            let why = format!("This plan cannot run: {message}");
-            view.failure = Some(why.clone());
+            let why = StartError::Plan(message);
+            view.failure = Some(why.to_string());
             if let Some(ask) = *ask {
-                let answer = Err(StartError::NotStarted(why));
+                let answer = Err(why);
                 out.push(Command::AnswerCard { ask, answer });
             }
             return;
@@ -397,7 +430,7 @@ impl TabSession {
         &mut self,
         view: &mut RunView,
         page: Page,
-        started: Result<RunId, String>,
+        started: Result<RunId, StartRefused>,
         out: &mut Vec<Command>,
     ) {
         let Some(Waiting::Launch(launch)) = self.waiting.take() else {
@@ -417,10 +450,7 @@ impl TabSession {
                     },
                 );
                 if let Some(ask) = ask {
-                    let answer = Err(StartError::NotStarted(format!(
-                        "Run {} was let go before it started.",
-                        short_name(run)
-                    )));
+                    let answer = Err(StartError::LetGo(run));
                     out.push(Command::AnswerCard { ask, answer });
                 }
                 return;
@@ -429,9 +459,9 @@ impl TabSession {
             Err(why) => {
                 self.cancelled = false;
                 view.state = RunState::Idle;
-                view.failure = Some(why.clone());
+                view.failure = Some(why.to_string());
                 if let Some(ask) = ask {
-                    let answer = Err(StartError::NotStarted(why));
+                    let answer = Err(StartError::Refused(why));
                     out.push(Command::AnswerCard { ask, answer });
                 }
                 return;
@@ -684,10 +714,13 @@ impl TabSession {
             // Another tab continued and kept the run since this tab's copy was taken: this
             // copy is stale; its worker stops and writes nothing more.
             Kept::Moved(error) => {
-                keep(out, ToKeeper::RunsProblem(error.to_string()));
+                keep(
+                    out,
+                    ToKeeper::RunsProblem(RunsProblem::TakenOn(error.clone())),
+                );
                 keep(out, ToKeeper::ReloadRows);
-                let said = capitalised(&KeeperError::Store(error).to_string());
-                self.end_awaited(RunEnded::Failed(said.clone()), out);
+                let said = taken_on(&error);
+                self.end_awaited(RunEnded::TakenOn(error), out);
                 self.send(ToTrainer::Reset, None, out);
                 view.reset();
                 view.state = RunState::Idle;
@@ -696,20 +729,14 @@ impl TabSession {
             }
             Kept::Gone(gone) => {
                 keep(out, ToKeeper::DropRow(gone));
-                keep(
-                    out,
-                    ToKeeper::RunsProblem(format!(
-                        "{}. Its training stopped here.",
-                        StoreError::Gone(gone)
-                    )),
-                );
+                keep(out, ToKeeper::RunsProblem(RunsProblem::Gone(gone)));
                 return self.step(view, page, Event::RunDeleted(gone), out);
             }
             Kept::Refused(error) => {
                 keep(out, ToKeeper::NotKept(error.clone()));
                 if checkpoint {
                     if finished {
-                        self.end_awaited_if(run, RunEnded::NotKept(error.to_string()), out);
+                        self.end_awaited_if(run, RunEnded::NotKept(error.clone()), out);
                     }
                     view.notice(format!("This checkpoint was not kept: {error}."), true);
                 }
@@ -783,6 +810,11 @@ impl Launch {
 
 fn keep(out: &mut Vec<Command>, command: ToKeeper) {
     out.push(Command::Keeper(command));
+}
+
+/// Another tab took the run on, as a sentence of its own.
+fn taken_on(error: &StoreError) -> String {
+    capitalised(&KeeperError::Store(error.clone()).to_string())
 }
 
 /// `said` as a sentence of its own.

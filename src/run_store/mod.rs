@@ -90,6 +90,15 @@ pub enum StoreError {
     Failed(String),
 }
 
+/// Why a run's weights were not read.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum WeightsError {
+    #[error("this run's weights are no longer in the browser")]
+    Gone,
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
 /// The runs, their checkpoints and their weights. Each call is one transaction.
 #[allow(async_fn_in_trait)]
 pub trait RunStore {

@@ -15,13 +15,12 @@ mod widgets;
 
 pub use app::App;
 pub use inductive_bias::InductiveBias;
-pub use lab::{
-    AnalysisView, AttentionTimeline, AttentionView, CnnView, DrawPad, Lab, Prediction, provide_lab,
-};
+pub use lab::{AnalysisView, AttentionTimeline, AttentionView, CnnView, DrawPad, Lab, Prediction};
 pub use runs::RunsPanel;
 pub use state::{
     AppState, Below, DistanceError, EngineSignal, Handwriting, HostError, LabState, ModelHost,
     PadStrokes, Revealed, RunKeeper, ShownDigit, Training, WeightsOffer, browser_has_webgpu,
+    provide_lab,
 };
 pub use training::TrainingPanel;
 pub use widgets::{Arrival, ErrorBanner, HeatCanvas, LineChart, Palette, Series, paint};

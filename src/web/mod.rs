@@ -27,6 +27,7 @@ mod heavy_worker;
 #[cfg(feature = "train")]
 pub mod helper;
 mod idle;
+mod kept_worker;
 mod link;
 mod local_model;
 mod offline;
@@ -63,6 +64,7 @@ pub use heavy_worker::run_heavy_worker;
 #[cfg(feature = "train")]
 pub use helper::run_helper_worker;
 pub use idle::{after_next_paint, on_page_hidden, when_idle, when_key_pressed, when_visible};
+pub use kept_worker::{Failing, KeptWorker};
 pub use link::{DRAWER_SCRIPT, LinkError, WorkerRole};
 pub use local_model::{LocalModel, ModelError};
 pub use offline::{OfflineError, keep_for_offline};

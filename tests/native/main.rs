@@ -2,6 +2,7 @@
 //! Native tests, in one binary so that Burn is linked once.
 
 mod ablation;
+mod architecture;
 mod cli;
 mod cnn;
 mod data;

@@ -17,7 +17,7 @@ use vitlab::run_store::memory::{MemoryLocks, MemoryStore, MemoryTab};
 use vitlab::run_store::{Keeper, KeeperError, Kept, RunId, RunStore, StoreError, TabMemory};
 use vitlab::run_view::RunView;
 use vitlab::tab_session::{
-    AskId, Command, Event, Page, RunEnded, StartError, TabSession, ToKeeper, WorkerId,
+    AskId, Command, Event, Page, RunEnded, StartError, StartRefused, TabSession, ToKeeper, WorkerId,
 };
 use vitlab::train::{History, TrainingPlan};
 
@@ -495,16 +495,14 @@ impl Tab {
                 let make = |id| RunRecord::new(id, plan.clone(), 1);
                 let started = run_now(keeper.start(make, None));
                 Some(Event::StartKept(
-                    started
-                        .map(|(id, _)| id)
-                        .map_err(|e| format!("Not started: {e}.")),
+                    started.map(|(id, _)| id).map_err(StartRefused::NotKept),
                 ))
             }
             ToKeeper::StartFromFile(bytes) => {
                 let make = |id| RunRecord::new(id, TrainingPlan::seed(), 1);
                 let started = run_now(keeper.start(make, Some(bytes)));
                 Some(Event::StartKept(
-                    started.map(|(id, _)| id).map_err(|e| e.to_string()),
+                    started.map(|(id, _)| id).map_err(StartRefused::FileNotKept),
                 ))
             }
             ToKeeper::ContinueRun(run) => Some(Event::Continued {
@@ -754,7 +752,7 @@ fn a_reset_while_the_start_is_being_kept_leaves_nothing_and_tells_the_card() {
     assert!(world.locks.held().is_empty());
     assert_eq!(run_now(world.store.records()).unwrap(), vec![]);
     assert!(
-        matches!(&tab.cards.answers[..], [Err(StartError::NotStarted(_))]),
+        matches!(&tab.cards.answers[..], [Err(StartError::LetGo(_))]),
         "{:?}",
         tab.cards.answers
     );
@@ -793,9 +791,10 @@ fn a_keeping_another_tab_made_stale_stops_this_tab_and_its_card() {
     let (tab, commands) = card_run_kept(None, |id| Kept::Moved(StoreError::Moved { id, step: 9 }));
     assert!(commands.contains(&Command::Send(ToTrainer::Reset, None)));
     assert!(
-        commands
-            .iter()
-            .any(|c| matches!(c, Command::EndCard(RunEnded::Failed(_)))),
+        commands.iter().any(|c| matches!(
+            c,
+            Command::EndCard(RunEnded::TakenOn(StoreError::Moved { step: 9, .. }))
+        )),
         "{commands:?}"
     );
     assert_eq!(tab.view.state, RunState::Idle);

@@ -2,10 +2,9 @@
 
 use leptos::prelude::*;
 
-use super::classifier::Classifications;
 use super::draw_pad::{DrawPad, PadImage};
 use super::prediction::Latency;
-use crate::ui::state::LabState;
+use crate::ui::state::{Classifications, LabState};
 
 #[component]
 pub(super) fn DrawCard() -> impl IntoView {

@@ -7,11 +7,10 @@ use std::sync::Arc;
 
 use leptos::prelude::*;
 
-use super::classifier::Classifications;
 use super::question::{Answer, Question};
 use crate::analysis::explanation::Explanation;
 use crate::data::IMAGE_PIXELS;
-use crate::ui::state::LabState;
+use crate::ui::state::{Classifications, LabState};
 use crate::ui::widgets::{Export, ExportButton, HeatCanvas, Palette, Sheet, SheetButtons, Tile};
 
 /// What the hint under the maps says.

@@ -10,15 +10,14 @@ use std::sync::Arc;
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 
-use super::explainer::ExplainError;
-use super::heads_off::{replaced_by, thousands};
+use super::heads_off::replaced_by;
 use super::question::Answer;
 use crate::analysis::ablation::{HeadImportance, PAGE_IMPORTANCE_IMAGES, PAGE_MEAN_IMAGES};
 use crate::model::{HeadsOff, Replacement};
 use crate::protocol::BackendKind;
-use crate::ui::state::LabState;
-use crate::ui::widgets::{Export, ExportButton, paint};
-use crate::web::DrawingWorker;
+use crate::ui::state::{ExplainError, LabState};
+use crate::ui::widgets::{Export, ExportButton, paint, thousands};
+use crate::web::{DrawingWorker, KeptWorker};
 
 /// Test digits a person may measure on.
 const IMAGE_CHOICES: [u32; 5] = [100, 200, 500, 1000, 2500];
@@ -33,7 +32,7 @@ const TOP: f64 = 22.0;
 pub(super) fn HeadsMatter(depth: usize, heads: usize) -> impl IntoView {
     let lab = expect_context::<LabState>();
     let answer = RwSignal::new(Answer::<Arc<HeadImportance>>::Waiting);
-    let measurer: Measurer = StoredValue::new_local(None);
+    let measurer: Measurer = StoredValue::new_local(KeptWorker::default());
     let images = RwSignal::new(PAGE_IMPORTANCE_IMAGES as u32);
     let measure = move |_| {
         let zero = lab.heads_off.get_untracked().replacement == Replacement::Zero;
@@ -113,7 +112,7 @@ pub(super) fn HeadsMatter(depth: usize, heads: usize) -> impl IntoView {
 }
 
 /// The card's worker and the weights it holds.
-type Measurer = StoredValue<Option<(Rc<Vec<u8>>, Rc<DrawingWorker>)>, LocalStorage>;
+type Measurer = StoredValue<KeptWorker<DrawingWorker>, LocalStorage>;
 
 /// Which heads matter for the weights in use, in the card's worker (started, and given the
 /// weights, on first use and for other weights).
@@ -124,18 +123,18 @@ async fn measure_heads(
     zero: bool,
 ) -> Result<HeadImportance, ExplainError> {
     let weights = lab.weights.get_value().ok_or(ExplainError::NoWeights)?;
-    let held = measurer
-        .get_value()
-        .filter(|(kept, worker)| Rc::ptr_eq(kept, &weights) && worker.failure().is_none());
-    let worker = match held {
-        Some((_, worker)) => worker,
-        None => {
-            let worker = DrawingWorker::spawn(BackendKind::Cpu)?;
-            worker.load(&weights).await?;
-            measurer.set_value(Some((weights, worker.clone())));
-            worker
-        }
+    let start = || DrawingWorker::spawn(BackendKind::Cpu).map_err(ExplainError::from);
+    let give = |worker: Rc<DrawingWorker>, weights: Rc<Vec<u8>>| async move {
+        worker
+            .load(&weights)
+            .await
+            .map(drop)
+            .map_err(ExplainError::from)
     };
+    let worker = measurer
+        .get_value()
+        .with_weights(&weights, start, give)
+        .await?;
     Ok(worker.heads(count, zero).await?)
 }
 

@@ -5,22 +5,8 @@ use leptos::prelude::*;
 
 use crate::analysis::ablation::PAGE_MEAN_IMAGES;
 use crate::model::{HeadsOff, Replacement};
-use crate::ui::state::LabState;
-
-use super::classifier::Classifications;
-
-/// `n` with a comma between thousands, as the page writes counts.
-pub(super) fn thousands(n: usize) -> String {
-    let digits = n.to_string();
-    let mut out = String::new();
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
-}
+use crate::ui::state::{Classifications, LabState};
+use crate::ui::widgets::thousands;
 
 /// What takes a switched-off head's place, as the page words it ("replaced by …").
 pub(super) fn replaced_by(replacement: Replacement) -> &'static str {

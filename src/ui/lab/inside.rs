@@ -10,7 +10,6 @@ use leptos::prelude::*;
 
 use super::analysis::AnalysisView;
 use super::attention::AttentionView;
-use super::classifier::Classifications;
 use super::cnn_view::CnnView;
 use super::explain::Explanations;
 use super::heads_matter::HeadsMatter;
@@ -20,7 +19,7 @@ use crate::analysis::inference::ModelInsight;
 use crate::analysis::reading::Reading;
 use crate::model::VitConfig;
 use crate::place::Part;
-use crate::ui::state::LabState;
+use crate::ui::state::{Classifications, LabState};
 use crate::ui::widgets::on_first_sight;
 
 /// What the heatmap card is drawn for: the patch grid, the layers and the heads.

@@ -5,11 +5,11 @@ use std::sync::Arc;
 
 use leptos::prelude::*;
 
-use super::classifier::Classifications;
 use super::handwriting::TeachButtons;
 use super::heads_off::describe;
 use crate::analysis::reading::Reading;
 use crate::data::NUM_CLASSES;
+use crate::ui::state::Classifications;
 
 /// The prediction card, busy while an inference runs.
 #[component]

@@ -7,9 +7,8 @@ use std::rc::Rc;
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 
-use super::explainer::{ExplainError, Explainer};
 use crate::protocol::BackendKind;
-use crate::ui::state::{Newest, WhenSettled};
+use crate::ui::state::{ExplainError, Explainer, Newest, WhenSettled};
 use crate::web::AskError;
 use crate::web::explain::ExplainingWorker;
 

@@ -44,7 +44,7 @@ impl RunsTable {
                         self.app.go(Address::of(Place::Draw));
                     }
                 }
-                Err(error) => self.app.keeper.problem.set(Some(error)),
+                Err(error) => self.app.keeper.problem.set(Some(error.to_string())),
             }
         })
     }

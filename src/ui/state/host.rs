@@ -9,7 +9,7 @@ use leptos::prelude::*;
 use crate::data::IMAGE_PIXELS;
 use crate::model::HeadsOff;
 use crate::protocol::BackendKind;
-use crate::web::{self, DrawingError, DrawingWorker, Engine, LinkError};
+use crate::web::{self, DrawingError, DrawingWorker, Engine, KeptWorker, LinkError};
 
 /// The engine everything reads, swapped when the model or the backend changes.
 pub type EngineSignal = RwSignal<Option<Rc<Engine>>, LocalStorage>;
@@ -57,8 +57,8 @@ pub struct ModelHost {
     /// The same weights on the CPU.
     pub cpu: CpuEngine,
     /// The drawing workers, kept across models: a new model is loaded into the same one.
-    cpu_worker: StoredValue<Option<Rc<DrawingWorker>>, LocalStorage>,
-    gpu_worker: StoredValue<Option<Rc<DrawingWorker>>, LocalStorage>,
+    cpu_worker: StoredValue<KeptWorker<DrawingWorker>, LocalStorage>,
+    gpu_worker: StoredValue<KeptWorker<DrawingWorker>, LocalStorage>,
     /// The weights in use, for work that builds a model of its own (the explanations).
     pub weights: WeightsBytes,
 }
@@ -77,8 +77,8 @@ impl ModelHost {
             note: RwSignal::new(None),
             timings: RwSignal::new(None),
             cpu: StoredValue::new_local(None),
-            cpu_worker: StoredValue::new_local(None),
-            gpu_worker: StoredValue::new_local(None),
+            cpu_worker: StoredValue::new_local(KeptWorker::default()),
+            gpu_worker: StoredValue::new_local(KeptWorker::default()),
             weights: StoredValue::new_local(None),
         }
     }
@@ -100,19 +100,11 @@ impl ModelHost {
     /// it in: on an error the model in use stays.
     pub async fn install(&self, bytes: &[u8], backend: BackendKind) -> Result<(), HostError> {
         let worker = self.start_cpu_worker()?;
-        let cpu = match Engine::load(bytes, worker, BackendKind::Cpu).await {
-            Ok(cpu) => Rc::new(cpu),
-            Err(error) => {
-                if self
-                    .cpu_worker
-                    .with_value(|w| w.as_ref().is_some_and(|w| w.failure().is_some()))
-                {
-                    // A worker that died is started afresh for the next weights.
-                    self.cpu_worker.set_value(None);
-                }
-                return Err(HostError::Load(error));
-            }
-        };
+        // A worker that died here is started afresh for the next weights (`worker_in`).
+        let cpu = Engine::load(bytes, worker, BackendKind::Cpu)
+            .await
+            .map(Rc::new)
+            .map_err(HostError::Load)?;
         let chosen = match backend {
             BackendKind::Cpu => cpu.clone(),
             // No worker (3 MB) fetched to learn what `navigator.gpu` says.
@@ -148,7 +140,7 @@ impl ModelHost {
 
     fn close_gpu(&self) {
         // Dropping the last handle ends the worker, and the GPU memory with it.
-        self.gpu_worker.set_value(None);
+        self.gpu_worker.with_value(KeptWorker::forget);
     }
 
     /// Work on the model failed on `failed_on` (a drawing, the test batch): a GPU failure hands
@@ -237,15 +229,11 @@ impl ModelHost {
 
 /// The healthy worker kept in `slot` for `backend`, or a new one started there.
 fn worker_in(
-    slot: StoredValue<Option<Rc<DrawingWorker>>, LocalStorage>,
+    slot: StoredValue<KeptWorker<DrawingWorker>, LocalStorage>,
     backend: BackendKind,
 ) -> Result<Rc<DrawingWorker>, HostError> {
-    if let Some(worker) = slot.get_value().filter(|w| w.failure().is_none()) {
-        return Ok(worker);
-    }
-    let worker = DrawingWorker::spawn(backend)?;
-    slot.set_value(Some(worker.clone()));
-    Ok(worker)
+    slot.with_value(|kept| kept.get_or_start(|| DrawingWorker::spawn(backend)))
+        .map_err(HostError::from)
 }
 
 /// Median time of [`TIMED_RUNS`] classifications of `probe`, in milliseconds.

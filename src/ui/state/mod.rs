@@ -1,17 +1,22 @@
-//! What the page's components share through Leptos context, and the services it holds: the
-//! page's [`AppState`] and the lab's [`LabState`], the model and where it runs
-//! ([`ModelHost`]), a test digit shown in the draw panel, the mean attention distance measured
-//! over a batch of test digits, the [`RunKeeper`] that keeps each run's record, [`Training`] (the training panel as a
-//! service a card asks and awaits), and how a card
-//! asks a worker about the drawing ([`WhenSettled`], [`Newest`]). No component lives here: the
-//! components read this, never the other way round.
+//! The page's services and what its components share through Leptos context, in one home:
+//! the page's [`AppState`] and the lab's [`LabState`], the model and where it runs
+//! ([`ModelHost`]), the drawing's [`Classifications`], the [`Explainer`] worker, a test digit
+//! shown in the draw panel, the mean attention distance measured over a batch of test digits,
+//! the person's set ([`Handwriting`]) and [`FineTuning`] on it, the [`RunKeeper`] that keeps
+//! each run's record, [`Training`] (the training panel as a service a card asks and awaits),
+//! and how a card asks a worker about the drawing ([`WhenSettled`], [`Newest`]). No component
+//! lives here: the components read this and ask it, never the other way round.
 
 mod app;
 mod asking;
 mod batch_distance;
+mod classifications;
+mod explainer;
+mod fine_tuning;
 mod handwriting;
 mod host;
 mod lab;
+mod lab_services;
 mod revealed;
 mod run_keeper;
 mod shown_digit;
@@ -20,9 +25,13 @@ mod training;
 pub use app::{AppState, WeightsOffer};
 pub use asking::{Newest, WhenSettled};
 pub use batch_distance::{DistanceError, test_batch_distance};
+pub use classifications::Classifications;
+pub use explainer::{ExplainError, Explainer};
+pub use fine_tuning::{COPIES, EPOCHS, FineTuning, MNIST, MixChoice, Scoring, Stage};
 pub use handwriting::Handwriting;
 pub use host::{CpuEngine, EngineSignal, HostError, ModelHost, WeightsBytes, browser_has_webgpu};
 pub use lab::{LabState, PadStrokes};
+pub use lab_services::{insight_of, provide_lab};
 pub use revealed::{Below, Revealed};
 pub use run_keeper::RunKeeper;
 pub use shown_digit::ShownDigit;

@@ -10,10 +10,11 @@ use leptos::task::spawn_local;
 use crate::analysis::timeline::Timeline;
 use crate::run_record::RunRecord;
 use crate::run_store::{
-    DigitsForgotten, GoOn, Keeper, KeeperError, Kept, Rest, RunId, RunStore, read_header,
+    DigitsForgotten, GoOn, Keeper, KeeperError, Kept, Rest, RunId, RunStore, WeightsError,
+    read_header,
 };
 use crate::run_view::{RunView, SavedProblem};
-use crate::tab_session::{Event, ToKeeper};
+use crate::tab_session::{Event, StartRefused, ToKeeper};
 use crate::train::{SavedSummary, TrainingPlan};
 use crate::web::{PageRuns, SessionTab, WebLocks, ask_to_persist, draw_run_id, storage_estimate};
 
@@ -76,9 +77,7 @@ impl RunKeeper {
         match command {
             ToKeeper::StartRun(plan) => later(Box::pin(async move {
                 let started = self.start(plan).await;
-                Some(Event::StartKept(
-                    started.map_err(|e| format!("Not started: {e}.")),
-                ))
+                Some(Event::StartKept(started.map_err(StartRefused::NotKept)))
             })),
             ToKeeper::StartFromFile(bytes) => later(Box::pin(async move {
                 Some(Event::StartKept(self.start_from_file(&bytes).await))
@@ -133,7 +132,7 @@ impl RunKeeper {
             ToKeeper::ShowKept { run, checkpoint } => self.show_kept(run, checkpoint),
             ToKeeper::DropRow(run) => self.records.update(|all| all.retain(|r| r.id != run)),
             ToKeeper::ReloadRows => self.load(),
-            ToKeeper::RunsProblem(why) => self.problem.set(Some(why)),
+            ToKeeper::RunsProblem(why) => self.problem.set(Some(why.to_string())),
             ToKeeper::NotKept(error) => self.said(&error),
         }
     }
@@ -165,12 +164,11 @@ impl RunKeeper {
     }
 
     /// A run file (its header checked), kept as a new run that starts from it. Its id.
-    async fn start_from_file(self, bytes: &[u8]) -> Result<RunId, String> {
-        let (state, _) = read_header(bytes)
-            .map_err(|error| format!("The run file cannot be resumed: {error}."))?;
+    async fn start_from_file(self, bytes: &[u8]) -> Result<RunId, StartRefused> {
+        let (state, _) = read_header(bytes).map_err(StartRefused::UnreadableFile)?;
         self.begin(new_record(state.plan, state.step), Some(bytes.to_vec()))
             .await
-            .map_err(|error| format!("The run file was not taken: {error}."))
+            .map_err(StartRefused::FileNotKept)
     }
 
     async fn begin(
@@ -383,12 +381,12 @@ impl RunKeeper {
     }
 
     /// Run `id`'s weights, if it has them.
-    pub async fn weights(self, id: RunId) -> Result<Vec<u8>, String> {
-        match self.keeper().store().weights(id).await {
-            Ok(Some(bytes)) => Ok(bytes),
-            Ok(None) => Err("this run's weights are no longer in the browser".to_string()),
-            Err(error) => Err(error.to_string()),
-        }
+    pub async fn weights(self, id: RunId) -> Result<Vec<u8>, WeightsError> {
+        self.keeper()
+            .store()
+            .weights(id)
+            .await?
+            .ok_or(WeightsError::Gone)
     }
 
     async fn measure_space(self) {

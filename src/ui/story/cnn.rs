@@ -7,8 +7,8 @@ use leptos::prelude::*;
 use super::{NothingDrawn, StepButtons, Stepper, StepsAhead};
 use crate::analysis::inference::CnnInsight;
 use crate::place::{Address, Part, StoryStep};
-use crate::ui::lab::{Classifications, Prediction};
-use crate::ui::state::LabState;
+use crate::ui::lab::Prediction;
+use crate::ui::state::{Classifications, LabState};
 use crate::ui::widgets::{HeatCanvas, Palette};
 
 #[component]

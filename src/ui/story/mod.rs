@@ -24,8 +24,7 @@ use crate::analysis::reading::Reading;
 use crate::analysis::story::{Story, most_attended};
 use crate::model::VitConfig;
 use crate::place::{Address, Part, StoryStep};
-use crate::ui::lab::{Classifications, insight_of};
-use crate::ui::state::{AppState, LabState};
+use crate::ui::state::{AppState, Classifications, LabState, insight_of};
 use crate::web;
 use teller::StoryTeller;
 

@@ -11,8 +11,7 @@ use leptos::task::spawn_local;
 use crate::analysis::story::Story;
 use crate::data::IMAGE_PIXELS;
 use crate::model::HeadsOff;
-use crate::ui::lab::Classifications;
-use crate::ui::state::LabState;
+use crate::ui::state::{Classifications, LabState};
 
 /// The story of the newest reading, and the image it is of.
 #[derive(Clone, Copy)]

@@ -6,8 +6,7 @@ use leptos::prelude::*;
 use crate::model::Preset;
 use crate::protocol::BackendKind;
 use crate::train::TrainingPlan;
-use crate::ui::state::PlanChoice;
-use crate::ui::state::TrainingControl;
+use crate::ui::state::{PlanChoice, TrainingControl};
 
 #[component]
 pub(super) fn PlanForm() -> impl IntoView {

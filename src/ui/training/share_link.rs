@@ -4,8 +4,7 @@ use leptos::prelude::*;
 
 use crate::place::{Address, Place};
 use crate::share::{Experiment, View};
-use crate::ui::state::AppState;
-use crate::ui::state::TrainingControl;
+use crate::ui::state::{AppState, TrainingControl};
 
 #[component]
 pub(super) fn ShareLink() -> impl IntoView {

@@ -8,8 +8,8 @@ use leptos::prelude::*;
 
 use crate::data::IMAGE_SIDE;
 use crate::run_store::short_name;
-use crate::ui::lab::heads_off::thousands;
 use crate::ui::state::AppState;
+use crate::ui::widgets::thousands;
 use crate::ui::widgets::{HeatCanvas, Palette, Sheet, SheetButtons, Tile};
 use crate::web::before_after::{Comparison, DigitMaps, Scores};
 

@@ -69,7 +69,7 @@ impl Cards {
     pub(super) fn finish(self, run: RunId, runs: RunKeeper) {
         if let Some(tell) = self.awaiting() {
             spawn_local(async move {
-                let _ = tell.send(runs.weights(run).await.map_err(RunEnded::NotKept));
+                let _ = tell.send(runs.weights(run).await.map_err(RunEnded::NoWeights));
             });
         }
     }

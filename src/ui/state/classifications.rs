@@ -6,10 +6,10 @@ use std::sync::Arc;
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 
+use super::LabState;
 use crate::analysis::reading::Reading;
 use crate::data::IMAGE_PIXELS;
 use crate::model::HeadsOff;
-use crate::ui::state::LabState;
 use crate::web;
 use crate::web::DrawingError;
 

@@ -6,15 +6,15 @@ use std::rc::Rc;
 
 use leptos::prelude::*;
 
+use super::LabState;
 use crate::protocol::BackendKind;
 use crate::shipped::SHIPPED_CNN;
-use crate::ui::state::LabState;
 use crate::web::explain::ExplainingWorker;
-use crate::web::{self, AskError, DrawingError, FetchError, LinkError};
+use crate::web::{self, AskError, DrawingError, FetchError, KeptWorker, LinkError};
 
 /// Why the explaining worker gave no answer.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
-pub(super) enum ExplainError {
+pub enum ExplainError {
     #[error("no weights in use")]
     NoWeights,
     #[error(transparent)]
@@ -28,15 +28,12 @@ pub(super) enum ExplainError {
     Drawing(#[from] DrawingError),
 }
 
-/// The explaining worker, and the weights it was last given.
-type GivenWorker = (Rc<Vec<u8>>, Rc<ExplainingWorker>);
-
 #[derive(Clone, Copy)]
-pub(super) struct Explainer {
+pub struct Explainer {
     lab: LabState,
     /// The worker, and the weights it was given last: provided once for the page, it lives
     /// through every model the page uses, and is given each new one before it is asked.
-    worker: StoredValue<Option<GivenWorker>, LocalStorage>,
+    worker: StoredValue<KeptWorker<ExplainingWorker>, LocalStorage>,
     /// The worker in `worker` holds the CNN, or has been sent it.
     has_cnn: StoredValue<bool>,
 }
@@ -45,7 +42,7 @@ impl Explainer {
     pub fn new(lab: LabState) -> Self {
         Self {
             lab,
-            worker: StoredValue::new_local(None),
+            worker: StoredValue::new_local(KeptWorker::default()),
             has_cnn: StoredValue::new(false),
         }
     }
@@ -75,36 +72,24 @@ impl Explainer {
         answer
     }
 
-    /// The worker, with the weights in use. It is kept the moment it starts, before it has
-    /// the weights: requests that come meanwhile go to it, after the weights, rather than each
-    /// starting a worker of its own.
+    /// The worker, with the weights in use: kept from the moment it is given them, so that
+    /// requests that come meanwhile go to it, after the weights, rather than each starting a
+    /// worker of its own. Given other weights, it lets go of the CNN it held with the old ones.
     async fn worker(self) -> Result<Rc<ExplainingWorker>, ExplainError> {
         let weights = self
             .lab
             .weights
             .get_value()
             .ok_or(ExplainError::NoWeights)?;
-        let kept = self
-            .worker
-            .get_value()
-            .filter(|(_, worker)| worker.failure().is_none());
-        if let Some((given, worker)) = kept {
-            if !Rc::ptr_eq(&given, &weights) {
-                // Other weights are in use since it was last asked: it takes them first (and
-                // lets go of the CNN it held with the old ones).
-                self.worker
-                    .set_value(Some((weights.clone(), worker.clone())));
-                self.has_cnn.set_value(false);
-                worker.keep(&weights).await?;
-            }
-            return Ok(worker);
-        }
-        let worker = ExplainingWorker::spawn()?;
-        self.worker
-            .set_value(Some((weights.clone(), worker.clone())));
-        self.has_cnn.set_value(false);
-        worker.keep(&weights).await?;
-        Ok(worker)
+        let kept = self.worker.get_value();
+        let start = || ExplainingWorker::spawn().map_err(ExplainError::from);
+        let give = |worker: Rc<ExplainingWorker>, weights: Rc<Vec<u8>>| {
+            // Before the weights are sent: a request for the CNN that comes meanwhile sends it
+            // again, after them.
+            self.has_cnn.set_value(false);
+            async move { worker.keep(&weights).await.map_err(ExplainError::from) }
+        };
+        kept.with_weights(&weights, start, give).await
     }
 
     /// The worker, with the shipped CNN as well.
@@ -120,7 +105,7 @@ impl Explainer {
 
     /// After a failure: the next request starts a fresh worker.
     fn forget(self) {
-        self.worker.set_value(None);
+        self.worker.with_value(KeptWorker::forget);
     }
 
     /// The backend the page draws on, which explanations run on too.

@@ -8,7 +8,7 @@ use crate::data::PersonalSet;
 const FOLDS: usize = 5;
 
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub(super) enum Scoring {
+pub enum Scoring {
     /// Every this many digits, one is held out.
     HoldOut(usize),
     /// Each digit is held out by one of this many runs.
@@ -89,7 +89,7 @@ impl Scoring {
     /// The runs that score `set`, in order, and the digits of one more run that learns every
     /// digit, where the scoring runs do not give the model kept (a held-out part's one run
     /// is the model kept).
-    pub fn parts(self, set: &PersonalSet) -> (Vec<Part>, Option<PersonalSet>) {
+    pub(super) fn parts(self, set: &PersonalSet) -> (Vec<Part>, Option<PersonalSet>) {
         let part = |folds: usize, fold: usize| Part {
             trained: set.fold(folds, fold).0,
             scores: (fold..set.len()).step_by(folds).collect(),
