@@ -803,3 +803,62 @@ async fn a_response_that_never_comes_is_given_up_on() {
     let value = vitlab::web::within(5_000, "soon.bin", JsFuture::from(soon)).await;
     assert_eq!(value.unwrap().unwrap().as_f64(), Some(7.0));
 }
+
+/// A worker of the test's own for `KeptWorker`: what it was given, and whether it failed.
+#[derive(Default)]
+struct FakeWorker {
+    failed: std::cell::Cell<bool>,
+    given: std::cell::RefCell<Vec<usize>>,
+}
+
+impl vitlab::web::Failing for FakeWorker {
+    fn has_failed(&self) -> bool {
+        self.failed.get()
+    }
+}
+
+#[wasm_bindgen_test]
+async fn a_kept_worker_starts_once_takes_each_weights_once_and_starts_again_after_a_failure() {
+    use std::cell::Cell;
+    use vitlab::web::KeptWorker;
+
+    let kept = KeptWorker::<FakeWorker>::default();
+    let started = Cell::new(0);
+    let start = || {
+        started.set(started.get() + 1);
+        Ok::<_, ()>(Rc::new(FakeWorker::default()))
+    };
+    let give = |worker: Rc<FakeWorker>, weights: Rc<Vec<u8>>| async move {
+        worker.given.borrow_mut().push(weights.len());
+        Ok(())
+    };
+    let (a, b) = (Rc::new(vec![1u8; 3]), Rc::new(vec![2u8; 5]));
+
+    let first = kept.with_weights(&a, start, give).await.unwrap();
+    let again = kept.with_weights(&a, start, give).await.unwrap();
+    assert!(
+        Rc::ptr_eq(&first, &again),
+        "the same worker for the same weights"
+    );
+    assert_eq!((started.get(), first.given.borrow().clone()), (1, vec![3]));
+    // Other weights go to the same worker.
+    let other = kept.with_weights(&b, start, give).await.unwrap();
+    assert!(Rc::ptr_eq(&first, &other));
+    assert_eq!(*first.given.borrow(), vec![3, 5]);
+    // A failed worker is started again, and given the weights.
+    first.failed.set(true);
+    let fresh = kept.with_weights(&b, start, give).await.unwrap();
+    assert!(!Rc::ptr_eq(&first, &fresh));
+    assert_eq!((started.get(), fresh.given.borrow().clone()), (2, vec![5]));
+    // One that could not take the weights is let go: the next asking starts another.
+    let refuse = |_: Rc<FakeWorker>, _: Rc<Vec<u8>>| async { Err(()) };
+    assert_eq!(kept.with_weights(&a, start, refuse).await.err(), Some(()));
+    let after = kept.get_or_start(start).unwrap();
+    assert!(!Rc::ptr_eq(&fresh, &after));
+    assert_eq!(started.get(), 3);
+    // A healthy one is kept; let go, the next asking starts one.
+    assert!(Rc::ptr_eq(&after, &kept.get_or_start(start).unwrap()));
+    kept.forget();
+    kept.get_or_start(start).unwrap();
+    assert_eq!(started.get(), 4);
+}
