@@ -10,9 +10,7 @@ use vitlab::data::images_tensor;
 use vitlab::data::{IMAGE_PIXELS, IMAGE_SIDE};
 use vitlab::model::HeadsOff;
 use vitlab::protocol::BackendKind;
-use vitlab::ui::{
-    EngineSignal, Handwriting, Lab, LabState, MapChoice, Revealed, ShownDigit, paint,
-};
+use vitlab::ui::{Handwriting, Lab, LabState, MapChoice, ModelHost, Revealed, ShownDigit, paint};
 use vitlab::web::drawing::{DrawingError, DrawingWorker, InThread};
 use vitlab::web::{Engine, LocalModel, start_device};
 use vitlab::weights;
@@ -253,11 +251,10 @@ async fn the_lab_mounts_and_a_stroke_gets_a_prediction() {
     let shown_digit = RwSignal::new(None::<ShownDigit>);
     let in_lab = engine.clone();
     let handle = leptos::mount::mount_to(container.unchecked_into(), move || {
-        let engine: EngineSignal = RwSignal::new_local(Some(in_lab));
+        let host = ModelHost::new();
+        host.engine.set(Some(in_lab));
+        provide_context(host);
         provide_context(LabState {
-            engine,
-            cpu_engine: StoredValue::new_local(None),
-            weights: StoredValue::new_local(None),
             on_failure: Callback::new(|_| false),
             on_problem: Callback::new(|_| {}),
             batch_distance: Signal::stored(None),

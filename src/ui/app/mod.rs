@@ -45,11 +45,12 @@ pub fn App() -> impl IntoView {
     app.keeper.load();
     provide_context(app);
     let lab = app.lab();
+    provide_context(app.host);
     provide_context(lab);
     provide_context(Handwriting::new());
     // The services every place asks, provided once: a place left and come back to finds the
     // drawing's reading, a run under way and the explaining worker as they were.
-    provide_lab(lab);
+    provide_lab(lab, app.host);
     provide_training(app, experiment.plan, experiment.cpu_workers);
     follow_the_address(app);
     let offline = RwSignal::new(Offline::Preparing);

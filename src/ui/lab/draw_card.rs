@@ -4,11 +4,12 @@ use leptos::prelude::*;
 
 use super::draw_pad::{DrawPad, PadImage};
 use super::prediction::Latency;
-use crate::ui::state::{Classifications, LabState};
+use crate::ui::state::{Classifications, LabState, ModelHost};
 
 #[component]
 pub(super) fn DrawCard() -> impl IntoView {
     let lab = expect_context::<LabState>();
+    let host = expect_context::<ModelHost>();
     let classifier = expect_context::<Classifications>();
     let digit = lab.shown_digit;
     // Drawing (or clearing) puts the pad's own image back.
@@ -18,7 +19,7 @@ pub(super) fn DrawCard() -> impl IntoView {
         }
         classifier.classify_from(drawn.image, drawn.at_ms);
     });
-    let random_digit = move |_| lab.show_random_digit();
+    let random_digit = move |_| lab.show_random_digit(host);
     view! {
         <section class="card draw">
             <h2>"Draw a digit"</h2>

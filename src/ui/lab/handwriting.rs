@@ -13,7 +13,7 @@ use super::fine_tune::LearnMyHandwriting;
 use crate::data::{PERSONAL_IMAGES_FILE, PERSONAL_LABELS_FILE, PersonalSet};
 use crate::handwriting_store::{DigitId, KeptDigit};
 use crate::place::{Address, Place};
-use crate::ui::state::{AppState, Handwriting, LabState, Training};
+use crate::ui::state::{AppState, Handwriting, LabState, ModelHost, Training};
 use crate::ui::widgets::{Export, ExportButton, HeatCanvas, Palette, read_file};
 
 /// The newest digits the gallery shows; the rest are counted.
@@ -69,7 +69,7 @@ pub(super) fn TeachButtons() -> impl IntoView {
 /// The set: what each digit is and what the model reads in it, with its files.
 #[component]
 pub(super) fn HandwritingCard() -> impl IntoView {
-    let lab = expect_context::<LabState>();
+    let host = expect_context::<ModelHost>();
     let handwriting = expect_context::<Handwriting>();
     spawn_local(handwriting.load());
     let set = handwriting.set;
@@ -81,11 +81,8 @@ pub(super) fn HandwritingCard() -> impl IntoView {
     let read_failed = RwSignal::new(None::<String>);
     Effect::new(move |_| {
         let images = images_memo.get();
-        // Read on the CPU copy of the model in use (see `LabState::cpu_engine`).
-        let engine = lab
-            .engine
-            .get()
-            .map(|e| lab.cpu_engine.get_value().unwrap_or(e));
+        // Read on the CPU copy of the model in use (see `ModelHost::cpu`).
+        let engine = host.engine.get().map(|e| host.cpu.get_value().unwrap_or(e));
         reads.set(None);
         read_failed.set(None);
         let Some(engine) = engine.filter(|_| !images.is_empty()) else {
@@ -97,8 +94,8 @@ pub(super) fn HandwritingCard() -> impl IntoView {
                 images_memo
                     .try_get_untracked()
                     .is_some_and(|now| Arc::ptr_eq(&images, &now))
-                    && lab
-                        .cpu_engine
+                    && host
+                        .cpu
                         .with_value(|e| e.as_ref().is_none_or(|e| Rc::ptr_eq(e, &engine)))
             };
             let mut read = Vec::with_capacity(images.len());

@@ -15,7 +15,7 @@ use super::question::Answer;
 use crate::analysis::ablation::{HeadImportance, PAGE_IMPORTANCE_IMAGES, PAGE_MEAN_IMAGES};
 use crate::model::{HeadsOff, Replacement};
 use crate::protocol::BackendKind;
-use crate::ui::state::{ExplainError, LabState};
+use crate::ui::state::{ExplainError, LabState, ModelHost};
 use crate::ui::widgets::{Export, ExportButton, paint, thousands};
 use crate::web::{DrawingWorker, KeptWorker};
 
@@ -31,6 +31,7 @@ const TOP: f64 = 22.0;
 #[component]
 pub(super) fn HeadsMatter(depth: usize, heads: usize) -> impl IntoView {
     let lab = expect_context::<LabState>();
+    let host = expect_context::<ModelHost>();
     let answer = RwSignal::new(Answer::<Arc<HeadImportance>>::Waiting);
     let measurer: Measurer = StoredValue::new_local(KeptWorker::default());
     let images = RwSignal::new(PAGE_IMPORTANCE_IMAGES as u32);
@@ -39,7 +40,7 @@ pub(super) fn HeadsMatter(depth: usize, heads: usize) -> impl IntoView {
         let count = images.get_untracked();
         answer.set(Answer::Asking);
         spawn_local(async move {
-            answer.set(match measure_heads(lab, measurer, count, zero).await {
+            answer.set(match measure_heads(host, measurer, count, zero).await {
                 Ok(importance) => Answer::Ready(Arc::new(importance)),
                 Err(why) => Answer::Failed(why),
             });
@@ -117,12 +118,12 @@ type Measurer = StoredValue<KeptWorker<DrawingWorker>, LocalStorage>;
 /// Which heads matter for the weights in use, in the card's worker (started, and given the
 /// weights, on first use and for other weights).
 async fn measure_heads(
-    lab: LabState,
+    host: ModelHost,
     measurer: Measurer,
     count: u32,
     zero: bool,
 ) -> Result<HeadImportance, ExplainError> {
-    let weights = lab.weights.get_value().ok_or(ExplainError::NoWeights)?;
+    let weights = host.weights.get_value().ok_or(ExplainError::NoWeights)?;
     let start = || DrawingWorker::spawn(BackendKind::Cpu).map_err(ExplainError::from);
     let give = |worker: Rc<DrawingWorker>, weights: Rc<Vec<u8>>| async move {
         worker

@@ -32,7 +32,7 @@ pub use draw_pad::DrawPad;
 pub use prediction::Prediction;
 pub use timeline::AttentionTimeline;
 
-use crate::ui::state::{LabState, insight_of, provide_lab};
+use crate::ui::state::{LabState, ModelHost, insight_of, provide_lab};
 use crate::ui::widgets::Later;
 use draw_card::DrawCard;
 use handwriting::HandwritingCard;
@@ -42,8 +42,7 @@ use prediction::PredictionCard;
 /// The first screen: the pad, the prediction, and where the model looks.
 #[component]
 pub fn DrawCards() -> impl IntoView {
-    let lab = expect_context::<LabState>();
-    let insight = insight_of(lab);
+    let insight = insight_of(expect_context::<ModelHost>());
     // The heatmap card is rebuilt only for a model of another shape.
     let shape = Memo::new(move |_| insight.with(|insight| MapShape::of(insight.as_ref())));
     view! {
@@ -61,7 +60,7 @@ pub fn DrawCards() -> impl IntoView {
 /// builds in.
 #[component]
 pub fn ExperimentCards() -> impl IntoView {
-    let insight = insight_of(expect_context::<LabState>());
+    let insight = insight_of(expect_context::<ModelHost>());
     move || {
         insight
             .get()
@@ -83,6 +82,6 @@ pub fn HandwritingCards() -> impl IntoView {
 /// The services and the first screen together, as the browser tests mount the lab.
 #[component]
 pub fn Lab() -> impl IntoView {
-    provide_lab(expect_context::<LabState>());
+    provide_lab(expect_context::<LabState>(), expect_context::<ModelHost>());
     view! { <DrawCards /> }
 }

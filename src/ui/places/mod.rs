@@ -13,7 +13,7 @@ use crate::place::{Address, Part, Place};
 use crate::ui::inductive_bias::InductiveBias;
 use crate::ui::lab::{DrawCards, ExperimentCards, HandwritingCards};
 use crate::ui::runs::RunsPanel;
-use crate::ui::state::{Below, LabState};
+use crate::ui::state::{Below, LabState, ModelHost};
 use crate::ui::story::StoryCard;
 use crate::ui::training::TrainingPanel;
 
@@ -59,6 +59,7 @@ fn DrawPlace(first_screen_end: NodeRef<leptos::html::Div>) -> impl IntoView {
 #[component]
 fn ExperimentsPlace() -> impl IntoView {
     let lab = expect_context::<LabState>();
+    let host = expect_context::<ModelHost>();
     view! {
         <Lead place=Place::Experiments />
         <nav class="contents" aria-label="the experiments">
@@ -70,8 +71,8 @@ fn ExperimentsPlace() -> impl IntoView {
         {move || lab.model_input.with(Option::is_none).then(|| view! {
             <div class="chart-empty" data-testid="experiments-need-a-digit">
                 <p>"The experiments read the digit on the pad: draw one in Draw, or take a test digit here."</p>
-                {move || lab.engine.with(Option::is_some).then(|| view! {
-                    <button class="primary" data-testid="experiments-random-digit" on:click=move |_| lab.show_random_digit()>"Show a random test digit"</button>
+                {move || host.engine.with(Option::is_some).then(|| view! {
+                    <button class="primary" data-testid="experiments-random-digit" on:click=move |_| lab.show_random_digit(host)>"Show a random test digit"</button>
                 })}
             </div>
         })}

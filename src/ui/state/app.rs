@@ -103,9 +103,6 @@ impl AppState {
     /// What the lab needs, with this page's answers to failures and problems.
     pub fn lab(self) -> LabState {
         LabState {
-            engine: self.host.engine,
-            cpu_engine: self.host.cpu,
-            weights: self.host.weights,
             on_failure: Callback::new(move |(failed_on, error): (BackendKind, DrawingError)| {
                 self.fail_over(failed_on, error)
             }),

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 
-use super::LabState;
+use super::{LabState, ModelHost};
 use crate::analysis::reading::Reading;
 use crate::data::IMAGE_PIXELS;
 use crate::model::HeadsOff;
@@ -20,6 +20,7 @@ const LATENCIES_KEPT: usize = 200;
 #[derive(Clone, Copy)]
 pub struct Classifications {
     lab: LabState,
+    host: ModelHost,
     pub result: RwSignal<Option<Arc<Reading>>>,
     /// The heads switched off in the result shown.
     pub result_off: RwSignal<HeadsOff>,
@@ -33,9 +34,10 @@ pub struct Classifications {
 }
 
 impl Classifications {
-    pub fn new(lab: LabState) -> Self {
+    pub fn new(lab: LabState, host: ModelHost) -> Self {
         Self {
             lab,
+            host,
             result: RwSignal::new(None),
             result_off: RwSignal::new(HeadsOff::default()),
             latencies: RwSignal::new(Vec::new()),
@@ -68,7 +70,7 @@ impl Classifications {
     /// The heads switched off that the model in use has (none for a CNN).
     fn effective_off(self) -> HeadsOff {
         let config = self
-            .lab
+            .host
             .engine
             .with_untracked(|engine| engine.as_ref().and_then(|e| e.config.vit().cloned()));
         match config {
@@ -100,16 +102,16 @@ impl Classifications {
         spawn_local(async move {
             let mut next = Some(job);
             while let Some((image, asked_at)) = next {
-                let Some(engine) = self.lab.engine.get_untracked() else {
+                let Some(engine) = self.host.engine.get_untracked() else {
                     break;
                 };
                 let image: [u8; IMAGE_PIXELS] =
                     image.try_into().expect("the pad makes 28×28 images");
                 let off = self.effective_off();
-                // Heads switched off are read on the CPU copy (see `LabState::cpu_engine`).
+                // Heads switched off are read on the CPU copy (see `ModelHost::cpu`).
                 let engine = match off.is_empty() {
                     true => engine,
-                    false => self.lab.cpu_engine.get_value().unwrap_or(engine),
+                    false => self.host.cpu.get_value().unwrap_or(engine),
                 };
                 match engine.classify(&image, off.clone()).await {
                     Ok(classification) if self.lab.model_input.with_untracked(Option::is_some) => {

@@ -6,7 +6,7 @@ use std::rc::Rc;
 
 use leptos::prelude::*;
 
-use super::LabState;
+use super::ModelHost;
 use crate::protocol::BackendKind;
 use crate::shipped::SHIPPED_CNN;
 use crate::web::explain::ExplainingWorker;
@@ -30,7 +30,7 @@ pub enum ExplainError {
 
 #[derive(Clone, Copy)]
 pub struct Explainer {
-    lab: LabState,
+    host: ModelHost,
     /// The worker, and the weights it was given last: provided once for the page, it lives
     /// through every model the page uses, and is given each new one before it is asked.
     worker: StoredValue<KeptWorker<ExplainingWorker>, LocalStorage>,
@@ -39,9 +39,9 @@ pub struct Explainer {
 }
 
 impl Explainer {
-    pub fn new(lab: LabState) -> Self {
+    pub fn new(host: ModelHost) -> Self {
         Self {
-            lab,
+            host,
             worker: StoredValue::new_local(KeptWorker::default()),
             has_cnn: StoredValue::new(false),
         }
@@ -77,7 +77,7 @@ impl Explainer {
     /// worker of its own. Given other weights, it lets go of the CNN it held with the old ones.
     async fn worker(self) -> Result<Rc<ExplainingWorker>, ExplainError> {
         let weights = self
-            .lab
+            .host
             .weights
             .get_value()
             .ok_or(ExplainError::NoWeights)?;
@@ -110,7 +110,7 @@ impl Explainer {
 
     /// The backend the page draws on, which explanations run on too.
     pub fn backend(self) -> BackendKind {
-        self.lab
+        self.host
             .engine
             .with_untracked(|engine| engine.as_ref().map(|e| e.backend))
             .unwrap_or(BackendKind::Cpu)

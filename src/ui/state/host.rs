@@ -54,7 +54,8 @@ pub struct ModelHost {
     pub note: RwSignal<Option<String>>,
     /// Both backends' time per drawing, once the page has measured them.
     pub timings: RwSignal<Option<String>>,
-    /// The same weights on the CPU.
+    /// The same weights on the CPU: heads switched off and a person's set are read there (the
+    /// GPU's worker binary is held to 3 MB, and this model reads one drawing in milliseconds).
     pub cpu: CpuEngine,
     /// The drawing workers, kept across models: a new model is loaded into the same one.
     cpu_worker: StoredValue<KeptWorker<DrawingWorker>, LocalStorage>,

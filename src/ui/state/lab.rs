@@ -1,10 +1,10 @@
-//! The lab's share of the page's state: the model, the page's answers to its failures and
-//! problems, and what it shows.
+//! The lab's share of the page's state: the page's answers to its failures and problems, and
+//! what the lab shows. The model itself is [`super::ModelHost`]'s, a context of its own.
 
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 
-use super::{CpuEngine, EngineSignal, Revealed, ShownDigit, WeightsBytes};
+use super::{ModelHost, Revealed, ShownDigit};
 
 /// The pad's strokes, each a list of points in the pad's canvas pixels.
 pub type PadStrokes = StoredValue<Vec<Vec<(f64, f64)>>>;
@@ -16,12 +16,6 @@ use crate::web::DrawingError;
 /// What the lab shares with the page, provided as context before a [`crate::ui::Lab`] is built.
 #[derive(Clone, Copy)]
 pub struct LabState {
-    pub engine: EngineSignal,
-    /// The same model on the CPU: heads switched off and a person's set are read there (the
-    /// GPU's worker binary is held to 3 MB, and this model reads one drawing in milliseconds).
-    pub cpu_engine: CpuEngine,
-    /// The bytes of the weights in use, for the explaining worker's own models.
-    pub weights: WeightsBytes,
     /// Told where a classification failed and why, e.g. because the GPU was lost; answers
     /// whether the model now runs elsewhere, to classify the drawing again there.
     pub on_failure: Callback<(BackendKind, DrawingError), bool>,
@@ -52,8 +46,8 @@ pub struct LabState {
 impl LabState {
     /// A random test digit in the draw panel instead of a drawing, as its button there puts
     /// one: what a card waiting for a drawing offers in one click.
-    pub fn show_random_digit(self) {
-        let Some(engine) = self.engine.get_untracked() else {
+    pub fn show_random_digit(self, host: ModelHost) {
+        let Some(engine) = host.engine.get_untracked() else {
             return;
         };
         spawn_local(async move {

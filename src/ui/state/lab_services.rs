@@ -5,16 +5,16 @@
 
 use leptos::prelude::*;
 
-use super::{Classifications, Explainer, FineTuning, LabState};
+use super::{Classifications, Explainer, FineTuning, LabState, ModelHost};
 use crate::analysis::inference::ModelInsight;
 
 /// The lab's services, provided once for every place: the classifications of the model's
 /// input, the explaining worker (started on first use) and fine-tuning, and what keeps the reading in
 /// step with the input, the model and the heads switched off, whichever place is shown.
-pub fn provide_lab(lab: LabState) -> Classifications {
-    let classifier = Classifications::new(lab);
+pub fn provide_lab(lab: LabState, host: ModelHost) -> Classifications {
+    let classifier = Classifications::new(lab, host);
     provide_context(classifier);
-    provide_context(Explainer::new(lab));
+    provide_context(Explainer::new(host));
     provide_context(FineTuning::new());
     // A test digit goes to the model as it is, where a drawing goes through preprocessing.
     Effect::new(move |_| {
@@ -24,7 +24,7 @@ pub fn provide_lab(lab: LabState) -> Classifications {
     });
     // What the weights show changes only with other weights, not when the same weights move
     // to another backend.
-    let insight = insight_of(lab);
+    let insight = insight_of(host);
     // Other weights read what is on the pad again (their maps may have another shape: the
     // old result goes first).
     Effect::new(move |before: Option<()>| {
@@ -45,7 +45,7 @@ pub fn provide_lab(lab: LabState) -> Classifications {
     // Heads that a new model does not have are dropped (a link's heads are kept for the
     // link's model).
     Effect::new(move |_| {
-        let config = lab
+        let config = host
             .engine
             .with(|engine| engine.as_ref().and_then(|e| e.config.vit().cloned()));
         if let Some(config) = config
@@ -58,9 +58,9 @@ pub fn provide_lab(lab: LabState) -> Classifications {
 }
 
 /// What the weights in use show, changed only by other weights.
-pub fn insight_of(lab: LabState) -> Memo<Option<ModelInsight>> {
+pub fn insight_of(host: ModelHost) -> Memo<Option<ModelInsight>> {
     Memo::new(move |_| {
-        lab.engine
+        host.engine
             .with(|engine| engine.as_ref().map(|e| e.insight.clone()))
     })
 }

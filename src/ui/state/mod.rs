@@ -29,7 +29,7 @@ pub use classifications::Classifications;
 pub use explainer::{ExplainError, Explainer};
 pub use fine_tuning::{COPIES, EPOCHS, FineTuning, MNIST, MixChoice, Scoring, Stage};
 pub use handwriting::Handwriting;
-pub use host::{CpuEngine, EngineSignal, HostError, ModelHost, WeightsBytes, browser_has_webgpu};
+pub use host::{EngineSignal, HostError, ModelHost, browser_has_webgpu};
 pub use lab::{LabState, PadStrokes};
 pub use lab_services::{insight_of, provide_lab};
 pub use revealed::{Below, Revealed};

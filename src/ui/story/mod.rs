@@ -24,7 +24,7 @@ use crate::analysis::reading::Reading;
 use crate::analysis::story::{Story, most_attended};
 use crate::model::VitConfig;
 use crate::place::{Address, Part, StoryStep};
-use crate::ui::state::{AppState, Classifications, LabState, insight_of};
+use crate::ui::state::{AppState, Classifications, LabState, ModelHost, insight_of};
 use crate::web;
 use teller::StoryTeller;
 
@@ -62,8 +62,7 @@ impl Told {
 #[component]
 pub fn StoryCard() -> impl IntoView {
     let app = expect_context::<AppState>();
-    let lab = expect_context::<LabState>();
-    let insight = insight_of(lab);
+    let insight = insight_of(expect_context::<ModelHost>());
     let step = RwSignal::new(match app.address.get_untracked().part {
         Some(Part::Story(step)) => step,
         _ => StoryStep::default(),
@@ -95,8 +94,9 @@ fn VitStory(
     step: RwSignal<StoryStep>,
 ) -> impl IntoView {
     let lab = expect_context::<LabState>();
+    let host = expect_context::<ModelHost>();
     let classifier = expect_context::<Classifications>();
-    let teller = StoryTeller::new(lab, classifier);
+    let teller = StoryTeller::new(lab, host, classifier);
     let told = Told {
         config: StoredValue::new(config),
         insight: StoredValue::new(insight),
@@ -145,11 +145,12 @@ pub(super) fn StepsAhead() -> impl IntoView {
 #[component]
 pub(super) fn NothingDrawn() -> impl IntoView {
     let lab = expect_context::<LabState>();
+    let host = expect_context::<ModelHost>();
     view! {
         <div class="chart-empty" data-testid="story-empty">
             <p>"Draw a digit on the pad above, and its path through the model shows here, step by step, as you draw."</p>
-            {move || lab.engine.with(Option::is_some).then(|| view! {
-                <button class="primary" data-testid="story-random-digit" on:click=move |_| lab.show_random_digit()>"Or show a random test digit"</button>
+            {move || host.engine.with(Option::is_some).then(|| view! {
+                <button class="primary" data-testid="story-random-digit" on:click=move |_| lab.show_random_digit(host)>"Or show a random test digit"</button>
             })}
         </div>
     }

@@ -11,12 +11,12 @@ use leptos::task::spawn_local;
 use crate::analysis::story::Story;
 use crate::data::IMAGE_PIXELS;
 use crate::model::HeadsOff;
-use crate::ui::state::{Classifications, LabState};
+use crate::ui::state::{Classifications, LabState, ModelHost};
 
 /// The story of the newest reading, and the image it is of.
 #[derive(Clone, Copy)]
 pub(super) struct StoryTeller {
-    lab: LabState,
+    host: ModelHost,
     /// The image the story (and the reading it follows) is of.
     pub input: RwSignal<Option<Vec<u8>>>,
     /// The newest story told, and the image it is of (while the next is told, the one
@@ -38,9 +38,9 @@ impl StoryTeller {
     }
 
     /// Follows `classifier`'s readings while the story is shown.
-    pub fn new(lab: LabState, classifier: Classifications) -> Self {
+    pub fn new(lab: LabState, host: ModelHost, classifier: Classifications) -> Self {
         let teller = Self {
-            lab,
+            host,
             input: RwSignal::new(lab.model_input.get_untracked()),
             story: RwSignal::new(None),
             failed: RwSignal::new(None),
@@ -73,10 +73,10 @@ impl StoryTeller {
             let mut next = Some((image, off));
             while let Some((image, off)) = next {
                 let engine = self
-                    .lab
-                    .cpu_engine
+                    .host
+                    .cpu
                     .get_value()
-                    .or_else(|| self.lab.engine.get_untracked());
+                    .or_else(|| self.host.engine.get_untracked());
                 let Some(engine) = engine else {
                     break;
                 };

@@ -9,7 +9,7 @@ use leptos::prelude::*;
 use crate::place::Part;
 use crate::run_store::short_name;
 use crate::ui::state::{
-    COPIES, EPOCHS, FineTuning, Handwriting, LabState, MNIST, MixChoice, RunSteps, Scoring, Stage,
+    COPIES, EPOCHS, FineTuning, Handwriting, MNIST, MixChoice, ModelHost, RunSteps, Scoring, Stage,
     Training,
 };
 use crate::ui::widgets::thousands;
@@ -19,7 +19,7 @@ use before_after::BeforeAfter;
 /// The form, the button, and the comparison once the runs have finished.
 #[component]
 pub(super) fn LearnMyHandwriting() -> impl IntoView {
-    let lab = expect_context::<LabState>();
+    let host = expect_context::<ModelHost>();
     let handwriting = expect_context::<Handwriting>();
     // Fine-tuning is a run of the page's training panel, kept with its runs: a lab on its own
     // (a test's) has neither, and no such card.
@@ -29,12 +29,13 @@ pub(super) fn LearnMyHandwriting() -> impl IntoView {
     let card = use_context::<FineTuning>().unwrap_or_default();
     let (choice, stage) = (card.choice, card.stage());
     let refusal = move || choice.with(|c| c.refusal(handwriting.set.with(|s| s.len())));
-    let can_start =
-        move || refusal().is_none() && lab.engine.with(Option::is_some) && !stage.with(Stage::busy);
+    let can_start = move || {
+        refusal().is_none() && host.engine.with(Option::is_some) && !stage.with(Stage::busy)
+    };
     let start = move |_| {
         let (Some(base), Some(config)) = (
-            lab.weights.get_value(),
-            lab.engine
+            host.weights.get_value(),
+            host.engine
                 .with_untracked(|e| e.as_ref().map(|e| e.config.clone())),
         ) else {
             return;
