@@ -111,19 +111,19 @@ impl<W: Failing> KeptWorker<W> {
 
     /// Lets the worker held go (the next request starts one).
     pub fn forget(&self) {
-        let held = self.0.borrow_mut().take();
-        drop(held);
+        // `replace` lets the cell go before the old worker is dropped (and the worker ended).
+        self.0.replace(None);
     }
 
     /// Lets `worker` go, if it is still the one held.
     fn forget_if(&self, worker: &Rc<W>) {
-        let mut held = self.0.borrow_mut();
-        let gone = if held.as_ref().is_some_and(|h| Rc::ptr_eq(&h.worker, worker)) {
-            held.take()
-        } else {
-            None
-        };
-        drop(held);
-        drop(gone);
+        let held_it = self
+            .0
+            .borrow()
+            .as_ref()
+            .is_some_and(|held| Rc::ptr_eq(&held.worker, worker));
+        if held_it {
+            self.forget();
+        }
     }
 }

@@ -11,9 +11,8 @@ use std::fs;
 use std::path::Path;
 
 const ROOT: &str = env!("CARGO_MANIFEST_DIR");
-/// The modules split into parts.
-const SPLIT: [&str; 2] = ["ui", "web"];
-/// The modules that know the browser, and those only the native build has.
+/// The modules that know the browser, counted a part at a time, and those only the native
+/// build has.
 const BROWSER: [&str; 2] = ["ui", "web"];
 const NATIVE_ONLY: [&str; 2] = ["native", "launch_count"];
 
@@ -23,47 +22,30 @@ struct Source {
     text: String,
 }
 
-fn walk(dir: &Path, module: &[String], out: &mut Vec<Source>) {
-    for entry in fs::read_dir(dir).unwrap().flatten() {
-        let path = entry.path();
-        let name = entry.file_name().to_string_lossy().into_owned();
-        if path.is_dir() {
-            let mut inner = module.to_vec();
-            inner.push(name);
-            walk(&path, &inner, out);
-        } else if let Some(stem) = name.strip_suffix(".rs") {
-            let mut at = module.to_vec();
-            if stem != "mod" {
-                at.push(stem.to_string());
-            }
-            out.push(Source {
-                module: at,
-                text: fs::read_to_string(&path).unwrap(),
-            });
-        }
-    }
-}
-
-/// Every file of the library (not the binaries: `main.rs`, `bin/`).
+/// Every file of the library (not the binaries: `main.rs`, `bin/`), as its module path.
 fn library() -> Vec<Source> {
     let src = Path::new(ROOT).join("src");
-    let mut out = Vec::new();
-    for entry in fs::read_dir(&src).unwrap().flatten() {
-        let path = entry.path();
-        let name = entry.file_name().to_string_lossy().into_owned();
-        if path.is_dir() && name != "bin" {
-            walk(&path, &[name], &mut out);
-        } else if let Some(stem) = name.strip_suffix(".rs")
-            && stem != "main"
-            && stem != "lib"
-        {
-            out.push(Source {
-                module: vec![stem.to_string()],
+    let mut paths = Vec::new();
+    crate::doc_names::files_under(&src, &mut paths);
+    paths
+        .into_iter()
+        .filter_map(|path| {
+            let relative = path.strip_prefix(&src).ok()?.to_string_lossy().into_owned();
+            let mut module: Vec<String> = relative
+                .strip_suffix(".rs")?
+                .split(['/', '\\'])
+                .map(str::to_string)
+                .collect();
+            if module.len() > 1 && module.last().is_some_and(|last| last == "mod") {
+                module.pop();
+            }
+            let top = module[0].as_str();
+            (top != "bin" && top != "main" && top != "lib").then(|| Source {
+                module,
                 text: fs::read_to_string(&path).unwrap(),
-            });
-        }
-    }
-    out
+            })
+        })
+        .collect()
 }
 
 /// The text's code, without its comments.
@@ -133,7 +115,7 @@ fn named_paths(source: &Source) -> Vec<Vec<String>> {
 /// What each facade (`ui/mod.rs`, `web/mod.rs`) re-exports from which of its parts.
 fn reexports(sources: &[Source]) -> BTreeMap<String, BTreeMap<String, String>> {
     let mut out = BTreeMap::new();
-    for facade in SPLIT {
+    for facade in BROWSER {
         let Some(source) = sources
             .iter()
             .find(|s| s.module.len() == 1 && s.module[0] == facade)
@@ -172,7 +154,7 @@ fn part_of(
     if !modules.contains(top) {
         return None;
     }
-    if !SPLIT.contains(&top.as_str()) {
+    if !BROWSER.contains(&top.as_str()) {
         return Some(top.clone());
     }
     let Some(second) = path.get(1) else {
@@ -194,7 +176,7 @@ fn imports() -> BTreeMap<String, BTreeSet<String>> {
     let modules: BTreeSet<String> = sources.iter().map(|s| s.module[0].clone()).collect();
     let parts: BTreeSet<String> = sources
         .iter()
-        .filter(|s| s.module.len() > 1 && SPLIT.contains(&s.module[0].as_str()))
+        .filter(|s| s.module.len() > 1 && BROWSER.contains(&s.module[0].as_str()))
         .map(|s| format!("{}::{}", s.module[0], s.module[1]))
         .collect();
     let facades = reexports(&sources);

@@ -40,7 +40,7 @@ const BUILT: [&str; 4] = [
     "sw.js",
 ];
 
-fn files_under(dir: &Path, out: &mut Vec<PathBuf>) {
+pub(crate) fn files_under(dir: &Path, out: &mut Vec<PathBuf>) {
     let Ok(entries) = fs::read_dir(dir) else {
         return;
     };
