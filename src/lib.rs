@@ -5,6 +5,7 @@
 
 pub mod analysis;
 pub mod data;
+pub mod example_digit;
 pub mod handwriting_store;
 pub mod model;
 pub mod place;

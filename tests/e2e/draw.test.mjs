@@ -3,8 +3,51 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { GPU_FAULTS, LabPage, ONE, ZERO, gpuWorker, prependToWorkers, servedApp, until } from "./support.mjs";
+import { WAIT_MS, theExampleOnArrival } from "./arrival.mjs";
 
 const app = servedApp();
+
+for (const width of [390, 1280]) {
+  test(`a first look at ${width} px: the pad draws a 3 by itself, the prediction, the map and the story follow it, and a stroke takes over`, async () => {
+    const context = await app.browser.newContext({ viewport: { width, height: 800 } });
+    const lab = new LabPage(await context.newPage());
+    const errors = [];
+    lab.page.on("pageerror", (error) => errors.push(error.message));
+    await lab.open(`${app.server.url}?backend=cpu`);
+    console.log(`# a first look at ${width} px, ms after the model was ready: ${JSON.stringify(await theExampleOnArrival(lab))}`);
+    // Draw left and come back to: the person's drawing, and no example again.
+    await lab.place("runs");
+    await lab.place("draw");
+    assert.equal(await lab.settledPrediction(), "1");
+    await lab.clear();
+    await lab.page.waitForTimeout(2_000);
+    assert.equal(await lab.byTestId("prediction").textContent(), "–", "the example is drawn once");
+    assert.deepEqual(errors, []);
+    await context.close();
+  });
+}
+
+test("a first look at Experiments: every chart reads the example, Draw then shows it, and a stroke takes over", async () => {
+  const lab = new LabPage(await app.browser.newPage({ viewport: { width: 1280, height: 900 } }));
+  const errors = [];
+  lab.page.on("pageerror", (error) => errors.push(error.message));
+  await lab.open(`${app.server.url}?backend=cpu#experiments`);
+  const ready = Date.now();
+  const within = (what) => ({ what, every: 50, timeout: WAIT_MS });
+  await until(() => lab.byTestId("experiments-need-a-digit").count(), (n) => n === 0, within("the example read"));
+  // The mean attention distance's filled dots are this drawing's: one per head.
+  const dots = lab.page.locator(`[data-testid="distance-chart"] circle:not([fill="none"])`);
+  await until(() => dots.count(), (n) => n > 0, within("the example's attention distances"));
+  console.log(`# a first look at Experiments: the example's distances ${Date.now() - ready} ms after the model was ready`);
+  await lab.place("draw");
+  assert.equal(await lab.settledPrediction(), "3");
+  assert.equal(await lab.byTestId("example-note").count(), 1, "the pad says the example is the page's");
+  await lab.stroke(ONE);
+  assert.equal(await lab.settledPrediction(), "1");
+  assert.equal(await lab.byTestId("example-note").count(), 0);
+  assert.deepEqual(errors, []);
+  await lab.page.close();
+});
 
 for (const backend of ["cpu", "webgpu"]) {
   test(`draws a 1 and a 0 on ${backend}`, async () => {

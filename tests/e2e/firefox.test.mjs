@@ -6,6 +6,7 @@ import assert from "node:assert/strict";
 import { ONE, ZERO, oldRun, runDatabase, seedOldStores, until } from "./support.mjs";
 import { assertCpuEngineFeatures, browserFeatures, pauseAndResume, placesAndStory, staleTabResumes } from "./engine-lab.mjs";
 import { FirefoxLab, servedAppInFirefox } from "./firefox-support.mjs";
+import { theExampleOnArrival } from "./arrival.mjs";
 import { SHEAR, fineTune, handwriting, teachAll } from "./handwriting-digits.mjs";
 
 const app = servedAppInFirefox();
@@ -29,8 +30,10 @@ test("what Firefox offers the page: no WebGPU; workers in workers, Cache Storage
   await lab.close();
 });
 
-test("in Firefox as a visitor opens it: on the CPU, a drawn 1 and 0 read right", async () => {
+test("in Firefox as a visitor opens it: on the CPU, the pad draws a 3 by itself, and a drawn 1 and 0 read right", async () => {
   const lab = await FirefoxLab.open(app.browser, app.server.url);
+  console.log(`# a first look in Firefox, ms after the model was ready: ${JSON.stringify(await theExampleOnArrival(lab))}`);
+  await lab.clear();
   assert.match(await lab.backend(), /CPU/);
   // No navigator.gpu: the page does not try WebGPU, so no timing line.
   assert.equal(await lab.count("backend-timings"), 0);

@@ -1,5 +1,6 @@
 // Screenshots of every place of the release build, for a person to look at: at 390, 1024, 1440
-// and 1920 px, light and dark, before a drawing, after one (with the story at each of its
+// and 1920 px, light and dark, on arrival (the example the pad draws by itself, part-way and
+// whole, and a first look at Experiments), after a drawing (with the story at each of its
 // steps at 1440 px) and while training. Written to tests/e2e/output/shots/.
 //   node screenshots.mjs [widths…]
 import { mkdir } from "node:fs/promises";
@@ -40,8 +41,13 @@ try {
       const context = await browser.newContext({ colorScheme, viewport: { width, height } });
       const lab = new LabPage(await context.newPage());
       await lab.open(`${server.url}${SMALL}`);
-      await lab.byTestId("story").waitFor({ timeout: 60_000 });
       const shot = async (name, fullPage = false) => lab.page.screenshot({ path: `${OUT}${colorScheme}-${width}-${name}.png`, fullPage });
+      // The example the pad draws by itself on arrival, part-way and whole.
+      await until(() => lab.byTestId("prediction").textContent(), (t) => t !== "–", { what: "the example's first reading" });
+      await shot("arrival-draw");
+      await lab.byTestId("story").waitFor({ timeout: 60_000 });
+      await lab.page.waitForTimeout(1000);
+      await shot("arrival-draw-story", true);
       for (const place of PLACES) {
         await lab.place(place);
         await lab.page.waitForTimeout(400);
@@ -86,6 +92,14 @@ try {
         await lab.byTestId("stop-button").click();
       }
       await context.close();
+      // A first look at Experiments: its charts on the example, read whole.
+      const first = await browser.newContext({ colorScheme, viewport: { width, height } });
+      const experiments = new LabPage(await first.newPage());
+      await experiments.open(`${server.url}${SMALL}#experiments`);
+      await until(() => experiments.byTestId("experiments-need-a-digit").count(), (n) => n === 0, { what: "the example read" });
+      await experiments.page.waitForTimeout(1500);
+      await experiments.page.screenshot({ path: `${OUT}${colorScheme}-${width}-arrival-experiments.png`, fullPage: true });
+      await first.close();
       console.log(`${colorScheme} ${width}: done`);
     }
   }

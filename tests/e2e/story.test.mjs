@@ -53,7 +53,9 @@ test("the story's patch count, token and logit lens are the native code's for th
   const lab = new LabPage(await app.browser.newPage({ viewport: { width: 1280, height: 900 } }));
   await lab.open(`${app.server.url}?backend=cpu#draw/input`);
   await lab.byTestId("story").waitFor({ timeout: 60_000 });
-  // Before a drawing the story says what fills it, and offers the one action that does.
+  // With the pad cleared (the example a first look draws gone, or never begun), the story
+  // says what fills it, and offers the one action that does.
+  await lab.clear();
   await lab.byTestId("story-empty").waitFor();
   await lab.stroke(ONE);
   await lab.settledPrediction();

@@ -7,6 +7,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { DIST, ONE, ZERO, checkpoints, serve, until } from "./support.mjs";
 import { assertCpuEngineFeatures, browserFeatures, pauseAndResume, placesAndStory, staleTabResumes } from "./engine-lab.mjs";
+import { theExampleOnArrival } from "./arrival.mjs";
 import { RECORDER, WebKitLab, WebKitWindowLab, launchWebKit, servedAppInWebKit } from "./webkit-support.mjs";
 
 const app = servedAppInWebKit();
@@ -27,8 +28,10 @@ test("what WebKit offers the page: no WebGPU in this build; workers in workers, 
   await lab.close();
 });
 
-test("in WebKit as a visitor opens it: on the CPU, says why, and a drawn 1, 0 and 7 read right", async () => {
+test("in WebKit as a visitor opens it: on the CPU, says why, the pad draws a 3 by itself, and a drawn 1, 0 and 7 read right", async () => {
   const lab = await WebKitLab.open(app.browser, app.server.url);
+  console.log(`# a first look in WebKit, ms after the model was ready: ${JSON.stringify(await theExampleOnArrival(lab))}`);
+  await lab.clear();
   assert.match(await lab.backend(), /CPU/);
   const note = await until(() => lab.text("backend-note"), (n) => n !== null, { what: "a note beside the backend", timeout: 60_000 });
   assert.equal(note, "On the CPU: this browser has no WebGPU");

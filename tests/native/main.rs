@@ -8,6 +8,7 @@ mod cnn;
 mod data;
 mod data_scaling;
 mod doc_names;
+mod example_digit;
 mod fuzz;
 mod handwriting_store;
 mod helper;

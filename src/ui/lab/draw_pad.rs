@@ -3,17 +3,17 @@
 use leptos::ev::PointerEvent;
 use leptos::html::Canvas;
 use leptos::prelude::*;
+use leptos::task::spawn_local;
 use web_sys::HtmlCanvasElement;
 
 use crate::analysis::preprocess;
 use crate::data::IMAGE_SIDE;
+use crate::example_digit::{PEN_WIDTH, example_strokes, is_example};
 use crate::ui::widgets::paint;
 use crate::web;
 
 /// Side of the drawing surface in canvas pixels; ten times MNIST's 28.
 pub const PAD_SIDE: u32 = 280;
-/// Pen width: about two MNIST pixels once a digit is fitted to 20×20.
-const PEN_WIDTH: f64 = 20.0;
 
 type Stroke = Vec<(f64, f64)>;
 
@@ -82,6 +82,10 @@ struct Pad {
     drawing: StoredValue<bool>,
     /// A shown image covers the strokes (none, once it is shown).
     showing: StoredValue<bool>,
+    /// Someone drew, undid, cleared or showed a digit here: the example is not drawn.
+    touched: StoredValue<bool>,
+    /// The pad holds the example (drawing or drawn), not the person's own: the pad says so.
+    example_shown: RwSignal<bool>,
     on_image: Callback<PadImage>,
 }
 
@@ -92,6 +96,10 @@ impl Pad {
             strokes,
             drawing: StoredValue::new(false),
             showing: StoredValue::new(false),
+            touched: StoredValue::new(false),
+            example_shown: RwSignal::new(
+                strokes.with_value(|strokes| is_example(strokes, PAD_SIDE as f64)),
+            ),
             on_image,
         }
     }
@@ -121,6 +129,8 @@ impl Pad {
         };
         match shown.get() {
             Some(image) => {
+                self.touched.set_value(true);
+                self.example_shown.set(false);
                 self.strokes.update_value(Vec::clear);
                 self.showing.set_value(true);
                 if let Some(ctx) = paint::read_back_context(&canvas) {
@@ -137,8 +147,15 @@ impl Pad {
         };
         event.prevent_default();
         let _ = canvas.set_pointer_capture(event.pointer_id());
-        if self.showing.get_value() {
+        self.touched.set_value(true);
+        self.example_shown.set(false);
+        // A shown digit, or the example (drawn or drawing), gives way to the person's own.
+        let example = self
+            .strokes
+            .with_value(|strokes| is_example(strokes, PAD_SIDE as f64));
+        if self.showing.get_value() || example {
             self.showing.set_value(false);
+            self.strokes.update_value(Vec::clear);
             redraw(&canvas, &[]);
         }
         let p = point(&canvas, &event);
@@ -177,6 +194,8 @@ impl Pad {
     }
 
     fn undo(self) {
+        self.touched.set_value(true);
+        self.example_shown.set(false);
         self.strokes.update_value(|s| {
             s.pop();
         });
@@ -185,15 +204,86 @@ impl Pad {
     }
 
     fn clear(self) {
+        self.touched.set_value(true);
+        self.example_shown.set(false);
         self.strokes.update_value(Vec::clear);
         self.showing.set_value(false);
         self.rerender();
     }
 }
 
+impl Pad {
+    /// Draws the example digit (`crate::example_digit`) at a pen's pace, each point read as a
+    /// person's move would be, on a pad nobody has touched: the page opens at work. The
+    /// person's touch, Undo, Clear or a shown digit ends it (the strokes are then no longer
+    /// the part of the example drawn so far), and so does the pad's end.
+    fn draw_example(self) {
+        let untouched = self.touched.try_get_value() == Some(false)
+            && self.showing.try_get_value() == Some(false)
+            && self.strokes.try_with_value(Vec::is_empty) == Some(true);
+        if !untouched {
+            return;
+        }
+        self.example_shown.set(true);
+        spawn_local(async move {
+            let side = PAD_SIDE as f64;
+            let strokes = example_strokes(side);
+            let points: usize = strokes.iter().map(Vec::len).sum();
+            let mut drawn = 0;
+            for stroke in strokes {
+                let mut last = None;
+                for point in stroke {
+                    let as_left = self.strokes.try_with_value(|strokes| {
+                        strokes.iter().map(Vec::len).sum::<usize>() == drawn
+                            && (drawn == 0 || is_example(strokes, side))
+                    });
+                    let canvas = self.canvas_ref.try_get_untracked().flatten();
+                    let (Some(true), Some(canvas), Some(false)) =
+                        (as_left, canvas, self.showing.try_get_value())
+                    else {
+                        return;
+                    };
+                    match last {
+                        None => {
+                            self.strokes
+                                .update_value(|strokes| strokes.push(vec![point]));
+                            setup_pen(&canvas);
+                            draw_segment(&canvas, point, point);
+                        }
+                        Some(from) => {
+                            self.strokes.update_value(|strokes| {
+                                if let Some(stroke) = strokes.last_mut() {
+                                    stroke.push(point);
+                                }
+                            });
+                            draw_segment(&canvas, from, point);
+                        }
+                    }
+                    drawn += 1;
+                    last = Some(point);
+                    // A reading repaints ~50 maps (a task of 50-65 ms on a phone): a few along
+                    // the way and the whole digit, not one per point, so that a first visit's
+                    // page stays free for the person (32 such tasks blocked it for ~0.5 s).
+                    if drawn % EXAMPLE_POINTS_PER_READING == 0 || drawn == points {
+                        self.emit(web::now_ms());
+                    }
+                    web::sleep_ms(EXAMPLE_STEP_MS).await;
+                }
+            }
+        });
+    }
+}
+
+/// Between two points of the example: its ~60 points in about a second and a half.
+const EXAMPLE_STEP_MS: u32 = 24;
+
+/// The example is read every this many points (and once whole): ~5 readings as it is drawn.
+const EXAMPLE_POINTS_PER_READING: usize = 15;
+
 /// The canvas a person draws on, with Clear and Undo. Reports the MNIST-style 28×28 image
 /// of the drawing (or `None` when empty) after every change, while drawing too. It can also
-/// show a 28×28 image (a test digit); drawing then starts on a blank pad.
+/// show a 28×28 image (a test digit), or draw an example digit by itself; drawing then starts
+/// on a blank pad.
 #[component]
 pub fn DrawPad(
     /// Called with the model's input image after each change of the drawing.
@@ -206,12 +296,22 @@ pub fn DrawPad(
     /// them as they were, without reading them again.
     #[prop(optional)]
     strokes: Option<StoredValue<Vec<Stroke>>>,
+    /// Once true, the pad draws the example digit by itself, if nobody has touched it yet.
+    #[prop(optional, into)]
+    example: Option<Signal<bool>>,
 ) -> impl IntoView {
     let pad = Pad::new(
         on_image,
         strokes.unwrap_or_else(|| StoredValue::new(Vec::new())),
     );
     Effect::new(move |_| pad.show(shown));
+    if let Some(example) = example {
+        Effect::new(move |_| {
+            if example.get() {
+                pad.draw_example();
+            }
+        });
+    }
     view! {
         <div class="draw-pad">
             <canvas
@@ -238,6 +338,10 @@ pub fn DrawPad(
                 on:touchmove=|event: leptos::ev::TouchEvent| event.prevent_default()
                 on:touchend=|event: leptos::ev::TouchEvent| event.prevent_default()
             ></canvas>
+            // Over the pad (nothing moves): whose drawing it is, and how to make it one's own.
+            {move || pad.example_shown.get().then(|| view! {
+                <p class="pad-note" data-testid="example-note">"An example, drawn by the page: draw your own to take over"</p>
+            })}
             <div class="buttons">
                 <button data-testid="undo-button" on:click=move |_| pad.undo()>
                     "Undo"

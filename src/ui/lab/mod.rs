@@ -60,6 +60,7 @@ pub fn DrawCards() -> impl IntoView {
 /// builds in.
 #[component]
 pub fn ExperimentCards() -> impl IntoView {
+    draw_card::read_the_example_on_first_look();
     let insight = insight_of(expect_context::<ModelHost>());
     move || {
         insight

@@ -2,7 +2,7 @@
 //! the page's [`AppState`] and the lab's [`LabState`], the model and where it runs
 //! ([`ModelHost`]), the drawing's [`Classifications`], the [`Explainer`] worker, a test digit
 //! shown in the draw panel, the mean attention distance measured over a batch of test digits,
-//! the person's set ([`Handwriting`]) and [`FineTuning`] on it, the [`RunKeeper`] that keeps
+//! the example a first look opens on ([`claim_example`]), the person's set ([`Handwriting`]) and [`FineTuning`] on it, the [`RunKeeper`] that keeps
 //! each run's record, [`Training`] (the training panel as a service a card asks and awaits),
 //! and how a card asks a worker about the drawing ([`WhenSettled`], [`Newest`]). No component
 //! lives here: the components read this and ask it, never the other way round.
@@ -13,6 +13,7 @@ mod batch_distance;
 mod classifications;
 mod explainer;
 mod fine_tuning;
+mod first_look;
 mod handwriting;
 mod host;
 mod lab;
@@ -28,6 +29,7 @@ pub use batch_distance::{DistanceError, test_batch_distance};
 pub use classifications::Classifications;
 pub use explainer::{ExplainError, Explainer};
 pub use fine_tuning::{COPIES, EPOCHS, FineTuning, MNIST, MixChoice, Scoring, Stage};
+pub use first_look::{claim_example, nothing_drawn};
 pub use handwriting::Handwriting;
 pub use host::{EngineSignal, HostError, ModelHost, browser_has_webgpu};
 pub use lab::{LabState, PadStrokes};
