@@ -178,7 +178,9 @@ test("in Firefox digits taught under the prediction join the person's set, which
 test("in Firefox twenty slanted digits drawn and labelled, then fine-tuned on: the held-out ones are read better", async () => {
   const lab = await FirefoxLab.open(app.browser, `${app.server.url}?backend=cpu`);
   await teachAll(lab, handwriting(SHEAR));
-  const { seconds, personal, test: mnist } = await fineTune(lab);
+  // 500 MNIST digits mixed in, not the card's 2,000: fine-tune.test.mjs holds the default mix
+  // to MNIST within a point; here Firefox's workers train it, in a quarter of the steps.
+  const { seconds, personal, test: mnist } = await fineTune(lab, { mnist: 500 });
   console.log(`Firefox: fine-tuning ${seconds.toFixed(0)} s; held-out ${personal.before[0]}/10 -> ${personal.after[0]}/10; MNIST ${mnist.before[0]} -> ${mnist.after[0]} of ${mnist.before[1]}`);
   assert.ok(personal.after[0] > personal.before[0], `held out: ${personal.before[0]} -> ${personal.after[0]} of 10`);
   assert.ok(Math.abs(mnist.after[0] - mnist.before[0]) <= mnist.before[1] / 100, "MNIST within a point");
