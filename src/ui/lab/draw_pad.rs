@@ -213,8 +213,8 @@ impl Pad {
 }
 
 impl Pad {
-    /// Draws the example digit (`crate::example_digit`) at a pen's pace, each point read as a
-    /// person's move would be, on a pad nobody has touched: the page opens at work. The
+    /// Draws the example digit (`crate::example_digit`) at a pen's pace on a pad nobody has
+    /// touched, read as it grows (a few times, not at every move): the page opens at work. The
     /// person's touch, Undo, Clear or a shown digit ends it (the strokes are then no longer
     /// the part of the example drawn so far), and so does the pad's end.
     fn draw_example(self) {
