@@ -340,7 +340,7 @@ pub fn DrawPad(
             ></canvas>
             // Over the pad (nothing moves): whose drawing it is, and how to make it one's own.
             {move || pad.example_shown.get().then(|| view! {
-                <p class="pad-note" data-testid="example-note">"An example, drawn by the page: draw your own to take over"</p>
+                <p class="pad-note" data-testid="example-note">"An example: draw your own to take over"</p>
             })}
             <div class="buttons">
                 <button data-testid="undo-button" on:click=move |_| pad.undo()>
