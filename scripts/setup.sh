@@ -64,10 +64,13 @@ fi
 if [[ "$(trunk --version 2>/dev/null)" != "trunk $TRUNK_VERSION" ]]; then
   say "cargo install trunk@$TRUNK_VERSION"
   # Without the fat LTO and single code unit trunk's own release profile asks for: trunk only
-  # runs cargo and wasm-bindgen, and the LTO link alone held one core for minutes. Without its
-  # default features (a TLS stack, and asking crates.io for a newer trunk): Trunk.toml keeps it
-  # offline and `trunk serve` serves plain HTTP on 127.0.0.1, so neither is ever used.
-  CARGO_PROFILE_RELEASE_LTO=false CARGO_PROFILE_RELEASE_CODEGEN_UNITS=16 \
+  # runs cargo and wasm-bindgen, and the LTO link alone held one core for minutes. Unoptimised
+  # (opt-level 0): both tools side by side took 702 s into an empty target on this 2-core
+  # machine, 388 s so, and a release build of the page with it took no longer (58-69 s warm,
+  # all three trunks within the run-to-run spread). Without its default features (a TLS stack,
+  # and asking crates.io for a newer trunk): Trunk.toml keeps it offline and `trunk serve`
+  # serves plain HTTP on 127.0.0.1, so neither is ever used.
+  CARGO_PROFILE_RELEASE_LTO=false CARGO_PROFILE_RELEASE_CODEGEN_UNITS=16 CARGO_PROFILE_RELEASE_OPT_LEVEL=0 \
     cargo install --quiet --locked --no-default-features "trunk@$TRUNK_VERSION" &
   jobs+=($!)
 fi
@@ -77,8 +80,11 @@ bindgen_version=$(awk '/^name = "wasm-bindgen"$/ { getline; gsub(/[^0-9.]/, "");
 if [[ "$(wasm-bindgen --version 2>/dev/null)" != "wasm-bindgen $bindgen_version" ]]; then
   say "cargo install wasm-bindgen-cli@$bindgen_version"
   # Not --locked: one of its locked dependencies is missing from the registry. Without its
-  # default TLS stack: the test runner speaks plain HTTP to chromedriver on this machine.
-  cargo install --quiet --force --no-default-features "wasm-bindgen-cli@$bindgen_version" &
+  # default TLS stack: the test runner speaks plain HTTP to chromedriver on this machine. At
+  # opt-level 1, which binds the 14 MB worker as fast as 3 does (2.30 s, 2.41 s) and compiles
+  # in 357 s where 3 took 401 (beside trunk, above).
+  CARGO_PROFILE_RELEASE_OPT_LEVEL=1 \
+    cargo install --quiet --force --no-default-features "wasm-bindgen-cli@$bindgen_version" &
   jobs+=($!)
 fi
 
