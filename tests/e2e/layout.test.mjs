@@ -1,9 +1,10 @@
 // End-to-end: the page's geometry, as people see it. In every place at every width from a phone
 // to a wide desktop, before a drawing, after one and while training: every card wide enough for
-// its content and inside the page, nothing scrolls sideways, no title wraps word by word. Writes
-// a screenshot of each state, place and width to tests/e2e/output/ for a person to look at. And
-// the static first screen in index.html (painted before the app arrives) lays out as the app's
-// own.
+// its content and inside the page, nothing scrolls sideways, no title wraps word by word. With
+// SHOTS=1, writes a screenshot of each state, place and width to tests/e2e/output/ for a person
+// to look at (325 of them, about half the test's time in the suite: screenshots.mjs takes the
+// ones a change is reviewed by). And the static first screen in index.html (painted before the
+// app arrives) lays out as the app's own.
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { mkdir } from "node:fs/promises";
@@ -17,6 +18,7 @@ const WIDTHS = [320, 360, 390, 768, 1024, 1280, 1440, 1920, 2560];
  * prediction, the heatmaps), the experiments' five, one in each of the others. */
 const PLACES = { draw: 3, train: 1, runs: 1, experiments: 5, handwriting: 1 };
 const OUTPUT = fileURLToPath(new URL("output/", import.meta.url));
+const SHOTS = process.env.SHOTS === "1";
 /** The narrowest a card may be (the prediction's bars); the heatmaps' card holds the large map
  * (280 px) and its padding. The collapse this guards against left the heatmaps 40 px wide. */
 const NARROWEST_CARD = 200;
@@ -92,8 +94,8 @@ async function everyWidth(lab, state) {
       // Two frames: the layout has followed the new width and place.
       await page.evaluate(() => new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve))));
       const layout = await geometry(page);
-      await page.screenshot({ path: `${OUTPUT}layout-${state}-${place}-${width}.png` });
-      if (width <= 1024) await page.screenshot({ path: `${OUTPUT}layout-${state}-${place}-${width}-full.png`, fullPage: true });
+      if (SHOTS) await page.screenshot({ path: `${OUTPUT}layout-${state}-${place}-${width}.png` });
+      if (SHOTS && width <= 1024) await page.screenshot({ path: `${OUTPUT}layout-${state}-${place}-${width}-full.png`, fullPage: true });
       assertHolds(layout, state, place);
     }
   }
