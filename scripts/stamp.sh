@@ -15,12 +15,16 @@ command -v wasm-opt >/dev/null || { echo "wasm-opt is missing: run scripts/setup
 features="--enable-simd --enable-bulk-memory --enable-nontrapping-float-to-int --enable-sign-ext
   --enable-mutable-globals --enable-multivalue --enable-reference-types"
 merge="--duplicate-function-elimination --duplicate-function-elimination --duplicate-function-elimination"
-# shellcheck disable=SC2086
-wasm-opt $merge $features worker_bg.wasm -o worker_bg.wasm &
-plain=$!
-# shellcheck disable=SC2086
-wasm-opt $merge $features --enable-relaxed-simd worker_fma_bg.wasm -o worker_fma_bg.wasm
-wait "$plain"
+# scripts/serve.sh's first build on a fresh clone is the page alone (VITLAB_PAGE_FIRST=1):
+# no workers to shrink; any other build without them is broken.
+if [ "${VITLAB_PAGE_FIRST:-}" != 1 ]; then
+  # shellcheck disable=SC2086
+  wasm-opt $merge $features worker_bg.wasm -o worker_bg.wasm &
+  plain=$!
+  # shellcheck disable=SC2086
+  wasm-opt $merge $features --enable-relaxed-simd worker_fma_bg.wasm -o worker_fma_bg.wasm
+  wait "$plain"
+fi
 # The shipped models as the page fetches them (src/shipped.rs): static hosts send a
 # .safetensors file uncompressed, and gzip takes 7.6 % off (the first load's weights 826 -> 763 kB).
 gzip -9 -n -k -f pretrained/*.safetensors
