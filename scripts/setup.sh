@@ -105,6 +105,10 @@ fi
 # Each job's failure fails the setup (`wait PID` gives the job's status).
 for job in "${jobs[@]}"; do wait "$job"; done
 
+# Every crate Cargo.lock names, for every target: Trunk runs cargo offline (Trunk.toml), and
+# serve.sh's first build (the page alone) would leave the workers' crates unfetched.
+cargo fetch --locked --quiet
+
 if $want_test; then
   # (puppeteer-core 25 declares Node.js 22.12 or newer; it runs the Firefox test on Debian 13's
   # Node.js 20, with a warning from npm.)
