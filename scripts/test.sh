@@ -34,20 +34,16 @@ export PATH="${CARGO_HOME:-$HOME/.cargo}/bin:$PATH"
 step "cargo fmt --check"
 cargo fmt --all -- --check
 
+# Cargo.toml's [lints] table sets the levels; any warning fails the run.
+step "clippy (native with the GPU)"
+# Natively, `gpu` adds to the default features, so one pass covers the code of both (a second,
+# without it, checked Burn's crates again for the three stubs `vit` has without a GPU, which the
+# native tests' build compiles); it also checks what ships but the tests never build natively:
+# `vit --device gpu` and the GPU tests in tests/native (burn-wgpu on Vulkan).
+cargo clippy --release --all-targets --features gpu -- -D warnings
+
 step "native tests"
 cargo test --release
-
-# Cargo.toml's [lints] table sets the levels; any warning fails the run. Natively, `gpu` adds to
-# the default features, so one pass covers the code of both (a second, without it, checked
-# Burn's crates again for the three stubs `vit` has without a GPU, which the native tests' build
-# compiles); it also checks what ships but the tests never build natively: `vit --device gpu`
-# and the GPU tests in tests/native (burn-wgpu on Vulkan). It runs beside Trunk's build, on one
-# job: that build left a core idle 18 % of its 15 minutes (its last crates are one code unit
-# each), and clippy alone took 155 s of both cores before it (a fresh 2-core machine). Its
-# output prints when the build is done.
-clippy_log=$(mktemp)
-cargo clippy --jobs 1 --release --all-targets --features gpu -- -D warnings >"$clippy_log" 2>&1 &
-clippy=$!
 
 # The wasm32 code is linted as it is compiled: clippy-driver compiles this crate (never its
 # dependencies) in Trunk's build and in the browser tests' (which shares the library's build
@@ -57,16 +53,8 @@ clippy=$!
 # again, twice, for the same lints.
 export RUSTC_WORKSPACE_WRAPPER=clippy-driver CLIPPY_ARGS="-D__CLIPPY_HACKERY__warnings__CLIPPY_HACKERY__"
 
-step "trunk build --release (offline; clippy lints the wasm32 code as it compiles), and clippy natively with the GPU beside it"
-build_status=0
-trunk build --release || build_status=$?
-clippy_status=0
-wait "$clippy" || clippy_status=$?
-printf '\n\033[1m-- clippy (native with the GPU)\033[0m\n'
-cat "$clippy_log"
-rm -f "$clippy_log"
-((clippy_status == 0)) || { echo "clippy found warnings (above)" >&2; exit "$clippy_status"; }
-((build_status == 0)) || { echo "trunk build failed" >&2; exit "$build_status"; }
+step "trunk build --release (offline; clippy lints the wasm32 code as it compiles)"
+trunk build --release
 size() { echo "$(du -cb "$@" | tail -1 | cut -f1) bytes raw, $(cat "$@" | gzip -9 | wc -c) bytes gzip"; }
 echo "page (wasm + js + css): $(size dist/vitlab-*.wasm dist/vitlab-*.js dist/*.css)"
 echo "drawing worker's script (it runs the page's own wasm): $(size dist/drawer.js)"
