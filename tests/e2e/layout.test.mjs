@@ -181,8 +181,11 @@ test("the first load builds the first screen only: the story comes at once when 
   const scrolled = Date.now();
   await lab.page.mouse.wheel(0, 2000);
   await until(built, (parts) => parts.story, { what: "the story, after a scroll", timeout: 60_000 });
-  // The quiet path waits 3 s after the model is in: coming sooner, it came for the scroll.
-  assert.ok(Date.now() - scrolled < 2_500, `the story took ${Date.now() - scrolled} ms after the scroll`);
+  // The quiet path waits 2 s after the model is in (REVEAL_QUIET_MS): coming sooner, it came
+  // for the scroll.
+  const after = Date.now() - scrolled;
+  console.log(`# the story ${after} ms after the scroll`);
+  assert.ok(after < 1_800, `the story took ${after} ms after the scroll`);
   await context.close();
 
   // Never scrolled: it comes anyway once the page has been quiet, for a reader or a keyboard;
