@@ -397,13 +397,14 @@ export async function watchLongTasks(page) {
   });
 }
 
-/** The release build the tests run against: `VITLAB_DIST`, or the repository's `dist/`. */
 /** How many times the race cases (runs.test.mjs, handwriting.test.mjs's two tabs) go round.
  * Each case forces its window open (a held-back save, two clicks at once) rather than hoping to
  * land in it, so one round proves the behaviour and the second that it holds again after a
- * Reset, in a tab that has been through it (a third added ~65 s of the suite's test time and
- * nothing the second does not show); `VITLAB_E2E_LOOPS=10` soaks them (each round ~65 s). */
+ * Reset, in a tab that has been through it (a third added ~130 s of the cold suite's test time,
+ * runs.test.mjs's cases 116 -> 224 s and the two tabs' 57 -> 81 s, and nothing the second does
+ * not show); `VITLAB_E2E_LOOPS=10` soaks them. */
 export const LOOPS = Math.max(1, Number(process.env.VITLAB_E2E_LOOPS ?? 2) || 2);
+/** The release build the tests run against: `VITLAB_DIST`, or the repository's `dist/`. */
 export const DIST = process.env.VITLAB_DIST ?? fileURLToPath(new URL("../../dist", import.meta.url));
 
 /**
