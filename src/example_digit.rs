@@ -68,6 +68,9 @@ pub fn is_example(strokes: &[Vec<(f64, f64)>], side: f64) -> bool {
             .all(|(stroke, whole)| !stroke.is_empty() && whole.starts_with(stroke))
 }
 
+/// The page's drawing pad: its side in canvas pixels, ten times MNIST's 28.
+pub const PAD_SIDE: u32 = 280;
+
 /// The pad's pen: a round nib this wide, in the pad's pixels (on 280, about two MNIST pixels
 /// once a digit is fitted to 20×20).
 pub const PEN_WIDTH: f64 = 20.0;

@@ -3,9 +3,9 @@
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 
-use super::draw_pad::{DrawPad, PAD_SIDE, PadImage};
+use super::draw_pad::{DrawPad, PadImage};
 use super::prediction::Latency;
-use crate::example_digit::{example_image, example_strokes};
+use crate::example_digit::{PAD_SIDE, example_image, example_strokes};
 use crate::ui::state::{Classifications, LabState, ModelHost, claim_example, nothing_drawn};
 use crate::web;
 

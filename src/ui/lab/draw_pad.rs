@@ -8,12 +8,9 @@ use web_sys::HtmlCanvasElement;
 
 use crate::analysis::preprocess;
 use crate::data::IMAGE_SIDE;
-use crate::example_digit::{PEN_WIDTH, example_strokes, is_example};
+use crate::example_digit::{PAD_SIDE, PEN_WIDTH, example_strokes, is_example};
 use crate::ui::widgets::paint;
 use crate::web;
-
-/// Side of the drawing surface in canvas pixels; ten times MNIST's 28.
-pub const PAD_SIDE: u32 = 280;
 
 type Stroke = Vec<(f64, f64)>;
 
