@@ -26,7 +26,7 @@ pub use cnn::{CnnConfig, ConvNet, FIRST_CONV_WEIGHT, MAX_CONV_LAYERS};
 pub use config::{ConfigError, Preset, VitConfig};
 pub use cost::{Budget, CostError, ModelCost};
 pub use dropout::{bernoulli_mask, dropout, kernel_dropout, with_mask_stream};
-pub use fused::{CpuKernels, fast_math};
+pub use fused::{CpuKernels, Matrix, add_product, fast_math};
 #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
 pub use fused::{Tile, use_tile};
 pub use patch_embed::PatchEmbedding;

@@ -28,6 +28,8 @@ mod cpu_kernels;
 mod cpu_linear;
 mod cpu_matmul;
 pub mod fast_math;
+// The product itself for the native tests, which try it at every block and tile edge.
+pub use cpu_matmul::{Matrix, add_product};
 #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
 pub use cpu_matmul::{Tile, use_tile};
 #[cfg(feature = "gpu")]
