@@ -1,7 +1,8 @@
 // A first look at Draw, in any of the three browsers' labs (Playwright's LabPage, puppeteer's
 // and WebDriver's EngineLab): without a touch, the pad draws the example three
 // (`src/example_digit.rs`) once the model is in, and the prediction, the attention map and the
-// story follow it; the person's first stroke then takes the pad over.
+// story follow it (but "It is a …", which keeps a drawing in the person's set, does not); the
+// person's first stroke then takes the pad over.
 import assert from "node:assert/strict";
 import { ONE, until } from "./support.mjs";
 
@@ -35,8 +36,11 @@ export async function theExampleOnArrival(lab) {
   // The pad says whose drawing it is until the person's first stroke takes it over: their 1
   // alone, the example and its note gone.
   assert.equal(await count(lab, "example-note"), 1, "the pad says the example is the page's");
+  // Nor is it offered to the person's set: "It is a …" comes with their own drawing.
+  assert.equal(await count(lab, "teach-3"), 0, "the example offered to keep as the person's");
   await lab.stroke(ONE);
   assert.equal(await lab.settledPrediction(), "1");
   assert.equal(await count(lab, "example-note"), 0, "the person's own drawing carries no note");
+  assert.equal(await count(lab, "teach-1"), 1, "the person's drawing offered to keep");
   return { prediction_ms, map_ms, story_ms, since_navigation_ms };
 }

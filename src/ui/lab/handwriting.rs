@@ -11,6 +11,7 @@ use leptos::task::spawn_local;
 
 use super::fine_tune::LearnMyHandwriting;
 use crate::data::{PERSONAL_IMAGES_FILE, PERSONAL_LABELS_FILE, PersonalSet};
+use crate::example_digit::{PAD_SIDE, is_example};
 use crate::handwriting_store::{DigitId, KeptDigit};
 use crate::place::{Address, Place};
 use crate::ui::state::{AppState, Handwriting, LabState, ModelHost, Training};
@@ -48,9 +49,18 @@ pub(super) fn TeachButtons() -> impl IntoView {
         lab.model_input.track();
         said.set(None);
     });
-    // Offered with a drawing to keep, not before.
+    // Offered with a drawing to keep, not before, and never for the example the page opens
+    // on: it is not the person's handwriting, and "It is a 3" would keep it in their set. The
+    // strokes are read when the input changes, which every stroke and the example bring.
+    let offered = Memo::new(move |_| {
+        lab.model_input.with(Option::is_some)
+            && lab
+                .strokes
+                .try_with_value(|strokes| !is_example(strokes, PAD_SIDE as f64))
+                .unwrap_or(true)
+    });
     view! {
-        {move || lab.model_input.with(Option::is_some).then(|| view! {
+        {move || offered.get().then(|| view! {
             <div class="teach" role="group" aria-label="what the drawing really is">
                 <span class="teach-label">"It is a"</span>
                 {(0..10u8)
