@@ -42,11 +42,26 @@ test("a first look at Experiments: every chart reads the example, Draw then show
   await lab.place("draw");
   assert.equal(await lab.settledPrediction(), "3");
   assert.equal(await lab.byTestId("example-note").count(), 1, "the pad says the example is the page's");
+  assert.equal(await lab.byTestId("teach-3").count(), 0, "the example offered to keep as the person's");
   await lab.stroke(ONE);
   assert.equal(await lab.settledPrediction(), "1");
   assert.equal(await lab.byTestId("example-note").count(), 0);
   assert.deepEqual(errors, []);
   await lab.page.close();
+});
+
+test("a test digit taken over the example is offered to keep, as the person's drawing is", async () => {
+  const context = await app.browser.newContext();
+  const lab = new LabPage(await context.newPage());
+  await lab.open(`${app.server.url}?backend=cpu`);
+  await until(() => lab.byTestId("prediction").textContent(), (digit) => digit === "3", { what: "the example read" });
+  assert.equal(await lab.byTestId("teach-3").count(), 0, "the example offered to keep");
+  await lab.byTestId("random-test-digit").click();
+  await lab.byTestId("shown-digit").waitFor();
+  await lab.settledPrediction();
+  assert.equal(await lab.byTestId("example-note").count(), 0);
+  assert.equal(await lab.byTestId("teach-0").count(), 1, "the test digit not offered to keep");
+  await context.close();
 });
 
 for (const backend of ["cpu", "webgpu"]) {

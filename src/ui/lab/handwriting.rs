@@ -49,15 +49,18 @@ pub(super) fn TeachButtons() -> impl IntoView {
         lab.model_input.track();
         said.set(None);
     });
-    // Offered with a drawing to keep, not before, and never for the example the page opens
-    // on: it is not the person's handwriting, and "It is a 3" would keep it in their set. The
-    // strokes are read when the input changes, which every stroke and the example bring.
+    // Offered with a drawing or a test digit to keep, not before, and never for the example the
+    // page opens on: it is not the person's handwriting, and "It is a 3" would keep it in their
+    // set. The pad's strokes are read when the input changes: a stroke, Undo or Clear changes
+    // them before the input; a shown test digit, which the pad clears them for in an effect of
+    // its own, is told by the digit itself, whichever effect runs first.
     let offered = Memo::new(move |_| {
         lab.model_input.with(Option::is_some)
-            && lab
-                .strokes
-                .try_with_value(|strokes| !is_example(strokes, PAD_SIDE as f64))
-                .unwrap_or(true)
+            && (lab.shown_digit.with(Option::is_some)
+                || lab
+                    .strokes
+                    .try_with_value(|strokes| !is_example(strokes, PAD_SIDE as f64))
+                    .unwrap_or(true))
     });
     view! {
         {move || offered.get().then(|| view! {
