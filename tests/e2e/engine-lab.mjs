@@ -77,15 +77,26 @@ export class EngineLab {
     if (!(await this.countOf(open))) await this.clickAt(`${selector("head-switches")} summary`);
     await this.waitForCss(open);
   }
-  /** Draws a polyline given in pad fractions (0..1), as `LabPage.stroke`. */
-  async stroke(points) {
+  /** The pad in view, and its box in viewport pixels. */
+  async padBox() {
     await this.waitFor("draw-canvas");
-    const box = await this.evaluate((css) => {
+    return this.evaluate((css) => {
       const pad = document.querySelector(css);
       pad.scrollIntoView({ block: "center" });
       const { x, y, width, height } = pad.getBoundingClientRect();
       return { x, y, width, height };
     }, selector("draw-canvas"));
+  }
+  /** Draws each polyline of `lines` in turn, straight from point to point, the pad's box read
+   * once (as `LabPage.drawLines`). */
+  async drawLines(lines) {
+    const box = await this.padBox();
+    const at = ([x, y]) => [Math.round(box.x + x * box.width), Math.round(box.y + y * box.height)];
+    for (const line of lines) await this.drag(line.map(at));
+  }
+  /** Draws a polyline given in pad fractions (0..1), as `LabPage.stroke`. */
+  async stroke(points) {
+    const box = await this.padBox();
     const at = ([x, y]) => [Math.round(box.x + x * box.width), Math.round(box.y + y * box.height)];
     // Four steps between points, as the Chromium tests' mouse moves.
     const path = [];

@@ -97,7 +97,7 @@ export async function teachAll(lab, digits) {
   await lab.place("draw");
   for (const [k, { label, image }] of digits.entries()) {
     await lab.clear();
-    for (const line of strokes(image)) await lab.stroke(line);
+    await lab.drawLines(strokes(image));
     await lab.settledPrediction();
     await click(lab, `teach-${label}`);
     await until(() => text(lab, "teach-said"), (t) => t.startsWith(`Kept as a ${label}: ${k + 1} in`),
