@@ -46,8 +46,8 @@ step "native tests"
 cargo test --release
 
 # The wasm32 code is linted as it is compiled: clippy-driver compiles this crate (never its
-# dependencies) in Trunk's build and in the browser tests' (which shares the library's build
-# and builds every binary with the GPU), with warnings denied as `cargo clippy -- -D warnings`
+# dependencies) in Trunk's build and in the browser tests' (which share the library's two
+# builds, the page's and the workers'), with warnings denied as `cargo clippy -- -D warnings`
 # denies them. Two `cargo clippy --target wasm32-unknown-unknown` passes (with the GPU for the
 # worker and the browser tests, without for the page) checked every dependency for wasm32
 # again, twice, for the same lints.
@@ -83,10 +83,15 @@ fetched_log=$(mktemp)
 fetched=$!
 export CHROMEDRIVER="${CHROMEDRIVER:-$(command -v chromedriver)}"
 export WASM_BINDGEN_TEST_TIMEOUT="${WASM_BINDGEN_TEST_TIMEOUT:-180}"
-# The profile and features of Trunk's worker build (and its clippy-driver, exported above), so
-# the tests run what ships and Burn and the library are compiled once for both.
+# The profile and features of Trunk's builds (and its clippy-driver, exported above), so the
+# tests run what ships and Burn and the library are compiled once for both: web.rs as the
+# workers are built, web_ui.rs (the interface) as the page is.
 browser_status=0
 cargo test --profile web --target wasm32-unknown-unknown --features gpu --test web || browser_status=$?
+if ((browser_status == 0)); then
+  cargo test --profile web --target wasm32-unknown-unknown --no-default-features --features ui --test web_ui \
+    || browser_status=$?
+fi
 fetched_status=0
 wait "$fetched" || fetched_status=$?
 printf '\n\033[1m-- what a visitor fetches\033[0m\n'

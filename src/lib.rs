@@ -26,7 +26,7 @@ pub mod launch_count;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod native;
 
-#[cfg(target_arch = "wasm32")]
+#[cfg(all(target_arch = "wasm32", feature = "ui"))]
 pub mod ui;
 #[cfg(target_arch = "wasm32")]
 pub mod web;

@@ -3,13 +3,13 @@
 //! model on the CPU, so the page's thread only paints and a visit downloads one binary. (On
 //! WebGPU the model runs in `worker.rs`'s binary.)
 
-#[cfg(target_arch = "wasm32")]
+#[cfg(all(target_arch = "wasm32", feature = "ui"))]
 unsafe extern "C" {
     /// The static constructors wasm-ld gathers (Burn's and CubeCL's registrations).
     fn __wasm_call_ctors();
 }
 
-#[cfg(target_arch = "wasm32")]
+#[cfg(all(target_arch = "wasm32", feature = "ui"))]
 fn main() {
     // Calling the constructors once, here, tells wasm-ld not to re-run them at the start of
     // every export, i.e. on every call from JavaScript into the page (each event, each
@@ -63,7 +63,9 @@ fn main() {
     });
 }
 
-#[cfg(not(target_arch = "wasm32"))]
+/// Natively, or built without the interface (`cargo test --features gpu --test web` builds every
+/// binary): nothing to run.
+#[cfg(not(all(target_arch = "wasm32", feature = "ui")))]
 fn main() {
     eprintln!("vitlab is the web app: run it with `trunk serve`; the native tool is `vit`.");
 }

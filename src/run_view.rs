@@ -21,7 +21,10 @@ pub struct Notice {
 
 /// Everything the panel shows of a run.
 #[derive(Debug, Clone, Default, PartialEq)]
-#[cfg_attr(target_arch = "wasm32", derive(reactive_stores::Store))]
+#[cfg_attr(
+    all(target_arch = "wasm32", feature = "ui"),
+    derive(reactive_stores::Store)
+)]
 pub struct RunView {
     pub state: RunState,
     pub backend: Option<BackendKind>,

@@ -1,27 +1,27 @@
-//! Browser tests: `wasm-bindgen-test` in headless Chromium (see scripts/test.sh). WebGPU is
-//! SwiftShader there, so the WebGPU cases are few and small; the rest run on the CPU backend.
+//! Browser tests: `wasm-bindgen-test` in headless Chromium (see scripts/test.sh), built with the
+//! workers' features (`--features gpu`), so they share the workers' build of the library. WebGPU
+//! is SwiftShader there, so the WebGPU cases are few and small; the rest run on the CPU backend.
+//! The page's interface is tested in `web_ui.rs`, built as the page is.
 #![cfg(target_arch = "wasm32")]
+
+mod browser;
 
 use std::rc::Rc;
 
-use leptos::prelude::*;
-use vitlab::analysis::preprocess;
+use browser::{FIRST_TRAIN_CHUNK, PARITY_WEIGHTS, drawing_here, engine_here, real_digits, sleep};
 use vitlab::data::images_tensor;
 use vitlab::data::{IMAGE_PIXELS, IMAGE_SIDE};
 use vitlab::model::HeadsOff;
 use vitlab::protocol::BackendKind;
-use vitlab::ui::{Handwriting, Lab, LabState, MapChoice, ModelHost, Revealed, ShownDigit, paint};
-use vitlab::web::drawing::{DrawingError, DrawingWorker, InThread};
+use vitlab::web::drawing::DrawingError;
 use vitlab::web::{Engine, LocalModel, start_device};
 use vitlab::weights;
 use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::JsFuture;
 use wasm_bindgen_test::*;
-use web_sys::{HtmlCanvasElement, PointerEvent, PointerEventInit};
 
 wasm_bindgen_test_configure!(run_in_browser);
 
-const PARITY_WEIGHTS: &[u8] = include_bytes!("fixtures/parity.safetensors");
 const PARITY_JSON: &str = include_str!("fixtures/parity.json");
 const SEED_WEIGHTS: &[u8] = include_bytes!("../pretrained/vit-seed.safetensors");
 
@@ -29,20 +29,6 @@ const SEED_WEIGHTS: &[u8] = include_bytes!("../pretrained/vit-seed.safetensors")
 struct Fixture {
     images: Vec<Vec<u8>>,
     logits: Vec<Vec<f32>>,
-}
-
-fn document() -> web_sys::Document {
-    web_sys::window().unwrap().document().unwrap()
-}
-
-async fn sleep(ms: i32) {
-    let promise = js_sys::Promise::new(&mut |resolve, _| {
-        web_sys::window()
-            .unwrap()
-            .set_timeout_with_callback_and_timeout_and_arguments_0(&resolve, ms)
-            .unwrap();
-    });
-    JsFuture::from(promise).await.unwrap();
 }
 
 /// The device `backend` starts; the test fails where it fell back to another.
@@ -126,18 +112,6 @@ async fn the_cpu_can_be_forced() {
     assert_eq!(BackendKind::parse("WebGPU"), Some(BackendKind::WebGpu));
 }
 
-/// The CPU's drawing worker's model, answering in this thread as the worker answers the page
-/// (the browser tests have no worker script to start).
-fn drawing_here() -> Rc<DrawingWorker> {
-    DrawingWorker::on(InThread::new(BackendKind::Cpu))
-}
-
-async fn engine_here(weights: &[u8]) -> Engine {
-    Engine::load(weights, drawing_here(), BackendKind::Cpu)
-        .await
-        .unwrap()
-}
-
 #[wasm_bindgen_test]
 async fn corrupt_weights_are_refused_not_a_panic() {
     let truncated = &PARITY_WEIGHTS[..PARITY_WEIGHTS.len() / 2];
@@ -183,186 +157,7 @@ async fn every_map_the_worker_reads_has_its_shape_and_its_weights_sum_to_at_most
     assert!((reading.probabilities.iter().sum::<f32>() - 1.0).abs() < 1e-5);
 }
 
-fn new_canvas(side: u32) -> HtmlCanvasElement {
-    let canvas: HtmlCanvasElement = document()
-        .create_element("canvas")
-        .unwrap()
-        .unchecked_into();
-    canvas.set_width(side);
-    canvas.set_height(side);
-    canvas
-}
-
-#[wasm_bindgen_test]
-fn a_known_stroke_preprocesses_to_the_expected_image() {
-    // A white 40×200 bar on black, as the pad draws: fitted to 4×20, centred in 28×28.
-    let canvas = new_canvas(280);
-    let ctx = paint::context(&canvas).unwrap();
-    ctx.set_fill_style_str("black");
-    ctx.fill_rect(0.0, 0.0, 280.0, 280.0);
-    ctx.set_fill_style_str("white");
-    ctx.fill_rect(10.0, 50.0, 40.0, 200.0);
-    let raster = paint::read_grey(&canvas).unwrap();
-    let image = preprocess::to_mnist(&raster).unwrap();
-    let mut expected = [0u8; IMAGE_PIXELS];
-    for y in 4..24 {
-        for x in 12..16 {
-            expected[y * IMAGE_SIDE + x] = 255;
-        }
-    }
-    assert_eq!(image.to_vec(), expected.to_vec());
-}
-
-fn pointer(kind: &str, x: f64, y: f64) -> PointerEvent {
-    let init = PointerEventInit::new();
-    init.set_pointer_id(1);
-    init.set_bubbles(true);
-    init.set_client_x(x as i32);
-    init.set_client_y(y as i32);
-    init.set_buttons(1);
-    PointerEvent::new_with_event_init_dict(kind, &init).unwrap()
-}
-
-fn by_test_id(id: &str) -> web_sys::Element {
-    document()
-        .query_selector(&format!("[data-testid=\"{id}\"]"))
-        .unwrap()
-        .unwrap_or_else(|| panic!("no element with data-testid={id}"))
-}
-
-/// The probability bars' values, digit by digit.
-fn probabilities_shown() -> Vec<f32> {
-    (0..10)
-        .map(|d| {
-            by_test_id(&format!("probability-{d}"))
-                .get_attribute("data-value")
-                .unwrap()
-                .parse::<f32>()
-                .unwrap()
-        })
-        .collect()
-}
-
-#[wasm_bindgen_test]
-async fn the_lab_mounts_and_a_stroke_gets_a_prediction() {
-    let engine = Rc::new(engine_here(PARITY_WEIGHTS).await);
-    let container = document().create_element("div").unwrap();
-    document().body().unwrap().append_child(&container).unwrap();
-    let shown_digit = RwSignal::new(None::<ShownDigit>);
-    let in_lab = engine.clone();
-    let handle = leptos::mount::mount_to(container.unchecked_into(), move || {
-        let host = ModelHost::new();
-        host.engine.set(Some(in_lab));
-        provide_context(host);
-        provide_context(LabState {
-            on_failure: Callback::new(|_| false),
-            on_problem: Callback::new(|_| {}),
-            batch_distance: Signal::stored(None),
-            want_batch_distance: Callback::new(|_| {}),
-            revealed: Revealed::all(),
-            strokes: StoredValue::new(Vec::new()),
-            heads_switching: RwSignal::new(false),
-            shown_digit,
-            map: RwSignal::new(MapChoice::Rollout),
-            heads_off: RwSignal::new(HeadsOff::default()),
-            model_input: RwSignal::new(None),
-        });
-        provide_context(Handwriting::new());
-        view! { <Lab /> }
-    });
-    assert_eq!(by_test_id("prediction").text_content().unwrap(), "–");
-
-    // A vertical stroke down the middle of the pad: a "1".
-    let canvas = by_test_id("draw-canvas");
-    let rect = canvas.get_bounding_client_rect();
-    let x = rect.left() + rect.width() / 2.0;
-    canvas
-        .dispatch_event(&pointer("pointerdown", x, rect.top() + 40.0))
-        .unwrap();
-    for step in 1..=10 {
-        let y = rect.top() + 40.0 + step as f64 * 20.0;
-        canvas
-            .dispatch_event(&pointer("pointermove", x, y))
-            .unwrap();
-    }
-    canvas
-        .dispatch_event(&pointer("pointerup", x, rect.top() + 240.0))
-        .unwrap();
-
-    let mut prediction = String::new();
-    for _ in 0..100 {
-        sleep(50).await;
-        prediction = by_test_id("prediction").text_content().unwrap();
-        if prediction != "–" {
-            break;
-        }
-    }
-    let digit: usize = prediction.parse().expect("a digit is shown");
-    assert!(digit < 10);
-    let total: f32 = probabilities_shown().iter().sum();
-    assert!((total - 1.0).abs() < 1e-3, "probabilities sum to {total}");
-
-    // Clear empties the prediction again.
-    by_test_id("clear-button")
-        .unchecked_into::<web_sys::HtmlElement>()
-        .click();
-    sleep(20).await;
-    assert_eq!(by_test_id("prediction").text_content().unwrap(), "–");
-
-    // A test digit in the panel: the model is given that very image, so the panel shows
-    // what classifying it directly gives.
-    let test_set = real_digits(8);
-    let shown = ShownDigit::of_test_set(&test_set, 5);
-    let image: [u8; IMAGE_PIXELS] = shown.image.clone().try_into().unwrap();
-    let direct = engine.classify(&image, HeadsOff::default()).await.unwrap();
-    shown_digit.set(Some(shown));
-    let mut probabilities = Vec::new();
-    for _ in 0..100 {
-        sleep(50).await;
-        probabilities = probabilities_shown();
-        if probabilities.iter().any(|&p| p > 0.0) {
-            break;
-        }
-    }
-    for (panel, alone) in probabilities.iter().zip(&direct.probabilities) {
-        assert!(
-            (panel - alone).abs() < 1e-5,
-            "{probabilities:?} against {:?}",
-            direct.probabilities
-        );
-    }
-    let caption = by_test_id("shown-digit");
-    assert_eq!(
-        caption.get_attribute("data-label").unwrap(),
-        test_set.labels[5].to_string()
-    );
-    // Drawing puts the pad's own image back.
-    canvas
-        .dispatch_event(&pointer("pointerdown", x, rect.top() + 40.0))
-        .unwrap();
-    canvas
-        .dispatch_event(&pointer("pointerup", x, rect.top() + 40.0))
-        .unwrap();
-    sleep(20).await;
-    assert!(shown_digit.get_untracked().is_none());
-    assert!(
-        document()
-            .query_selector("[data-testid=shown-digit]")
-            .unwrap()
-            .is_none()
-    );
-    drop(handle);
-}
-
 // --- Training in the browser -------------------------------------------------------------
-
-const FIRST_TRAIN_CHUNK: &[u8] = include_bytes!("../www/mnist/train-000.bin");
-
-fn real_digits(count: usize) -> vitlab::data::MnistSet {
-    vitlab::data::decode_chunk_unverified(FIRST_TRAIN_CHUNK)
-        .unwrap()
-        .slice(0..count)
-}
 
 fn chunk_entry(bytes: &[u8], items: usize) -> vitlab::data::ChunkEntry {
     vitlab::data::ChunkEntry {
