@@ -77,27 +77,27 @@ export class EngineLab {
     if (!(await this.countOf(open))) await this.clickAt(`${selector("head-switches")} summary`);
     await this.waitForCss(open);
   }
-  /** The pad in view, and its box in viewport pixels. */
-  async padBox() {
+  /** The pad scrolled into view, and a point in pad fractions (0..1) to viewport pixels (as
+   * `LabPage.padToViewport`, rounded: WebDriver's pointer takes whole pixels). */
+  async padToViewport() {
     await this.waitFor("draw-canvas");
-    return this.evaluate((css) => {
+    const box = await this.evaluate((css) => {
       const pad = document.querySelector(css);
       pad.scrollIntoView({ block: "center" });
       const { x, y, width, height } = pad.getBoundingClientRect();
       return { x, y, width, height };
     }, selector("draw-canvas"));
+    return ([x, y]) => [Math.round(box.x + x * box.width), Math.round(box.y + y * box.height)];
   }
   /** Draws each polyline of `lines` in turn, straight from point to point, the pad's box read
    * once (as `LabPage.drawLines`). */
   async drawLines(lines) {
-    const box = await this.padBox();
-    const at = ([x, y]) => [Math.round(box.x + x * box.width), Math.round(box.y + y * box.height)];
+    const at = await this.padToViewport();
     for (const line of lines) await this.drag(line.map(at));
   }
   /** Draws a polyline given in pad fractions (0..1), as `LabPage.stroke`. */
   async stroke(points) {
-    const box = await this.padBox();
-    const at = ([x, y]) => [Math.round(box.x + x * box.width), Math.round(box.y + y * box.height)];
+    const at = await this.padToViewport();
     // Four steps between points, as the Chromium tests' mouse moves.
     const path = [];
     points.map(at).forEach((point, i, all) => {

@@ -280,34 +280,32 @@ export class LabPage {
     if ((await switches.getAttribute("open")) === null) await switches.locator("summary").click();
     await this.page.locator('[data-testid="head-switches"][open]').waitFor();
   }
-  /** Draws a polyline given in pad fractions (0..1). */
-  async stroke(points) {
+  /** The pad scrolled into view, and a point in pad fractions (0..1) to viewport pixels. */
+  async padToViewport() {
     const pad = this.byTestId("draw-canvas");
     await pad.scrollIntoViewIfNeeded();
     const box = await pad.boundingBox();
-    const at = ([x, y]) => [box.x + x * box.width, box.y + y * box.height];
-    const [first, ...rest] = points.map(at);
+    return ([x, y]) => [box.x + x * box.width, box.y + y * box.height];
+  }
+  /** The button pressed at the first point (viewport pixels), moved through the others in
+   * `steps` mouse events each, and released. */
+  async drag([first, ...rest], steps) {
     await this.page.mouse.move(...first);
     await this.page.mouse.down();
-    for (const point of rest) await this.page.mouse.move(...point, { steps: 4 });
+    for (const point of rest) await this.page.mouse.move(...point, { steps });
     await this.page.mouse.up();
+  }
+  /** Draws a polyline given in pad fractions (0..1), four steps between points. */
+  async stroke(points) {
+    await this.drag(points.map(await this.padToViewport()), 4);
   }
   /** Draws each polyline of `lines` in turn, straight from point to point, the pad's box read
    * once: a person's handwriting row by row (handwriting-digits.mjs), in 38 s for twenty digits
    * where a `stroke` each, four steps between points, took 82 s (anti-aliasing moves 3 % of the
    * pixels by 18/255 at most; the fine-tuning reads the same). */
   async drawLines(lines) {
-    const pad = this.byTestId("draw-canvas");
-    await pad.scrollIntoViewIfNeeded();
-    const box = await pad.boundingBox();
-    const at = ([x, y]) => [box.x + x * box.width, box.y + y * box.height];
-    for (const line of lines) {
-      const [first, ...rest] = line.map(at);
-      await this.page.mouse.move(...first);
-      await this.page.mouse.down();
-      for (const point of rest) await this.page.mouse.move(...point);
-      await this.page.mouse.up();
-    }
+    const at = await this.padToViewport();
+    for (const line of lines) await this.drag(line.map(at), 1);
   }
   async clear() {
     await this.byTestId("clear-button").click();
