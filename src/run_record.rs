@@ -7,8 +7,7 @@ use serde::{Deserialize, Serialize};
 use crate::analysis::timeline::Timeline;
 use crate::model::ModelConfig;
 use crate::protocol::BackendKind;
-use crate::run_view::RunView;
-use crate::train::{History, TrainingPlan};
+use crate::train::{History, StepReport, TrainingPlan};
 
 /// Chart points a record keeps of each curve: enough to compare runs by eye.
 pub const KEPT_POINTS: usize = 300;
@@ -26,6 +25,16 @@ pub const MAX_RECORD_BYTES: usize = 1 << 20;
 pub struct MixCounts {
     pub digits: usize,
     pub copies: usize,
+}
+
+/// How far a run got, as the panel shows it (`crate::run_view::RunView::progress`): what its
+/// record takes in.
+#[derive(Debug, Clone, Copy)]
+pub struct Progress<'a> {
+    pub backend: Option<BackendKind>,
+    pub report: Option<&'a StepReport>,
+    pub history: &'a History,
+    pub timeline: &'a Timeline,
 }
 
 /// A record that does not fit [`MAX_RECORD_BYTES`] even thinned: its size.
@@ -131,14 +140,14 @@ impl RunRecord {
         }
     }
 
-    /// Takes in what the panel shows of the run now.
-    pub fn update(&mut self, view: &RunView) {
+    /// Takes in how far the run got, as the panel shows it now.
+    pub fn update(&mut self, view: Progress<'_>) {
         self.backend = view.backend.or(self.backend);
-        if let Some(report) = &view.report {
+        if let Some(report) = view.report {
             self.step = report.point.step;
             self.total_steps = report.total_steps;
         }
-        self.history = thinned(&view.history, KEPT_POINTS);
+        self.history = thinned(view.history, KEPT_POINTS);
         self.timeline = view.timeline.clone();
         self.last_test = view.history.evals.last().map(|e| e.accuracy);
         self.best_test = view

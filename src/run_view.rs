@@ -5,9 +5,13 @@
 
 use crate::analysis::timeline::Timeline;
 use crate::protocol::{
-    BackendKind, DataProgress, FromTrainer, RunState, SavedSummary, WeightsPurpose,
+    BackendKind, DataProgress, FromTrainer, RunState, SavedSummary, TrainerFailure, WeightsPurpose,
 };
-use crate::train::{CellDigits, History, PersonalMix, StepReport, TestReport, TrainingPlan};
+use crate::run_record::Progress;
+use crate::run_store::{KeeperError, RunId, StartRefused, StoreError, short_name};
+use crate::train::{
+    CellDigits, History, PersonalMix, PlanError, StepReport, TestReport, TrainingPlan,
+};
 
 /// Notices kept on screen, newest last.
 pub const MAX_NOTICES: usize = 4;
@@ -44,11 +48,61 @@ pub struct RunView {
     /// The probes' attention at each evaluation.
     pub timeline: Timeline,
     pub notices: Vec<Notice>,
-    pub failure: Option<String>,
+    /// Why the run stopped, or did not start or go on.
+    pub failure: Option<RunFailure>,
     /// The run saved in this browser, or why it cannot be resumed.
     pub saved: Option<Result<SavedSummary, SavedProblem>>,
     /// The person's digits the run fine-tunes on, if it does (its plan is not the form's).
     pub fine_tunes_on: Option<usize>,
+}
+
+/// Why the panel's run stopped, or did not start or go on: typed until the panel says it.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum RunFailure {
+    /// The worker's own failure: its device, a loss gone NaN, a start it could not make.
+    #[error(transparent)]
+    Trainer(TrainerFailure),
+    /// The worker itself is gone.
+    #[error(
+        "The training worker stopped: {0}. Continue from the last save, on the CPU if the GPU was lost."
+    )]
+    WorkerLost(WorkerLoss),
+    #[error("This plan cannot run: {0}")]
+    Plan(PlanError),
+    #[error(transparent)]
+    NotStarted(StartRefused),
+    #[error("Not continued: {0}.")]
+    NotContinued(KeeperError),
+    /// Another tab continued the run and kept it since: this tab's copy stopped.
+    #[error("{}", taken_on(.0))]
+    TakenOn(StoreError),
+    /// A fine-tuning without a checkpoint cannot go on as itself: the weights it began from
+    /// and the person's digits are in its checkpoint.
+    #[error(
+        "Run {} fine-tuned on your digits and has no checkpoint to go on from: start it again from Handwriting.",
+        short_name(*.0)
+    )]
+    NoCheckpoint(RunId),
+}
+
+/// How a worker was lost, in the browser's words (an error event's message, a refused start),
+/// which are all the page is told.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum WorkerLoss {
+    #[error("{0}")]
+    Died(String),
+    #[error("it could not be started ({0})")]
+    NotStarted(String),
+}
+
+/// Another tab took the run on, as a sentence of its own.
+pub fn taken_on(error: &StoreError) -> String {
+    let said = KeeperError::Store(error.clone()).to_string();
+    let mut chars = said.chars();
+    match chars.next() {
+        Some(first) => format!("{}{}.", first.to_uppercase(), chars.as_str()),
+        None => String::new(),
+    }
 }
 
 /// Why the run saved in this browser is not offered to resume.
@@ -202,17 +256,25 @@ impl RunView {
                     };
                 }
             }
-            FromTrainer::Failed { message } => self.failure = Some(message),
+            FromTrainer::Failed(failure) => self.failure = Some(RunFailure::Trainer(failure)),
         }
         RunEffect::None
     }
 
+    /// How far the run got, for its record.
+    pub fn progress(&self) -> Progress<'_> {
+        Progress {
+            backend: self.backend,
+            report: self.report.as_ref(),
+            history: &self.history,
+            timeline: &self.timeline,
+        }
+    }
+
     /// The worker died: nothing it held can answer any more.
-    pub fn worker_lost(&mut self, why: &str) -> RunEffect {
+    pub fn worker_lost(&mut self, how: WorkerLoss) -> RunEffect {
         self.state = RunState::Failed;
-        self.failure = Some(format!(
-            "The training worker stopped: {why}. Continue from the last save, on the CPU if the GPU was lost."
-        ));
+        self.failure = Some(RunFailure::WorkerLost(how));
         RunEffect::RefreshSaved
     }
 

@@ -9,9 +9,9 @@
 use crate::protocol::{BackendKind, FromTrainer, RunState, SavedSummary, ToTrainer};
 use crate::run_record::RunRecord;
 use crate::run_store::{
-    GoOn, HeaderError, KeeperError, Kept, Rest, RunId, StoreError, WeightsError, short_name,
+    GoOn, KeeperError, Kept, Rest, RunId, StartRefused, StoreError, WeightsError, short_name,
 };
-use crate::run_view::{RunEffect, RunView, SavedProblem};
+use crate::run_view::{RunEffect, RunFailure, RunView, SavedProblem, WorkerLoss, taken_on};
 use crate::train::{PlanError, TrainingPlan};
 
 /// A worker the session started, told apart from the ones before it: what an ended worker
@@ -20,17 +20,6 @@ pub type WorkerId = u32;
 
 /// A card's request to start a run, told apart from other cards' requests.
 pub type AskId = u64;
-
-/// Why the keeper did not take a new run ([`Event::StartKept`]).
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
-pub enum StartRefused {
-    #[error("Not started: {0}.")]
-    NotKept(KeeperError),
-    #[error("The run file cannot be resumed: {0}.")]
-    UnreadableFile(HeaderError),
-    #[error("The run file was not taken: {0}.")]
-    FileNotKept(KeeperError),
-}
 
 /// Why a run asked for did not start.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -51,11 +40,10 @@ pub enum StartError {
 /// Why a started run ended without its weights. Read after "Run #1234 ".
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum RunEnded {
-    /// Its own failure (a device's, a loss gone NaN, its worker's death), as the panel says
-    /// it: words that crossed the worker boundary as text (`FromTrainer::Failed`, the
-    /// worker's error event).
+    /// Its own failure (a device's, a loss gone NaN, its worker's death), as the panel shows
+    /// it.
     #[error("stopped: {0}")]
-    Failed(String),
+    Failed(RunFailure),
     /// Another tab continued the run and kept it since: this tab's copy stopped.
     #[error("stopped: {}", taken_on(.0))]
     TakenOn(StoreError),
@@ -123,10 +111,8 @@ pub enum Event {
     DigitsDeleted(RunId),
     /// A message of worker `0`, with the bytes beside it.
     Worker(WorkerId, FromTrainer, Option<Vec<u8>>),
-    /// Worker `0` died (a panic, a trap, its memory), as `1` says.
-    WorkerLost(WorkerId, String),
-    /// Worker `0` could not be started, as `1` says.
-    WorkerNotStarted(WorkerId, String),
+    /// Worker `0` died (a panic, a trap, its memory) or could not be started, as `1` says.
+    WorkerLost(WorkerId, WorkerLoss),
     /// The page was hidden (another tab or app in front, the page being left) or shown again.
     PageHidden(bool),
     /// The drawing settled: a live worker hears it.
@@ -376,14 +362,11 @@ impl TabSession {
             Event::Worker(worker, message, bytes) if self.worker == Some(worker) => {
                 self.heard(view, message, bytes, out)
             }
-            Event::WorkerLost(worker, why) if self.worker == Some(worker) => {
-                self.lost(view, &why, out)
-            }
-            Event::WorkerNotStarted(worker, why) if self.worker == Some(worker) => {
-                self.lost(view, &format!("it could not be started ({why})"), out)
+            Event::WorkerLost(worker, how) if self.worker == Some(worker) => {
+                self.lost(view, how, out)
             }
             // An ended worker's last words.
-            Event::Worker(..) | Event::WorkerLost(..) | Event::WorkerNotStarted(..) => {}
+            Event::Worker(..) | Event::WorkerLost(..) => {}
             Event::PageHidden(hidden) => self.send(ToTrainer::PageHidden { hidden }, None, out),
             Event::DrawingSettled if self.has_worker() => out.push(Command::SendDrawing),
             Event::DrawingSettled => {}
@@ -406,10 +389,9 @@ impl TabSession {
         if let Launch::Plan { plan, ask, .. } = &launch
             && let Err(message) = plan.validate()
         {
-            let why = StartError::Plan(message);
-            view.failure = Some(why.to_string());
+            view.failure = Some(RunFailure::Plan(message.clone()));
             if let Some(ask) = *ask {
-                let answer = Err(why);
+                let answer = Err(StartError::Plan(message));
                 out.push(Command::AnswerCard { ask, answer });
             }
             return;
@@ -459,7 +441,7 @@ impl TabSession {
             Err(why) => {
                 self.cancelled = false;
                 view.state = RunState::Idle;
-                view.failure = Some(why.to_string());
+                view.failure = Some(RunFailure::NotStarted(why.clone()));
                 if let Some(ask) = ask {
                     let answer = Err(StartError::Refused(why));
                     out.push(Command::AnswerCard { ask, answer });
@@ -516,7 +498,7 @@ impl TabSession {
             Ok((record, checkpoint)) => {
                 self.go_on_from(view, run, record, checkpoint, backend, out)
             }
-            Err(error) => view.failure = Some(format!("Not continued: {error}.")),
+            Err(error) => view.failure = Some(RunFailure::NotContinued(error)),
         }
     }
 
@@ -573,10 +555,7 @@ impl TabSession {
         if checkpoint.is_none() && record.fine_tunes() {
             let worker_alive = self.has_worker();
             keep(out, ToKeeper::LetGo { worker_alive });
-            view.failure = Some(format!(
-                "Run {} fine-tuned on your digits and has no checkpoint to go on from: start it again from Handwriting.",
-                short_name(run)
-            ));
+            view.failure = Some(RunFailure::NoCheckpoint(run));
             return;
         }
         if self.awaited != Some(run) {
@@ -678,12 +657,12 @@ impl TabSession {
     }
 
     /// The worker died: nothing it held can answer any more, and nothing more comes from it.
-    fn lost(&mut self, view: &mut RunView, why: &str, out: &mut Vec<Command>) {
+    fn lost(&mut self, view: &mut RunView, how: WorkerLoss, out: &mut Vec<Command>) {
         self.end_worker(out);
         // A Resume or a continue asked of the keeper still lands; a start being kept too, in
         // a fresh worker.
         keep(out, ToKeeper::WorkerLost);
-        if view.worker_lost(why) == RunEffect::RefreshSaved {
+        if view.worker_lost(how) == RunEffect::RefreshSaved {
             keep(out, ToKeeper::ReadSaved);
         }
     }
@@ -719,12 +698,11 @@ impl TabSession {
                     ToKeeper::RunsProblem(RunsProblem::TakenOn(error.clone())),
                 );
                 keep(out, ToKeeper::ReloadRows);
-                let said = taken_on(&error);
-                self.end_awaited(RunEnded::TakenOn(error), out);
+                self.end_awaited(RunEnded::TakenOn(error.clone()), out);
                 self.send(ToTrainer::Reset, None, out);
                 view.reset();
                 view.state = RunState::Idle;
-                view.failure = Some(said);
+                view.failure = Some(RunFailure::TakenOn(error));
                 return;
             }
             Kept::Gone(gone) => {
@@ -810,18 +788,4 @@ impl Launch {
 
 fn keep(out: &mut Vec<Command>, command: ToKeeper) {
     out.push(Command::Keeper(command));
-}
-
-/// Another tab took the run on, as a sentence of its own.
-fn taken_on(error: &StoreError) -> String {
-    capitalised(&KeeperError::Store(error.clone()).to_string())
-}
-
-/// `said` as a sentence of its own.
-fn capitalised(said: &str) -> String {
-    let mut chars = said.chars();
-    match chars.next() {
-        Some(first) => format!("{}{}.", first.to_uppercase(), chars.as_str()),
-        None => String::new(),
-    }
 }

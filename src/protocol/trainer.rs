@@ -234,10 +234,95 @@ pub enum FromTrainer {
     RunFile {
         step: usize,
     },
-    /// Training cannot go on (the model before the failure is kept).
-    Failed {
-        message: String,
+    /// Training cannot go on (the model before the failure is kept), or never began.
+    Failed(TrainerFailure),
+}
+
+/// Why the training worker's run cannot go on, or never began: typed across the worker
+/// boundary and put in words only where the panel shows it. Only what a cause outside the
+/// worker's code says (a device's error, a fetch's) travels as its own words.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, thiserror::Error)]
+pub enum TrainerFailure {
+    /// The device failed mid-run, as it says (`why`); the run saved at step `saved`, if it
+    /// did, can be resumed.
+    #[error("The {} device failed: {why}. {}", .backend.label(), resume_hint(*.saved))]
+    Device {
+        backend: BackendKind,
+        why: String,
+        saved: Option<usize>,
     },
+    /// The loss became `loss` at step `step`: the model went back to the save from step
+    /// `back_to`, or, with none, the run is gone.
+    #[error(
+        "The loss became {loss} at step {step}; training stopped (try a lower learning rate). {}",
+        diverged_hint(*.back_to)
+    )]
+    Diverged {
+        step: usize,
+        loss: NonFinite,
+        back_to: Option<usize>,
+    },
+    /// A fine-tuning asked to start without the weights it starts from: it was never kept
+    /// with them.
+    #[error("This fine-tuning run was not saved before it stopped: fine-tune again from the lab.")]
+    FineTuningUnsaved,
+    /// A continue came without its checkpoint.
+    #[error("The run cannot be continued: no checkpoint came with it.")]
+    NoCheckpoint,
+    /// The checkpoint to continue from cannot be read, as its decoder says (the worker's
+    /// own error, whose type the page's build, without training, does not have).
+    #[error("The run cannot be continued: {0}.")]
+    Unresumable(String),
+    /// The run's model cannot be made: its plan, or the weights it starts from, as said.
+    #[error("The run cannot start: {0}.")]
+    NotMade(String),
+    /// The data's manifest could not be had, as the fetch says.
+    #[error("The training data cannot be found: {0}")]
+    NoManifest(String),
+    /// Not one MNIST image could be loaded: the run would wait forever.
+    #[error(
+        "None of the training data could be loaded, so the run cannot start: check the connection and start again."
+    )]
+    NoTrainingData,
+}
+
+/// A value that is not a number, as JSON, which has no such numbers, carries it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, thiserror::Error)]
+pub enum NonFinite {
+    #[error("NaN")]
+    NaN,
+    #[error("inf")]
+    Infinite,
+    #[error("-inf")]
+    NegInfinite,
+}
+
+impl NonFinite {
+    /// `value`, unless it is a number.
+    pub fn of(value: f32) -> Option<Self> {
+        match value {
+            v if v.is_nan() => Some(Self::NaN),
+            f32::INFINITY => Some(Self::Infinite),
+            f32::NEG_INFINITY => Some(Self::NegInfinite),
+            _ => None,
+        }
+    }
+}
+
+fn resume_hint(saved: Option<usize>) -> String {
+    match saved {
+        Some(step) => format!("The run saved at step {step} can be resumed."),
+        None => "Nothing was saved yet.".to_string(),
+    }
+}
+
+fn diverged_hint(back_to: Option<usize>) -> String {
+    match back_to {
+        Some(step) => {
+            format!("The model is back at the save from step {step}; Resume continues from there.")
+        }
+        None => "Nothing was saved before it, so the run is gone: start again.".to_string(),
+    }
 }
 
 impl super::Greeting for FromTrainer {

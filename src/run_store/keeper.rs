@@ -7,7 +7,8 @@ use std::cell::RefCell;
 use std::rc::Rc;
 
 use super::{
-    HeldElsewhere, Keeping, LockError, RunId, RunLocks, RunStore, StoreError, TabMemory, short_name,
+    HeaderError, HeldElsewhere, Keeping, LockError, RunId, RunLocks, RunStore, StoreError,
+    TabMemory, short_name,
 };
 use crate::protocol::RunState;
 use crate::run_record::RunRecord;
@@ -115,6 +116,17 @@ pub enum KeeperError {
     NoFreeId,
     #[error("run {} is no longer kept in this browser", short_name(*.0))]
     NotKept(RunId),
+}
+
+/// Why the keeper did not take a new run (`crate::tab_session::Event::StartKept`).
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum StartRefused {
+    #[error("Not started: {0}.")]
+    NotKept(KeeperError),
+    #[error("The run file cannot be resumed: {0}.")]
+    UnreadableFile(HeaderError),
+    #[error("The run file was not taken: {0}.")]
+    FileNotKept(KeeperError),
 }
 
 /// What came of a keeping ([`Keeper::keep`]), as the page acts on it: one outcome, matched

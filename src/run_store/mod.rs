@@ -23,7 +23,9 @@ mod keeper;
 pub mod memory;
 
 pub use header::{HeaderError, read_header};
-pub use keeper::{Current, DigitsForgotten, GoOn, Keeper, KeeperError, Kept, Rest, Status};
+pub use keeper::{
+    Current, DigitsForgotten, GoOn, Keeper, KeeperError, Kept, Rest, StartRefused, Status,
+};
 
 use crate::run_record::RunRecord;
 

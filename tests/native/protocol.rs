@@ -11,8 +11,9 @@ use vitlab::data::IMAGE_PIXELS;
 use vitlab::model::{CnnConfig, HeadsOff, ModelConfig, Replacement, VitConfig};
 use vitlab::protocol::{
     BUILD, BackendKind, BytesError, Called, DataProgress, FromDrawing, FromExplainer, FromHelper,
-    FromTrainer, Greeting, PartsError, Reply, RunState, ToDrawing, ToExplainer, ToHelper,
-    ToTrainer, WeightsPurpose, bytes_to_floats, bytes_to_images, floats_to_bytes, images_to_bytes,
+    FromTrainer, Greeting, NonFinite, PartsError, Reply, RunState, ToDrawing, ToExplainer,
+    ToHelper, ToTrainer, TrainerFailure, WeightsPurpose, bytes_to_floats, bytes_to_images,
+    floats_to_bytes, images_to_bytes,
 };
 use vitlab::train::{
     History, Shard, ShardDoneHeader, ShardJob, ShardJobError, ShardJobHeader, ShardPart,
@@ -105,9 +106,22 @@ fn every_message_to_and_from_the_training_worker_reads_back_as_written() {
             purpose: WeightsPurpose::Download,
         },
         FromTrainer::RunFile { step: 40 },
-        FromTrainer::Failed {
-            message: "The CPU (wasm) device failed".into(),
-        },
+        FromTrainer::Failed(TrainerFailure::Device {
+            backend: BackendKind::Cpu,
+            why: "out of memory".into(),
+            saved: Some(40),
+        }),
+        FromTrainer::Failed(TrainerFailure::Diverged {
+            step: 7,
+            loss: NonFinite::Infinite,
+            back_to: None,
+        }),
+        FromTrainer::Failed(TrainerFailure::Diverged {
+            step: 8,
+            loss: NonFinite::of(f32::NAN).unwrap(),
+            back_to: Some(5),
+        }),
+        FromTrainer::Failed(TrainerFailure::Unresumable("a damaged header".into())),
     ] {
         round_trip(&message);
         assert_eq!(
@@ -116,6 +130,22 @@ fn every_message_to_and_from_the_training_worker_reads_back_as_written() {
             "{message:?}"
         );
     }
+}
+
+#[test]
+fn a_loss_that_is_not_a_number_crosses_as_json_can_carry_it_and_reads_as_rust_prints_it() {
+    for (value, said) in [
+        (f32::NAN, "NaN"),
+        (f32::INFINITY, "inf"),
+        (-f32::INFINITY, "-inf"),
+    ] {
+        let loss = NonFinite::of(value).unwrap();
+        assert_eq!(loss.to_string(), said);
+        assert_eq!(loss.to_string(), format!("{value}"));
+        round_trip(&loss);
+    }
+    assert_eq!(NonFinite::of(2.5), None);
+    assert_eq!(NonFinite::of(f32::MAX), None);
 }
 
 #[test]

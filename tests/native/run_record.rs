@@ -37,7 +37,7 @@ fn a_record_keeps_the_best_and_last_test_and_a_thinned_history() {
         });
     }
     let mut record = RunRecord::new(1_764_000_000_000, TrainingPlan::seed(), 1_764_000_000_000);
-    record.update(&view);
+    record.update(view.progress());
     assert_eq!(record.backend, Some(BackendKind::Cpu));
     assert_eq!(record.best_test, Some(0.95));
     assert_eq!(record.last_test, Some(0.93));
@@ -117,7 +117,7 @@ fn a_record_at_every_cap_fits_the_store_and_keeps_no_digit_of_the_person() {
         view.history.evals.len() <= History::MAX_POINTS + 1,
         "a view's evaluations are bounded"
     );
-    record.update(&view);
+    record.update(view.progress());
     assert!(record.history.evals.len() <= KEPT_EVALS);
     assert_eq!(
         record.history.evals.last(),

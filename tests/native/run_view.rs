@@ -1,7 +1,9 @@
 //! The training panel's view of a run, updated by the trainer's messages alone.
 
-use vitlab::protocol::{BackendKind, DataProgress, FromTrainer, RunState, WeightsPurpose};
-use vitlab::run_view::{MAX_NOTICES, RunEffect, RunView};
+use vitlab::protocol::{
+    BackendKind, DataProgress, FromTrainer, RunState, TrainerFailure, WeightsPurpose,
+};
+use vitlab::run_view::{MAX_NOTICES, RunEffect, RunFailure, RunView, WorkerLoss};
 use vitlab::train::{EvalPoint, History, StepPoint, StepReport, TestReport, TrainingPlan};
 
 fn point(step: usize, loss: f32) -> StepPoint {
@@ -151,13 +153,17 @@ fn a_run_is_charted_from_its_messages_and_asks_for_what_the_view_cannot_do() {
     assert_eq!(view.apply(rest(Some(3)), None), RunEffect::None);
     // The view shows the rest only once the page has kept it.
     assert_eq!(view.state, RunState::Running);
-    view.apply(
-        FromTrainer::Failed {
-            message: "lost".into(),
-        },
-        None,
+    let lost = TrainerFailure::Device {
+        backend: BackendKind::WebGpu,
+        why: "the device was lost".into(),
+        saved: Some(40),
+    };
+    view.apply(FromTrainer::Failed(lost.clone()), None);
+    assert_eq!(view.failure, Some(RunFailure::Trainer(lost)));
+    assert_eq!(
+        view.failure.as_ref().unwrap().to_string(),
+        "The WebGPU device failed: the device was lost. The run saved at step 40 can be resumed."
     );
-    assert_eq!(view.failure.as_deref(), Some("lost"));
 }
 
 #[test]
@@ -198,9 +204,17 @@ fn a_rollback_replaces_the_charts_and_notices_stay_few() {
         format!("retry {}", MAX_NOTICES + 2)
     );
 
-    assert_eq!(view.worker_lost("out of memory"), RunEffect::RefreshSaved);
+    let died = WorkerLoss::Died("out of memory".into());
+    assert_eq!(view.worker_lost(died.clone()), RunEffect::RefreshSaved);
     assert_eq!(view.state, RunState::Failed);
-    assert!(view.failure.as_ref().unwrap().contains("out of memory"));
+    assert_eq!(view.failure, Some(RunFailure::WorkerLost(died)));
+    assert!(
+        view.failure
+            .as_ref()
+            .unwrap()
+            .to_string()
+            .starts_with("The training worker stopped: out of memory. Continue")
+    );
     view.reset();
     assert_eq!(view.history, History::default());
     assert!(view.notices.is_empty() && view.samples.is_empty() && view.saved.is_none());

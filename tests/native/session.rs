@@ -7,7 +7,7 @@ use vitlab::data::{
 };
 use vitlab::model::{Budget, VitConfig};
 use vitlab::native;
-use vitlab::protocol::{FromTrainer, ToTrainer, WeightsPurpose};
+use vitlab::protocol::{FromTrainer, ToTrainer, TrainerFailure, WeightsPurpose};
 use vitlab::train::{
     Checkpoint, History, Session, StepPoint, TrainingError, TrainingPlan, test_report,
 };
@@ -418,9 +418,7 @@ fn messages_survive_json() {
         let json = serde_json::to_string(&message).unwrap();
         assert_eq!(serde_json::from_str::<ToTrainer>(&json).unwrap(), message);
     }
-    let failed = FromTrainer::Failed {
-        message: "x".into(),
-    };
+    let failed = FromTrainer::Failed(TrainerFailure::NoTrainingData);
     let json = serde_json::to_string(&failed).unwrap();
     assert_eq!(serde_json::from_str::<FromTrainer>(&json).unwrap(), failed);
 }

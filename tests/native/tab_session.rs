@@ -10,14 +10,16 @@ use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::rc::Rc;
 
-use vitlab::protocol::{BackendKind, FromTrainer, RunState, ToTrainer};
+use vitlab::protocol::{BackendKind, FromTrainer, NonFinite, RunState, ToTrainer, TrainerFailure};
 use vitlab::rng::SplitMix64;
 use vitlab::run_record::RunRecord;
 use vitlab::run_store::memory::{MemoryLocks, MemoryStore, MemoryTab};
-use vitlab::run_store::{Keeper, KeeperError, Kept, RunId, RunStore, StoreError, TabMemory};
-use vitlab::run_view::RunView;
+use vitlab::run_store::{
+    Keeper, KeeperError, Kept, RunId, RunStore, StartRefused, StoreError, TabMemory,
+};
+use vitlab::run_view::{RunFailure, RunView, WorkerLoss};
 use vitlab::tab_session::{
-    AskId, Command, Event, Page, RunEnded, StartError, StartRefused, TabSession, ToKeeper, WorkerId,
+    AskId, Command, Event, Page, RunEnded, StartError, TabSession, ToKeeper, WorkerId,
 };
 use vitlab::train::{History, TrainingPlan};
 
@@ -279,16 +281,19 @@ impl World {
                         worker.keep(Some(RunState::Finished));
                     }
                     _ => {
-                        worker.say(FromTrainer::Failed {
-                            message: "The loss is not a number.".into(),
-                        });
+                        worker.say(FromTrainer::Failed(TrainerFailure::Diverged {
+                            step: worker.step,
+                            loss: NonFinite::Infinite,
+                            back_to: None,
+                        }));
                         worker.set(RunState::Failed);
                     }
                 }
             }
             Move::Dies => {
                 if let Some(worker) = tab.worker.take() {
-                    tab.on(Event::WorkerLost(worker.id, "it ran out of memory".into()));
+                    let lost = WorkerLoss::Died("it ran out of memory".into());
+                    tab.on(Event::WorkerLost(worker.id, lost));
                 }
             }
             Move::Deliver => {
@@ -525,7 +530,7 @@ impl Tab {
                 rest,
             } => {
                 let resting = rest.and_then(vitlab::run_store::Rest::of);
-                let update = |record: &mut RunRecord| record.update(&view);
+                let update = |record: &mut RunRecord| record.update(view.progress());
                 let kept = run_now(keeper.keep(run, update, (Some(checkpoint), weights), resting));
                 let (checkpoint, kept) = (true, Kept::from(kept));
                 Some(Event::Kept {
@@ -537,7 +542,7 @@ impl Tab {
             }
             ToKeeper::KeepRecord(view) => {
                 let run = keeper.current_id()?;
-                let update = |record: &mut RunRecord| record.update(&view);
+                let update = |record: &mut RunRecord| record.update(view.progress());
                 let kept = Kept::from(run_now(keeper.keep(run, update, (None, None), None)));
                 let (rest, checkpoint) = (None, false);
                 Some(Event::Kept {
@@ -715,7 +720,42 @@ fn the_worker_killed_in_every_state_lets_the_run_go_and_the_card_hears_it() {
         if tab.cards.answers.iter().any(Result::is_ok) {
             assert_eq!(tab.cards.ends.len(), 1, "{history:?}: {:?}", tab.cards.ends);
         }
+        // Before its finish was kept, the run ended with its worker: the card and the panel
+        // hear the death, typed as it came.
+        if let Some(Err(ended)) = tab.cards.ends.last() {
+            let lost = RunFailure::WorkerLost(WorkerLoss::Died("it ran out of memory".into()));
+            assert_eq!(ended, &RunEnded::Failed(lost.clone()), "{history:?}");
+            assert_eq!(tab.view.failure, Some(lost), "{history:?}");
+        }
     }
+}
+
+#[test]
+fn a_card_s_run_whose_loss_diverges_ends_with_the_trainer_s_failure_and_its_words() {
+    let world = play(&[
+        (0, Move::CardStart),
+        (0, Move::Land),
+        (0, Move::Deliver),
+        (0, Move::Deliver),
+        (0, Move::Fails),
+        (0, Move::Deliver),
+        (0, Move::Deliver),
+    ]);
+    let tab = &world.tabs[0];
+    let failure = RunFailure::Trainer(TrainerFailure::Diverged {
+        step: 1,
+        loss: NonFinite::Infinite,
+        back_to: None,
+    });
+    assert_eq!(tab.view.failure, Some(failure.clone()));
+    assert_eq!(tab.cards.ends, vec![Err(RunEnded::Failed(failure.clone()))]);
+    // Typed up to here; the words are made where the panel and the card show them.
+    let said = RunEnded::Failed(failure).to_string();
+    assert!(
+        said.starts_with("stopped: The loss became inf at step 1;")
+            && said.ends_with("Nothing was saved before it, so the run is gone: start again."),
+        "{said}"
+    );
 }
 
 #[test]
@@ -736,7 +776,7 @@ fn an_ended_worker_is_not_heard() {
         state: RunState::Idle,
     };
     tab.on(Event::Worker(old, stale, None));
-    tab.on(Event::WorkerLost(old, "gone".into()));
+    tab.on(Event::WorkerLost(old, WorkerLoss::Died("gone".into())));
     assert_eq!(tab.view.state, state, "the old worker moved the panel");
     assert!(tab.session.has_worker());
 }
@@ -798,13 +838,15 @@ fn a_keeping_another_tab_made_stale_stops_this_tab_and_its_card() {
         "{commands:?}"
     );
     assert_eq!(tab.view.state, RunState::Idle);
+    let failure = tab.view.failure.as_ref().unwrap();
     assert!(
-        tab.view
-            .failure
-            .as_deref()
-            .unwrap()
-            .contains("continued in another tab")
+        matches!(
+            failure,
+            RunFailure::TakenOn(StoreError::Moved { step: 9, .. })
+        ),
+        "{failure:?}"
     );
+    assert!(failure.to_string().contains("continued in another tab"));
 }
 
 #[test]

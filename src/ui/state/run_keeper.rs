@@ -10,11 +10,11 @@ use leptos::task::spawn_local;
 use crate::analysis::timeline::Timeline;
 use crate::run_record::RunRecord;
 use crate::run_store::{
-    DigitsForgotten, GoOn, Keeper, KeeperError, Kept, Rest, RunId, RunStore, WeightsError,
-    read_header,
+    DigitsForgotten, GoOn, Keeper, KeeperError, Kept, Rest, RunId, RunStore, StartRefused,
+    WeightsError, read_header,
 };
 use crate::run_view::{RunView, SavedProblem};
-use crate::tab_session::{Event, StartRefused, ToKeeper};
+use crate::tab_session::{Event, ToKeeper};
 use crate::train::{SavedSummary, TrainingPlan};
 use crate::web::{PageRuns, SessionTab, WebLocks, ask_to_persist, draw_run_id, storage_estimate};
 
@@ -227,7 +227,12 @@ impl RunKeeper {
         let run = self.keeper().current_id()?;
         let kept = self
             .keeper()
-            .keep(run, |record| record.update(&view), (None, None), None)
+            .keep(
+                run,
+                |record| record.update(view.progress()),
+                (None, None),
+                None,
+            )
             .await;
         Some((run, kept.into()))
     }
@@ -246,7 +251,7 @@ impl RunKeeper {
             .keeper()
             .keep(
                 run,
-                |record| record.update(&view),
+                |record| record.update(view.progress()),
                 (Some(checkpoint), weights),
                 rest,
             )

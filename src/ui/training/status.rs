@@ -23,7 +23,7 @@ pub(super) fn RunStatus() -> impl IntoView {
                 "Fine-tuning a model on {digits} of your digits (Learn my handwriting, in the lab): its plan is its own, not the form's."
             )}</p>
         })}
-        {move || shown.failure.get().map(|message| view! { <p class="error" data-testid="training-error" role="alert">{message}</p> })}
+        {move || shown.failure.get().map(|failure| view! { <p class="error" data-testid="training-error" role="alert">{failure.to_string()}</p> })}
         <ul class="notices">
             {move || shown.notices.get().into_iter().map(|notice| view! { <li class:warning=notice.warning>{notice.message}</li> }).collect_view()}
         </ul>

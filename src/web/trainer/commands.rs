@@ -11,7 +11,7 @@ use burn::tensor::Device;
 
 use crate::data::{Manifest, Split};
 use crate::model::Budget;
-use crate::protocol::{FromTrainer, RunState, ToTrainer, WeightsPurpose};
+use crate::protocol::{FromTrainer, RunState, ToTrainer, TrainerFailure, WeightsPurpose};
 use crate::train::{Checkpoint, PlanError, SavedRunError, Session, TrainingPlan};
 use crate::weights;
 
@@ -49,9 +49,7 @@ pub(super) async fn handle(
             // leaves its record as it is. Weights beside the message are its start
             // (fine-tuning); a mix of a person's digits never starts from nothing.
             if plan.mix.is_some() && bytes.is_none() {
-                return fail_without_run(
-                    "This fine-tuning run was not saved before it stopped: fine-tune again from the lab.",
-                );
+                return fail_without_run(TrainerFailure::FineTuningUnsaved);
             }
             let trial = plan.clone();
             launch(
@@ -80,12 +78,12 @@ pub(super) async fn handle(
         }
         ToTrainer::Continue { backend, run } => {
             let Some(bytes) = bytes else {
-                return fail_without_run("no checkpoint came with the message");
+                return fail_without_run(TrainerFailure::NoCheckpoint);
             };
             let checkpoint = match Checkpoint::decode(&bytes, &Budget::PAGE) {
                 Ok(checkpoint) => checkpoint,
                 Err(error) => {
-                    return fail_without_run(format!("The run cannot be continued: {error}."));
+                    return fail_without_run(TrainerFailure::Unresumable(error.to_string()));
                 }
             };
             let step = checkpoint.state.step;
@@ -237,11 +235,11 @@ async fn launch(
     };
     let manifest = match manifest {
         Ok(manifest) => manifest,
-        Err(error) => return fail_without_run(error),
+        Err(error) => return fail_without_run(TrainerFailure::NoManifest(error.to_string())),
     };
     let session = match build(&manifest, &started.device) {
         Ok(session) => session,
-        Err(error) => return fail_without_run(error),
+        Err(error) => return fail_without_run(TrainerFailure::NotMade(error.to_string())),
     };
     inbox.generation.set(inbox.generation.get() + 1);
     inbox.chunks.borrow_mut().clear();

@@ -4,7 +4,7 @@
 use std::fmt::Display;
 
 use crate::data::IMAGE_PIXELS;
-use crate::protocol::{FromTrainer, RunState};
+use crate::protocol::{FromTrainer, RunState, TrainerFailure};
 use crate::train::{PendingStep, Session, StepPoint, StepReport};
 
 use crate::protocol::BackendKind;
@@ -145,22 +145,14 @@ impl Run {
         );
     }
 
-    fn fallback_hint(&self) -> String {
-        match self.saved_step {
-            Some(step) => format!("The run saved at step {step} can be resumed."),
-            None => "Nothing was saved yet.".to_string(),
-        }
-    }
-
     /// The device failed (`why`): the run stops, and the page hears what it can go back to.
     pub(super) fn device_failed(&mut self, why: impl Display) {
-        let hint = self.fallback_hint();
         self.set_state(RunState::Failed);
-        post(
-            &FromTrainer::Failed {
-                message: format!("The {} device failed: {why}. {hint}", self.backend.label()),
-            },
-            None,
-        );
+        let failure = TrainerFailure::Device {
+            backend: self.backend,
+            why: why.to_string(),
+            saved: self.saved_step,
+        };
+        post(&FromTrainer::Failed(failure), None);
     }
 }

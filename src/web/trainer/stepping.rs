@@ -7,7 +7,7 @@ use burn::tensor::Tensor;
 use crate::analysis::inference::{self, images_of};
 use crate::analysis::timeline::{AttentionSnapshot, PROBE_DIGITS};
 use crate::model::Budget;
-use crate::protocol::{FromTrainer, RunState};
+use crate::protocol::{FromTrainer, NonFinite, RunState, TrainerFailure};
 use crate::train::{
     Checkpoint, PendingStep, Session, TestReport, TrainingError, classify_in_batches,
 };
@@ -136,6 +136,13 @@ impl Runner {
     /// useless: the run goes back to its last save, or is dropped when there is none.
     async fn stopped_by_nan(&mut self, error: TrainingError) {
         let Some(run) = self.run_mut() else { return };
+        let TrainingError::NonFiniteLoss { step: at, loss } = error;
+        let diverged = |back_to| TrainerFailure::Diverged {
+            step: at,
+            // The session stops on a loss that is not a number, and on nothing else.
+            loss: NonFinite::of(loss).unwrap_or(NonFinite::NaN),
+            back_to,
+        };
         // Until this run has saved, there is nothing to go back to.
         let restored = match &run.last_checkpoint {
             Some(bytes) => match Checkpoint::decode(bytes, &Budget::PAGE) {
@@ -160,20 +167,11 @@ impl Runner {
                 // The page's charts go back to the save's history with the model.
                 run.announce();
                 run.set_state(RunState::Failed);
-                post(
-                    &FromTrainer::Failed {
-                        message: format!(
-                            "{error} The model is back at the save from step {step}; Resume continues from there."
-                        ),
-                    },
-                    None,
-                );
+                post(&FromTrainer::Failed(diverged(Some(step))), None);
             }
             None => {
                 self.end();
-                fail_without_run(format!(
-                    "{error} Nothing was saved before it, so the run is gone: start again."
-                ));
+                fail_without_run(diverged(None));
             }
         }
     }

@@ -1,8 +1,6 @@
 //! What the training worker says to the page, from wherever in the worker it is said.
 
-use std::fmt::Display;
-
-use crate::protocol::{FromTrainer, RunState};
+use crate::protocol::{FromTrainer, RunState, TrainerFailure};
 
 use crate::web::packet::Packet;
 
@@ -22,13 +20,8 @@ pub(super) fn notice(message: impl Into<String>, warning: bool) {
 }
 
 /// The run is gone, or never began: says why, and the page goes back to idle.
-pub(super) fn fail_without_run(why: impl Display) {
-    post(
-        &FromTrainer::Failed {
-            message: why.to_string(),
-        },
-        None,
-    );
+pub(super) fn fail_without_run(why: TrainerFailure) {
+    post(&FromTrainer::Failed(why), None);
     post(
         &FromTrainer::State {
             state: RunState::Idle,

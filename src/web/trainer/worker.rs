@@ -8,7 +8,7 @@ use wasm_bindgen_futures::spawn_local;
 use web_sys::{DedicatedWorkerGlobalScope, MessageEvent};
 
 use crate::data::Split;
-use crate::protocol::{FromTrainer, RunState};
+use crate::protocol::{FromTrainer, RunState, TrainerFailure};
 
 use crate::web::global::{now_ms, yield_to_messages};
 use crate::web::packet::{Packet, PacketError};
@@ -80,9 +80,7 @@ async fn main_loop(inbox: Rc<Inbox>) {
                 && runner.run().is_some_and(|r| r.session.mnist_loaded() == 0)
             {
                 runner.end();
-                fail_without_run(
-                    "None of the training data could be loaded, so the run cannot start: check the connection and start again.",
-                );
+                fail_without_run(TrainerFailure::NoTrainingData);
             }
         }
         let ready = runner

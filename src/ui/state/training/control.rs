@@ -15,7 +15,7 @@ use super::shown::Shown;
 use super::{RunSteps, TrainingRequest};
 use crate::protocol::{BackendKind, RunState, ToTrainer};
 use crate::run_store::RunId;
-use crate::run_view::RunView;
+use crate::run_view::{RunView, WorkerLoss};
 use crate::tab_session::{Command, Event, Page, TabSession, WorkerId};
 use crate::train::TrainingPlan;
 use crate::ui::state::{AppState, WhenSettled};
@@ -132,15 +132,16 @@ impl TrainingControl {
             move |message, bytes| self.on(Event::Worker(id, message, bytes)),
             // Handled later: the worker is dropped then, and this handler belongs to it.
             move |lost| {
-                spawn_local(async move { self.on(Event::WorkerLost(id, lost.to_string())) })
+                let lost = WorkerLoss::Died(lost.to_string());
+                spawn_local(async move { self.on(Event::WorkerLost(id, lost)) })
             },
         );
         match spawned {
             Ok(worker) => self.worker.set_value(Some(worker)),
             Err(why) => {
                 self.worker.set_value(None);
-                let why = why.to_string();
-                spawn_local(async move { self.on(Event::WorkerNotStarted(id, why)) });
+                let lost = WorkerLoss::NotStarted(why.to_string());
+                spawn_local(async move { self.on(Event::WorkerLost(id, lost)) });
             }
         }
     }

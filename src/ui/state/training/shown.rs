@@ -5,7 +5,7 @@ use reactive_stores::Store;
 
 use crate::analysis::timeline::Timeline;
 use crate::protocol::{BackendKind, DataProgress, RunState, SavedSummary};
-use crate::run_view::{Notice, RunView, RunViewStoreFields, SavedProblem};
+use crate::run_view::{Notice, RunFailure, RunView, RunViewStoreFields, SavedProblem};
 use crate::train::{CellDigits, History, StepReport, TestReport};
 
 /// Each message changes the store as a whole, which wakes every reader of it: each part of
@@ -25,7 +25,7 @@ pub struct Shown {
     pub cell: Memo<Option<CellDigits>>,
     pub timeline: Memo<Timeline>,
     pub notices: Memo<Vec<Notice>>,
-    pub failure: Memo<Option<String>>,
+    pub failure: Memo<Option<RunFailure>>,
     /// The run saved in this browser, or why it cannot be resumed (as the browser layer
     /// says it).
     pub saved: Memo<Option<Result<SavedSummary, SavedProblem>>>,
