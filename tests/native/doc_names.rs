@@ -1,7 +1,8 @@
 //! The names the map and the docs give in `backticks` are the code's: a file name (`link.rs`,
 //! `web/trainer/stepping.rs`, `scripts/stamp.sh`) names a file of the repository, and a
-//! `Type::member` names a type of `src/` with that method, field or variant. A rename that
-//! leaves a doc behind fails here with the doc and the name.
+//! `Type::member` names a type of `src/` with that method, field or variant, and a type's name
+//! alone (`Drawing`) names a type or variant of `src/` or one of [`OTHERS`]. A rename or a
+//! removal that leaves a doc behind fails here with the doc and the name.
 
 use std::collections::BTreeSet;
 use std::fs;
@@ -31,6 +32,17 @@ const EXTENSIONS: [&str; 11] = [
     ".css",
     ".md",
     ".webmanifest",
+];
+/// The types and tools of others the docs name in backticks: every other name that looks like
+/// a type is `src/`'s.
+const OTHERS: [&str; 7] = [
+    "Cargo",
+    "MessageChannel",
+    "RwSignal",
+    "Store",
+    "Trunk",
+    "Type",
+    "Vec",
 ];
 /// Files the build writes, which the docs name.
 const BUILT: [&str; 4] = [
@@ -134,6 +146,15 @@ fn type_and_member(quote: &str) -> Option<(&str, &str)> {
     (starts_upper && is_identifier(head) && is_identifier(member)).then_some((head, member))
 }
 
+/// The type a quote names, alone or before a member: `Drawing`, `LabView::map` (a name in
+/// capitals, `FMA`, is a constant or an acronym, not a type).
+fn type_named(quote: &str) -> Option<&str> {
+    let head = quote.split("::").next()?;
+    let starts_upper = head.chars().next().is_some_and(|c| c.is_ascii_uppercase());
+    let has_lower = head.chars().any(|c| c.is_ascii_lowercase());
+    (starts_upper && has_lower && is_identifier(head)).then_some(head)
+}
+
 /// Whether `word` stands alone at `at` in `text` (no identifier character either side).
 fn whole_word_at(text: &str, at: usize, word: &str) -> bool {
     let before = text[..at].chars().next_back();
@@ -209,15 +230,20 @@ fn the_files_the_docs_name_are_there() {
     assert!(stale.is_empty(), "names no file:\n{}", stale.join("\n"));
 }
 
-#[test]
-fn the_members_the_docs_name_are_there() {
-    let mut sources = Vec::new();
-    files_under(&Path::new(ROOT).join("src"), &mut sources);
-    let sources: Vec<String> = sources
+/// Every source file of `src/`, as text.
+fn sources() -> Vec<String> {
+    let mut paths = Vec::new();
+    files_under(&Path::new(ROOT).join("src"), &mut paths);
+    paths
         .iter()
         .filter(|path| path.extension().is_some_and(|e| e == "rs"))
         .map(|path| fs::read_to_string(path).unwrap())
-        .collect();
+        .collect()
+}
+
+#[test]
+fn the_members_the_docs_name_are_there() {
+    let sources = sources();
     let mut stale = Vec::new();
     for (doc, text) in docs() {
         for (name, member) in quoted(&text).into_iter().filter_map(type_and_member) {
@@ -242,6 +268,28 @@ fn the_members_the_docs_name_are_there() {
 }
 
 #[test]
+fn the_types_the_docs_name_are_there() {
+    let sources = sources();
+    let mut stale = BTreeSet::new();
+    for (doc, text) in docs() {
+        for name in quoted(&text).into_iter().filter_map(type_named) {
+            let known = OTHERS.contains(&name)
+                || sources
+                    .iter()
+                    .any(|source| defines_or_implements(source, name) || has_member(source, name));
+            if !known {
+                stale.insert(format!("{doc}: `{name}`"));
+            }
+        }
+    }
+    assert!(
+        stale.is_empty(),
+        "names no type of src/ (another crate's goes in OTHERS):\n{}",
+        stale.into_iter().collect::<Vec<_>>().join("\n")
+    );
+}
+
+#[test]
 fn a_stale_name_is_caught() {
     let source = "pub struct LabState {\n    pub model_input: u8,\n}\nimpl LabState {\n    pub fn show(self) {}\n}\npub enum Said {\n    /// Why.\n    Refused { why: u8 },\n    Gone,\n}\n";
     assert!(defines_or_implements(source, "LabState"));
@@ -255,5 +303,9 @@ fn a_stale_name_is_caught() {
         Some(("LabState", "input"))
     );
     assert_eq!(type_and_member("web::fetch_weights"), None);
+    assert_eq!(type_named("LabState::input"), Some("LabState"));
+    assert_eq!(type_named("Drawing"), Some("Drawing"));
+    assert_eq!(type_named("FMA"), None);
+    assert_eq!(type_named("web::Engine"), None);
     assert!(is_file_name("web/trainer/stepping.rs") && !is_file_name("*.test.mjs"));
 }
