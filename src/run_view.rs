@@ -5,10 +5,11 @@
 
 use crate::analysis::timeline::Timeline;
 use crate::protocol::{
-    BackendKind, DataProgress, FromTrainer, RunState, SavedSummary, TrainerFailure, WeightsPurpose,
+    BackendKind, DataProgress, DeviceNote, FromTrainer, RunState, SavedSummary, TrainerFailure,
+    WeightsPurpose,
 };
 use crate::run_record::Progress;
-use crate::run_store::{KeeperError, RunId, StartRefused, StoreError, short_name};
+use crate::run_store::{HeaderError, KeeperError, RunId, StartRefused, StoreError, short_name};
 use crate::train::{
     CellDigits, History, PersonalMix, PlanError, StepReport, TestReport, TrainingPlan,
 };
@@ -33,7 +34,7 @@ pub struct RunView {
     pub state: RunState,
     pub backend: Option<BackendKind>,
     /// Why the device is not the one asked for, if it is not.
-    pub device_note: Option<String>,
+    pub device_note: Option<DeviceNote>,
     /// Workers computing the steps: 2 while the training worker's helper takes half of each
     /// CPU step, else 1 (0 before any run).
     pub workers: usize,
@@ -110,10 +111,10 @@ pub fn taken_on(error: &StoreError) -> String {
 pub enum SavedProblem {
     /// The database could not be read now (a transient failure): the run may be fine, and
     /// nothing is offered that would delete it.
-    Unreadable(String),
+    Unreadable(StoreError),
     /// Its checkpoint cannot be resumed (a damaged or foreign header), as read at `revision`
     /// of its record: it may be discarded, unless the run has moved on since.
-    Damaged { why: String, revision: u64 },
+    Damaged { why: HeaderError, revision: u64 },
 }
 
 /// What a message asks of the page beyond its view: each message is read once, here.

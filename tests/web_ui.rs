@@ -12,7 +12,8 @@ use leptos::prelude::*;
 use vitlab::analysis::preprocess;
 use vitlab::data::{IMAGE_PIXELS, IMAGE_SIDE};
 use vitlab::model::HeadsOff;
-use vitlab::ui::{Handwriting, Lab, LabState, MapChoice, ModelHost, Revealed, ShownDigit, paint};
+use vitlab::share::View;
+use vitlab::ui::{AppState, Handwriting, Lab, Revealed, ShownDigit, paint};
 use wasm_bindgen::JsCast;
 use wasm_bindgen_test::*;
 use web_sys::{HtmlCanvasElement, PointerEvent, PointerEventInit};
@@ -88,25 +89,13 @@ async fn the_lab_mounts_and_a_stroke_gets_a_prediction() {
     let engine = Rc::new(engine_here(PARITY_WEIGHTS).await);
     let container = document().create_element("div").unwrap();
     document().body().unwrap().append_child(&container).unwrap();
-    let shown_digit = RwSignal::new(None::<ShownDigit>);
+    let mut app = AppState::new(None, "", View::default());
+    app.revealed = Revealed::all();
+    let shown_digit = app.drawing.shown_digit;
     let in_lab = engine.clone();
     let handle = leptos::mount::mount_to(container.unchecked_into(), move || {
-        let host = ModelHost::new();
-        host.engine.set(Some(in_lab));
-        provide_context(host);
-        provide_context(LabState {
-            on_failure: Callback::new(|_| false),
-            on_problem: Callback::new(|_| {}),
-            batch_distance: Signal::stored(None),
-            want_batch_distance: Callback::new(|_| {}),
-            revealed: Revealed::all(),
-            strokes: StoredValue::new(Vec::new()),
-            heads_switching: RwSignal::new(false),
-            shown_digit,
-            map: RwSignal::new(MapChoice::Rollout),
-            heads_off: RwSignal::new(HeadsOff::default()),
-            model_input: RwSignal::new(None),
-        });
+        app.host.engine.set(Some(in_lab));
+        app.provide();
         provide_context(Handwriting::new());
         view! { <Lab /> }
     });

@@ -18,8 +18,8 @@ pub use explain::{FromExplainer, ToExplainer};
 #[cfg(feature = "train")]
 pub use helper::{FromHelper, PartsError, ToHelper};
 pub use trainer::{
-    BackendKind, DataProgress, FromTrainer, KEEP_WHILE_HIDDEN_MS, NonFinite, RunState, ToTrainer,
-    TrainerFailure, WeightsPurpose,
+    BackendKind, DataProgress, DeviceNote, FromTrainer, KEEP_WHILE_HIDDEN_MS, NO_WEBGPU, NonFinite,
+    RunState, ToTrainer, TrainerFailure, WeightsPurpose,
 };
 // Where the page has always found it; the saved state that makes it is `train`'s.
 pub use crate::train::SavedSummary;

@@ -171,7 +171,7 @@ pub enum FromTrainer {
     /// The device is up and the model built; `history` is not empty when a run resumed.
     Started {
         backend: BackendKind,
-        note: Option<String>,
+        note: Option<DeviceNote>,
         plan: TrainingPlan,
         history: History,
     },
@@ -284,6 +284,53 @@ pub enum TrainerFailure {
         "None of the training data could be loaded, so the run cannot start: check the connection and start again."
     )]
     NoTrainingData,
+}
+
+/// Why a browser computes on the CPU when it has no WebGPU at all (Firefox on Linux, older
+/// Safari): said beside the backend, short.
+pub const NO_WEBGPU: &str = "this browser has no WebGPU";
+
+/// Why the run is on the device it is on, where that is worth saying: WebGPU could not be had,
+/// or the two were timed. Only what a device says of itself travels as its words.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub enum DeviceNote {
+    /// The browser has no WebGPU.
+    NoWebGpu,
+    /// This build was made without the WebGPU backend.
+    NotBuilt,
+    /// WebGPU would not start, as it says.
+    Unavailable(String),
+    /// WebGPU failed the timed trial steps, as it says.
+    TrialFailed(String),
+    /// Timed, WebGPU was faster and was chosen.
+    Chosen { gpu_ms: f64, cpu_ms: f64 },
+    /// Timed, the CPU was faster.
+    CpuFaster { cpu_ms: f64, gpu_ms: f64 },
+    /// WebGPU's first steps took longer than the trial waits (`deadline_s`).
+    GpuTooSlow { deadline_s: f64, cpu_ms: f64 },
+}
+
+impl std::fmt::Display for DeviceNote {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::NoWebGpu => f.write_str(NO_WEBGPU),
+            Self::NotBuilt => f.write_str("this build has no WebGPU backend"),
+            Self::Unavailable(why) => write!(f, "WebGPU is unavailable ({why})"),
+            Self::TrialFailed(why) => write!(f, "WebGPU failed its trial steps ({why})"),
+            Self::Chosen { gpu_ms, cpu_ms } => write!(
+                f,
+                "chosen: {gpu_ms:.0} ms a step on WebGPU, {cpu_ms:.0} ms on the CPU"
+            ),
+            Self::CpuFaster { cpu_ms, gpu_ms } => write!(
+                f,
+                "the CPU is faster: {cpu_ms:.0} ms a step, WebGPU {gpu_ms:.0} ms"
+            ),
+            Self::GpuTooSlow { deadline_s, cpu_ms } => write!(
+                f,
+                "WebGPU took over {deadline_s} s for its first steps; the CPU takes {cpu_ms:.0} ms a step"
+            ),
+        }
+    }
 }
 
 /// A value that is not a number, as JSON, which has no such numbers, carries it.

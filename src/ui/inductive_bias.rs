@@ -7,7 +7,7 @@ use crate::analysis::data_scaling::{self, ScalingPoint};
 use crate::model::{Architecture, CnnConfig};
 use crate::place::Part;
 use crate::run_record::RunRecord;
-use crate::ui::state::AppState;
+use crate::ui::state::{AppState, BatchDistance};
 use crate::ui::widgets::{LineChart, Series, on_first_sight};
 
 /// The full training split, for a run that took all of it.
@@ -147,10 +147,10 @@ fn DataScaling(points: Vec<ScalingPoint>) -> impl IntoView {
 /// reach over test digits, if known.
 #[component]
 fn ReceptiveFieldAgainstDistance() -> impl IntoView {
-    let app = expect_context::<AppState>();
-    let batch_distance = app.batch_distance;
+    let distance = expect_context::<BatchDistance>();
+    let batch_distance = distance.distance;
     let section = NodeRef::<Section>::new();
-    on_first_sight(section, Callback::new(move |()| app.want_batch_distance()));
+    on_first_sight(section, Callback::new(move |()| distance.want()));
     let fields = CnnConfig::seed().receptive_fields();
     let depth_series = Signal::derive(move || {
         let cnn = Series {

@@ -1,7 +1,8 @@
 //! Leptos components. They never touch a tensor: the model sits behind [`crate::web::Engine`],
 //! in a worker.
-//! They share state through Leptos context: the page's [`AppState`] and the lab's
-//! [`LabState`] (in `state`, which knows no component), the training run's own.
+//! They share state through Leptos context (`state`, which knows no component): the page's
+//! [`AppState`] and the small parts of it a card takes alone ([`ModelHost`], [`Drawing`],
+//! [`LabView`], [`BatchDistance`], [`Revealed`]), and the services cards ask.
 
 mod app;
 mod inductive_bias;
@@ -18,9 +19,9 @@ pub use inductive_bias::InductiveBias;
 pub use lab::{AnalysisView, AttentionTimeline, AttentionView, CnnView, DrawPad, Lab, Prediction};
 pub use runs::RunsPanel;
 pub use state::{
-    AppState, Below, DistanceError, EngineSignal, Handwriting, HostError, LabState, ModelHost,
-    PadStrokes, Revealed, RunKeeper, ShownDigit, Training, WeightsOffer, browser_has_webgpu,
-    provide_lab,
+    AppState, BatchDistance, Below, DistanceError, Drawing, EngineSignal, Handwriting, HostError,
+    LabView, ModelHost, PadStrokes, Revealed, RunKeeper, ShownDigit, Training, WeightsOffer,
+    browser_has_webgpu, provide_lab,
 };
 pub use training::TrainingPanel;
 pub use widgets::{Arrival, ErrorBanner, HeatCanvas, LineChart, Palette, Series, paint};

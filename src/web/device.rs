@@ -1,7 +1,7 @@
 //! The device a page or worker computes on: WebGPU unless the CPU is asked for, the CPU
 //! where WebGPU does not start (with why).
 
-use crate::protocol::BackendKind;
+use crate::protocol::{BackendKind, DeviceNote};
 use burn::tensor::Device;
 use wasm_bindgen::JsCast;
 
@@ -10,7 +10,7 @@ use wasm_bindgen::JsCast;
 pub struct StartedDevice {
     pub device: Device,
     pub backend: BackendKind,
-    pub fallback_reason: Option<String>,
+    pub fallback_reason: Option<DeviceNote>,
 }
 
 thread_local! {
@@ -19,9 +19,7 @@ thread_local! {
     static STARTED_WEBGPU: std::cell::RefCell<Option<Device>> = const { std::cell::RefCell::new(None) };
 }
 
-/// Why a browser computes on the CPU when it has no WebGPU at all (Firefox on Linux, older
-/// Safari): said beside the backend, short.
-pub const NO_WEBGPU: &str = "this browser has no WebGPU";
+pub use crate::protocol::NO_WEBGPU;
 
 /// Whether the page's or worker's browser offers WebGPU at all (`navigator.gpu`).
 pub fn has_webgpu() -> bool {
@@ -83,7 +81,7 @@ async fn start_webgpu() -> StartedDevice {
         return StartedDevice {
             device: Device::flex(),
             backend: BackendKind::Cpu,
-            fallback_reason: Some(NO_WEBGPU.into()),
+            fallback_reason: Some(DeviceNote::NoWebGpu),
         };
     }
     match Device::wgpu_options().init_with_setup_async().await {
@@ -100,7 +98,7 @@ async fn start_webgpu() -> StartedDevice {
         Err(error) => StartedDevice {
             device: Device::flex(),
             backend: BackendKind::Cpu,
-            fallback_reason: Some(format!("WebGPU is unavailable ({error})")),
+            fallback_reason: Some(DeviceNote::Unavailable(error.to_string())),
         },
     }
 }
@@ -110,6 +108,6 @@ async fn start_webgpu() -> StartedDevice {
     StartedDevice {
         device: Device::flex(),
         backend: BackendKind::Cpu,
-        fallback_reason: Some("this build has no WebGPU backend".into()),
+        fallback_reason: Some(DeviceNote::NotBuilt),
     }
 }

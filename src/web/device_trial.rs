@@ -4,6 +4,7 @@
 use burn::tensor::{Device, Int, Tensor};
 
 use crate::data::{Batch, IMAGE_SIDE};
+use crate::protocol::DeviceNote;
 use crate::train::{Trainer, TrainingPlan};
 
 use super::global::{now_ms, within_ms};
@@ -58,23 +59,19 @@ pub async fn training_device(
         gpu_checked(step_ms(plan, &gpu.device, &[])),
     );
     let note = match trial.await {
-        Some(Err(rejected)) => format!("WebGPU failed its trial steps ({rejected})"),
+        Some(Err(rejected)) => DeviceNote::TrialFailed(rejected.to_string()),
         Some(Ok(Ok(gpu_ms))) if gpu_ms < cpu_ms => {
             return StartedDevice {
-                fallback_reason: Some(format!(
-                    "chosen: {gpu_ms:.0} ms a step on WebGPU, {cpu_ms:.0} ms on the CPU"
-                )),
+                fallback_reason: Some(DeviceNote::Chosen { gpu_ms, cpu_ms }),
                 ..gpu
             };
         }
-        Some(Ok(Ok(gpu_ms))) => {
-            format!("the CPU is faster: {cpu_ms:.0} ms a step, WebGPU {gpu_ms:.0} ms")
-        }
-        Some(Ok(Err(error))) => format!("WebGPU failed its trial steps ({error})"),
-        None => format!(
-            "WebGPU took over {} s for its first steps; the CPU takes {cpu_ms:.0} ms a step",
-            GPU_TRIAL_DEADLINE_MS / 1000
-        ),
+        Some(Ok(Ok(gpu_ms))) => DeviceNote::CpuFaster { cpu_ms, gpu_ms },
+        Some(Ok(Err(error))) => DeviceNote::TrialFailed(error.to_string()),
+        None => DeviceNote::GpuTooSlow {
+            deadline_s: f64::from(GPU_TRIAL_DEADLINE_MS / 1000),
+            cpu_ms,
+        },
     };
     StartedDevice {
         fallback_reason: Some(note),

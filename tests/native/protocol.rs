@@ -10,10 +10,10 @@ use vitlab::analysis::inference::{CnnInsight, ModelInsight, WeightInsight};
 use vitlab::data::IMAGE_PIXELS;
 use vitlab::model::{CnnConfig, HeadsOff, ModelConfig, Replacement, VitConfig};
 use vitlab::protocol::{
-    BUILD, BackendKind, BytesError, Called, DataProgress, FromDrawing, FromExplainer, FromHelper,
-    FromTrainer, Greeting, NonFinite, PartsError, Reply, RunState, ToDrawing, ToExplainer,
-    ToHelper, ToTrainer, TrainerFailure, WeightsPurpose, bytes_to_floats, bytes_to_images,
-    floats_to_bytes, images_to_bytes,
+    BUILD, BackendKind, BytesError, Called, DataProgress, DeviceNote, FromDrawing, FromExplainer,
+    FromHelper, FromTrainer, Greeting, NonFinite, PartsError, Reply, RunState, ToDrawing,
+    ToExplainer, ToHelper, ToTrainer, TrainerFailure, WeightsPurpose, bytes_to_floats,
+    bytes_to_images, floats_to_bytes, images_to_bytes,
 };
 use vitlab::train::{
     History, Shard, ShardDoneHeader, ShardJob, ShardJobError, ShardJobHeader, ShardPart,
@@ -77,7 +77,10 @@ fn every_message_to_and_from_the_training_worker_reads_back_as_written() {
         },
         FromTrainer::Started {
             backend: BackendKind::Cpu,
-            note: Some("the CPU is faster".into()),
+            note: Some(DeviceNote::CpuFaster {
+                cpu_ms: 40.0,
+                gpu_ms: 90.0,
+            }),
             plan,
             history: History::default(),
         },

@@ -1,7 +1,7 @@
 //! The training panel's view of a run, updated by the trainer's messages alone.
 
 use vitlab::protocol::{
-    BackendKind, DataProgress, FromTrainer, RunState, TrainerFailure, WeightsPurpose,
+    BackendKind, DataProgress, DeviceNote, FromTrainer, RunState, TrainerFailure, WeightsPurpose,
 };
 use vitlab::run_view::{MAX_NOTICES, RunEffect, RunFailure, RunView, WorkerLoss};
 use vitlab::train::{EvalPoint, History, StepPoint, StepReport, TestReport, TrainingPlan};
@@ -36,7 +36,7 @@ fn a_run_is_charted_from_its_messages_and_asks_for_what_the_view_cannot_do() {
     assert_eq!(view.state, RunState::Idle);
     let started = FromTrainer::Started {
         backend: BackendKind::Cpu,
-        note: Some("no WebGPU".into()),
+        note: Some(DeviceNote::NoWebGpu),
         plan: TrainingPlan::seed(),
         history: History::default(),
     };
@@ -47,7 +47,11 @@ fn a_run_is_charted_from_its_messages_and_asks_for_what_the_view_cannot_do() {
         }
     );
     assert_eq!(view.backend, Some(BackendKind::Cpu));
-    assert_eq!(view.device_note.as_deref(), Some("no WebGPU"));
+    assert_eq!(view.device_note, Some(DeviceNote::NoWebGpu));
+    assert_eq!(
+        view.device_note.as_ref().unwrap().to_string(),
+        "this browser has no WebGPU"
+    );
     view.apply(
         FromTrainer::State {
             state: RunState::Running,

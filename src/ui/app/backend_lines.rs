@@ -26,8 +26,8 @@ pub(super) fn BackendLines() -> impl IntoView {
                 <span data-testid="backend">{backend}</span>
                 {move || engine.with(|e| e.is_some()).then(|| view! { " · " <span data-testid="model-ready" class="ready">"model ready"</span> })}
             </span>
-            {move || host.note.get().map(|note| view! { <span class="note" data-testid="backend-note" title=note.clone()>{note.clone()}</span> })}
-            {move || host.timings.get().map(|timings| view! { <span class="note" data-testid="backend-timings" title=timings.clone()>{timings.clone()}</span> })}
+            {move || host.note.get().map(|note| note.to_string()).map(|note| view! { <span class="note" data-testid="backend-note" title=note.clone()>{note.clone()}</span> })}
+            {move || host.timings.get().map(|timings| timings.to_string()).map(|timings| view! { <span class="note" data-testid="backend-timings" title=timings.clone()>{timings.clone()}</span> })}
         }
     };
     // Its lines are reserved and each holds one line (the whole text on hover): a note

@@ -21,7 +21,7 @@ use crate::share::Experiment;
 use crate::share::View;
 use crate::shipped::DEFAULT_WEIGHTS;
 use crate::ui::places::place_view;
-use crate::ui::state::{AppState, Below, Handwriting, provide_lab, provide_training};
+use crate::ui::state::{AppState, Below, Handwriting, PageProblem, provide_lab, provide_training};
 use crate::ui::widgets::{ErrorBanner, Later};
 use crate::web;
 use backend_lines::BackendLines;
@@ -40,17 +40,14 @@ pub fn App() -> impl IntoView {
     };
     let app = AppState::new(preferred, &weights_url, view);
     if !link_problems.is_empty() {
-        app.show_error(format!("The link: {}.", link_problems.join("; ")));
+        app.show_error(PageProblem::Link(link_problems));
     }
     app.keeper.load();
-    provide_context(app);
-    let lab = app.lab();
-    provide_context(app.host);
-    provide_context(lab);
+    app.provide();
     provide_context(Handwriting::new());
     // The services every place asks, provided once: a place left and come back to finds the
     // drawing's reading, a run under way and the explaining worker as they were.
-    provide_lab(lab, app.host);
+    provide_lab(app);
     provide_training(app, experiment.plan, experiment.cpu_workers);
     follow_the_address(app);
     let offline = RwSignal::new(Offline::Preparing);

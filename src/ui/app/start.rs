@@ -8,7 +8,7 @@ use leptos::prelude::*;
 use crate::analysis::MapChoice;
 use crate::model::VitConfig;
 use crate::protocol::BackendKind;
-use crate::ui::state::{AppState, browser_has_webgpu};
+use crate::ui::state::{AppState, BackendNote, PageProblem, browser_has_webgpu};
 use crate::web;
 
 /// How long the page stays quiet after it has loaded before the GPU trial starts (it fetches
@@ -21,7 +21,7 @@ pub(super) async fn start(app: AppState, weights_url: String) -> Option<Vec<u8>>
     // Its code loads while the weights do.
     if let Err(error) = app.host.start_cpu_worker() {
         app.status.set("No model loaded.".into());
-        app.show_error(error.to_string());
+        app.show_error(PageProblem::Host(error));
         return None;
     }
     let bytes = fetch_weights(app, &weights_url).await?;
@@ -30,15 +30,13 @@ pub(super) async fn start(app: AppState, weights_url: String) -> Option<Vec<u8>>
         .set(format!("Warming up on {}…", backend.label()));
     if let Err(error) = app.host.install(&bytes, backend).await {
         app.status.set("No model loaded.".into());
-        app.show_error(error.to_string());
+        app.show_error(PageProblem::Host(error));
         return None;
     }
     app.status.set(String::new());
     if app.preferred.is_none() && !browser_has_webgpu() {
         // Nothing to time: the page says at once why it draws on the CPU.
-        app.host
-            .note
-            .set(Some(format!("On the CPU: {}", web::NO_WEBGPU)));
+        app.host.note.set(Some(BackendNote::NoWebGpu));
     }
     let vit = app
         .host
@@ -48,7 +46,7 @@ pub(super) async fn start(app: AppState, weights_url: String) -> Option<Vec<u8>>
         drop_a_linked_map_that_does_not_fit(app, config);
     }
     // Only if a card that shows it has been seen already.
-    app.measure_batch_distance();
+    app.distance.measure();
     Some(bytes)
 }
 
@@ -74,7 +72,7 @@ async fn fetch_weights(app: AppState, url: &str) -> Option<Vec<u8>> {
         Ok(bytes) => Some(bytes),
         Err(error) => {
             app.status.set("No model loaded.".into());
-            app.show_error(error.to_string());
+            app.show_error(PageProblem::Fetch(error));
             None
         }
     }
@@ -82,14 +80,13 @@ async fn fetch_weights(app: AppState, url: &str) -> Option<Vec<u8>> {
 
 /// A map the link asked for that the model has no layer or head for is said and dropped.
 fn drop_a_linked_map_that_does_not_fit(app: AppState, config: &VitConfig) {
-    let map = app.map.get_untracked();
+    let map = app.view.map.get_untracked();
     if !map.fits(config.depth, config.heads) {
-        app.show_error(format!(
-            "The link: map={}: the model has {} layers of {} heads; ignored.",
-            map.to_param(),
-            config.depth,
-            config.heads
-        ));
-        app.map.set(MapChoice::Rollout);
+        app.show_error(PageProblem::MapDoesNotFit {
+            map,
+            depth: config.depth,
+            heads: config.heads,
+        });
+        app.view.map.set(MapChoice::Rollout);
     }
 }

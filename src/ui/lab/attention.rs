@@ -12,7 +12,7 @@ use crate::analysis::csv;
 use crate::analysis::reading::Reading;
 use crate::data::IMAGE_SIDE;
 use crate::model::HeadsOff;
-use crate::ui::state::LabState;
+use crate::ui::state::LabView;
 use crate::ui::widgets::{
     Export, ExportButton, HeatCanvas, Palette, Sheet, SheetButtons, Tile, paint,
 };
@@ -229,7 +229,7 @@ fn MapMultiples(
     heads_off: RwSignal<HeadsOff>,
 ) -> impl IntoView {
     // Kept by the page: Draw opened again goes on as it was left.
-    let switching = expect_context::<LabState>().heads_switching;
+    let switching = expect_context::<LabView>().heads_switching;
     // A layer's row of maps at a time, each in a task of its own: building all of them at
     // once held a phone's page for a fifth of a second. The cells keep their size meanwhile.
     let rows_built = RwSignal::new(0usize);

@@ -6,7 +6,9 @@ use leptos::task::spawn_local;
 use super::draw_pad::{DrawPad, PadImage};
 use super::prediction::Latency;
 use crate::example_digit::{PAD_SIDE, example_image, example_strokes};
-use crate::ui::state::{Classifications, LabState, ModelHost, claim_example, nothing_drawn};
+use crate::ui::state::{
+    AppState, Classifications, Drawing, ModelHost, claim_example, nothing_drawn,
+};
 use crate::web;
 
 /// How long the page is quiet, once the model is in, before the example is drawn.
@@ -14,10 +16,10 @@ const EXAMPLE_QUIET_MS: u32 = 300;
 
 /// Once the model is in, if this page load has given no example yet and the lab has nothing
 /// ([`claim_example`]), runs `give` after the page has been quiet a moment.
-fn on_first_look(lab: LabState, host: ModelHost, give: impl FnOnce() + 'static) {
+fn on_first_look(drawing: Drawing, host: ModelHost, give: impl FnOnce() + 'static) {
     let mut give = Some(give);
     Effect::new(move |claimed: Option<bool>| {
-        if claimed == Some(true) || host.engine.with(Option::is_none) || !claim_example(&lab) {
+        if claimed == Some(true) || host.engine.with(Option::is_none) || !claim_example(drawing) {
             return claimed.unwrap_or(false);
         }
         if let Some(give) = give.take() {
@@ -34,13 +36,13 @@ fn on_first_look(lab: LabState, host: ModelHost, give: impl FnOnce() + 'static) 
 /// that every chart there shows its numbers; the pad shows it when Draw is opened, and the
 /// person's first touch there takes it over.
 pub(super) fn read_the_example_on_first_look() {
-    let lab = expect_context::<LabState>();
+    let drawing = expect_context::<Drawing>();
     let host = expect_context::<ModelHost>();
     let classifier = expect_context::<Classifications>();
-    on_first_look(lab, host, move || {
+    on_first_look(drawing, host, move || {
         // A test digit taken meanwhile is the person's: it stays.
-        if nothing_drawn(&lab) {
-            lab.strokes.set_value(example_strokes(PAD_SIDE as f64));
+        if nothing_drawn(drawing) {
+            drawing.strokes.set_value(example_strokes(PAD_SIDE as f64));
             let image = example_image(PAD_SIDE as usize).to_vec();
             classifier.classify_from(Some(image), web::now_ms());
         }
@@ -49,10 +51,10 @@ pub(super) fn read_the_example_on_first_look() {
 
 #[component]
 pub(super) fn DrawCard() -> impl IntoView {
-    let lab = expect_context::<LabState>();
-    let host = expect_context::<ModelHost>();
+    let app = expect_context::<AppState>();
+    let drawing = expect_context::<Drawing>();
     let classifier = expect_context::<Classifications>();
-    let digit = lab.shown_digit;
+    let digit = drawing.shown_digit;
     // Drawing (or clearing) puts the pad's own image back.
     let from_pad = Callback::new(move |drawn: PadImage| {
         if digit.with_untracked(Option::is_some) {
@@ -60,17 +62,17 @@ pub(super) fn DrawCard() -> impl IntoView {
         }
         classifier.classify_from(drawn.image, drawn.at_ms);
     });
-    let random_digit = move |_| lab.show_random_digit(host);
+    let random_digit = move |_| app.show_random_digit();
     // A first look opens at work: once the model is in and the page is quiet, the pad draws
     // the example digit by itself, and the prediction, the maps and the story follow it.
     let example = RwSignal::new(false);
-    on_first_look(lab, host, move || {
+    on_first_look(drawing, app.host, move || {
         let _ = example.try_set(true);
     });
     view! {
         <section class="card draw">
             <h2>"Draw a digit"</h2>
-            <DrawPad on_image=from_pad shown=Signal::derive(move || digit.get().map(|d| d.image)) strokes=lab.strokes example=example />
+            <DrawPad on_image=from_pad shown=Signal::derive(move || digit.get().map(|d| d.image)) strokes=drawing.strokes example=example />
             <div class="buttons">
                 <button data-testid="random-test-digit" on:click=random_digit>"Random test digit"</button>
             </div>

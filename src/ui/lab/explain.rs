@@ -10,7 +10,7 @@ use leptos::prelude::*;
 use super::question::{Answer, Question};
 use crate::analysis::explanation::Explanation;
 use crate::data::IMAGE_PIXELS;
-use crate::ui::state::{Classifications, LabState};
+use crate::ui::state::{Classifications, Drawing};
 use crate::ui::widgets::{Export, ExportButton, HeatCanvas, Palette, Sheet, SheetButtons, Tile};
 
 /// What the hint under the maps says.
@@ -50,7 +50,7 @@ fn maps_sheet(rollout: Vec<f32>, explanation: &Explanation, grid: usize) -> Shee
 
 #[component]
 pub(super) fn Explanations(grid: usize, depth: usize) -> impl IntoView {
-    let lab = expect_context::<LabState>();
+    let drawing = expect_context::<Drawing>();
     let result = expect_context::<Classifications>().result;
     let class = RwSignal::new(None::<u8>);
     let question = Question::<Arc<Explanation>>::new();
@@ -60,7 +60,7 @@ pub(super) fn Explanations(grid: usize, depth: usize) -> impl IntoView {
     Effect::new(move |_| {
         let classified = result.get().is_some();
         let class = class.get();
-        let image = lab.model_input.get_untracked().filter(|_| classified);
+        let image = drawing.model_input.get_untracked().filter(|_| classified);
         let Some(image) = image.and_then(|image| <[u8; IMAGE_PIXELS]>::try_from(image).ok()) else {
             question.forget();
             rollout.set(Vec::new());

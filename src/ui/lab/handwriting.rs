@@ -14,7 +14,7 @@ use crate::data::{PERSONAL_IMAGES_FILE, PERSONAL_LABELS_FILE, PersonalSet};
 use crate::example_digit::{PAD_SIDE, is_example};
 use crate::handwriting_store::{DigitId, KeptDigit};
 use crate::place::{Address, Place};
-use crate::ui::state::{AppState, Handwriting, LabState, ModelHost, Training};
+use crate::ui::state::{AppState, Drawing, Handwriting, ModelHost, Training};
 use crate::ui::widgets::{Export, ExportButton, HeatCanvas, Palette, read_file};
 
 /// The newest digits the gallery shows; the rest are counted.
@@ -26,11 +26,11 @@ const READ_AT_ONCE: usize = 250;
 /// label to the person's set.
 #[component]
 pub(super) fn TeachButtons() -> impl IntoView {
-    let lab = expect_context::<LabState>();
+    let drawing = expect_context::<Drawing>();
     let handwriting = expect_context::<Handwriting>();
     let said = RwSignal::new(None::<String>);
     let teach = move |label: u8| {
-        let Some(image) = lab.model_input.get_untracked() else {
+        let Some(image) = drawing.model_input.get_untracked() else {
             return;
         };
         // The set kept in the browser is read first, so that the count said is the set's.
@@ -46,7 +46,7 @@ pub(super) fn TeachButtons() -> impl IntoView {
     };
     // A new drawing is a new question.
     Effect::new(move |_| {
-        lab.model_input.track();
+        drawing.model_input.track();
         said.set(None);
     });
     // Offered with a drawing or a test digit to keep, not before, and never for the example the
@@ -55,9 +55,9 @@ pub(super) fn TeachButtons() -> impl IntoView {
     // them before the input; a shown test digit, which the pad clears them for in an effect of
     // its own, is told by the digit itself, whichever effect runs first.
     let offered = Memo::new(move |_| {
-        lab.model_input.with(Option::is_some)
-            && (lab.shown_digit.with(Option::is_some)
-                || lab
+        drawing.model_input.with(Option::is_some)
+            && (drawing.shown_digit.with(Option::is_some)
+                || drawing
                     .strokes
                     .try_with_value(|strokes| !is_example(strokes, PAD_SIDE as f64))
                     .unwrap_or(true))
@@ -173,7 +173,7 @@ pub(super) fn HandwritingCard() -> impl IntoView {
                 }
             }}
         </p>
-        {move || handwriting.problem.get().map(|problem| view! { <p class="error" role="alert">{problem}</p> })}
+        {move || handwriting.problem.get().map(|note| view! { <p class="error" role="alert">{note.to_string()}</p> })}
         {move || read_failed.get().map(|why| view! { <p class="hint">{format!("What the model reads in them is not shown: {why}.")}</p> })}
         <ol class="gallery" data-testid="handwriting-gallery">
             <For each=move || tiles.get() key=|tile| *tile let:tile>

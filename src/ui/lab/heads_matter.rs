@@ -15,7 +15,7 @@ use super::question::Answer;
 use crate::analysis::ablation::{HeadImportance, PAGE_IMPORTANCE_IMAGES, PAGE_MEAN_IMAGES};
 use crate::model::{HeadsOff, Replacement};
 use crate::protocol::BackendKind;
-use crate::ui::state::{ExplainError, LabState, ModelHost};
+use crate::ui::state::{ExplainError, LabView, ModelHost};
 use crate::ui::widgets::{Export, ExportButton, paint, thousands};
 use crate::web::{DrawingWorker, KeptWorker};
 
@@ -30,13 +30,13 @@ const TOP: f64 = 22.0;
 /// The card's body: the choices, the measurement and the table.
 #[component]
 pub(super) fn HeadsMatter(depth: usize, heads: usize) -> impl IntoView {
-    let lab = expect_context::<LabState>();
+    let heads_off = expect_context::<LabView>().heads_off;
     let host = expect_context::<ModelHost>();
     let answer = RwSignal::new(Answer::<Arc<HeadImportance>>::Waiting);
     let measurer: Measurer = StoredValue::new_local(KeptWorker::default());
     let images = RwSignal::new(PAGE_IMPORTANCE_IMAGES as u32);
     let measure = move |_| {
-        let zero = lab.heads_off.get_untracked().replacement == Replacement::Zero;
+        let zero = heads_off.get_untracked().replacement == Replacement::Zero;
         let count = images.get_untracked();
         answer.set(Answer::Asking);
         spawn_local(async move {
@@ -107,7 +107,7 @@ pub(super) fn HeadsMatter(depth: usize, heads: usize) -> impl IntoView {
             role="group" aria-label=move || measured.with(|m| m.as_deref().map(summary).unwrap_or_else(|| "not measured yet".into()))>
             {(0..heads).map(|h| view! { <text class="tick" x=LEFT + CELL_W * (h as f64 + 0.5) y=TOP - 7.0 text-anchor="middle">{format!("h{}", h + 1)}</text> }).collect_view()}
             {(0..depth).map(|l| view! { <text class="tick" x=LEFT - 8.0 y=TOP + CELL_H * (l as f64 + 0.5) + 4.0 text-anchor="end">{format!("layer {}", l + 1)}</text> }).collect_view()}
-            {move || measured.get().map(|m| cells(&m, lab.heads_off))}
+            {move || measured.get().map(|m| cells(&m, heads_off))}
         </svg>
     }
 }

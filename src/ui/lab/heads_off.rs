@@ -5,7 +5,7 @@ use leptos::prelude::*;
 
 use crate::analysis::ablation::PAGE_MEAN_IMAGES;
 use crate::model::{HeadsOff, Replacement};
-use crate::ui::state::{Classifications, LabState};
+use crate::ui::state::{Classifications, LabView};
 use crate::ui::widgets::thousands;
 
 /// What takes a switched-off head's place, as the page words it ("replaced by …").
@@ -34,7 +34,7 @@ pub(super) fn describe(off: &HeadsOff) -> String {
 /// it off (or back on) rather than showing it large.
 #[component]
 pub(super) fn HeadSwitches(switching: RwSignal<bool>) -> impl IntoView {
-    let off = expect_context::<LabState>().heads_off;
+    let off = expect_context::<LabView>().heads_off;
     let set_replacement = move |event| {
         if let Some(replacement) = Replacement::from_param(&event_target_value(&event)) {
             off.update(|off| off.replacement = replacement);

@@ -19,7 +19,7 @@ use crate::analysis::inference::ModelInsight;
 use crate::analysis::reading::Reading;
 use crate::model::VitConfig;
 use crate::place::Part;
-use crate::ui::state::{Classifications, LabState};
+use crate::ui::state::{BatchDistance, Classifications, Drawing, LabView};
 use crate::ui::widgets::on_first_sight;
 
 /// What the heatmap card is drawn for: the patch grid, the layers and the heads.
@@ -59,12 +59,12 @@ impl MapShape {
 /// The heatmap card: the chosen map over the model's input, and every layer's and head's.
 #[component]
 pub(super) fn WhereItLooks(shape: MapShape) -> impl IntoView {
-    let lab = expect_context::<LabState>();
+    let (drawing, lab) = (expect_context::<Drawing>(), expect_context::<LabView>());
     let result = shape.reading(expect_context::<Classifications>().result);
     view! {
         <section class="card heatmaps">
             <h2>"Where it looks"</h2>
-            <AttentionView result=result input=lab.model_input grid=shape.grid depth=shape.depth heads=shape.heads choice=lab.map heads_off=lab.heads_off />
+            <AttentionView result=result input=drawing.model_input grid=shape.grid depth=shape.depth heads=shape.heads choice=lab.map heads_off=lab.heads_off />
         </section>
     }
 }
@@ -73,20 +73,21 @@ pub(super) fn WhereItLooks(shape: MapShape) -> impl IntoView {
 /// (`crate::place::Part`).
 #[component]
 pub(super) fn Inside(insight: ModelInsight) -> impl IntoView {
-    let lab = expect_context::<LabState>();
+    let map = expect_context::<LabView>().map;
+    let distance = expect_context::<BatchDistance>();
     let classified = expect_context::<Classifications>().result;
     match insight {
         ModelInsight::Vit(config, insight) => {
             let grid = config.grid_size();
             let (depth, heads, patch_size) = (config.depth, config.heads, config.patch_size);
             // Other weights may have fewer layers or heads than the map asks for.
-            if !lab.map.get_untracked().fits(depth, heads) {
-                lab.map.set(MapChoice::Rollout);
+            if !map.get_untracked().fits(depth, heads) {
+                map.set(MapChoice::Rollout);
             }
             let result = MapShape { grid, depth, heads }.reading(classified);
             // Fig. 7's distance over test digits is measured once this card is seen.
             let inside = NodeRef::<Section>::new();
-            on_first_sight(inside, lab.want_batch_distance);
+            on_first_sight(inside, Callback::new(move |()| distance.want()));
             view! {
                 <section class="card wide" id=Part::BeyondRollout.slug() tabindex="-1">
                     <h2>"Beyond rollout"</h2>
@@ -102,7 +103,7 @@ pub(super) fn Inside(insight: ModelInsight) -> impl IntoView {
                 </section>
                 <section class="card wide" node_ref=inside id=Part::InsideTheModel.slug() tabindex="-1">
                     <h2>"Inside the model"</h2>
-                    <AnalysisView insight=Arc::new(insight) result=result batch_distance=lab.batch_distance grid=grid patch_size=patch_size />
+                    <AnalysisView insight=Arc::new(insight) result=result batch_distance=distance.distance grid=grid patch_size=patch_size />
                 </section>
             }
             .into_any()

@@ -1,5 +1,5 @@
-//! The lab's cards: draw, classify live, and look inside. They read what they share with the
-//! page from a [`crate::ui::state::LabState`] in context and ask the lab's services
+//! The lab's cards: draw, classify live, and look inside. They take what they share with the
+//! page from context, a small part at a time (`Drawing`, `LabView`, ...), and ask the lab's services
 //! (`ui/state/`: the drawing's classifications, the explaining worker, fine-tuning), which
 //! are provided once for the whole page, so that a place left and come back to finds them as
 //! they were. The places build the cards that show them: the first screen's three
@@ -32,7 +32,7 @@ pub use draw_pad::DrawPad;
 pub use prediction::Prediction;
 pub use timeline::AttentionTimeline;
 
-use crate::ui::state::{LabState, ModelHost, insight_of, provide_lab};
+use crate::ui::state::{AppState, ModelHost, insight_of, provide_lab};
 use crate::ui::widgets::Later;
 use draw_card::DrawCard;
 use handwriting::HandwritingCard;
@@ -83,6 +83,6 @@ pub fn HandwritingCards() -> impl IntoView {
 /// The services and the first screen together, as the browser tests mount the lab.
 #[component]
 pub fn Lab() -> impl IntoView {
-    provide_lab(expect_context::<LabState>(), expect_context::<ModelHost>());
+    provide_lab(expect_context::<AppState>());
     view! { <DrawCards /> }
 }

@@ -14,7 +14,7 @@ use leptos::prelude::*;
 use super::question::{Answer, Question};
 use crate::analysis::occlusion::{Comparison, OcclusionCurves, occlude};
 use crate::data::{IMAGE_PIXELS, IMAGE_SIDE};
-use crate::ui::state::{LabState, WhenSettled};
+use crate::ui::state::{Drawing, WhenSettled};
 use crate::ui::widgets::{Export, ExportButton, LineChart, Series, WhenEmpty, paint};
 
 /// Test digits the curves are measured on: enough for a smooth curve, seconds in a worker.
@@ -58,14 +58,14 @@ pub(super) fn Occlusion(grid: usize) -> impl IntoView {
 /// The model's input with the patches clicked hidden, and both models' readings of it.
 #[component]
 fn HidePatches(grid: usize) -> impl IntoView {
-    let lab = expect_context::<LabState>();
+    let drawing = expect_context::<Drawing>();
     let hidden = RwSignal::new(BTreeSet::<usize>::new());
     // The model's input once it has settled: this card repaints and asks the worker then,
     // never at every point of a stroke, whose latency the drawing feels.
     let settled = RwSignal::new(None::<[u8; IMAGE_PIXELS]>);
     let when_settled = WhenSettled::new();
     Effect::new(move |_| {
-        let input = lab
+        let input = drawing
             .model_input
             .get()
             .and_then(|image| image.try_into().ok());

@@ -13,7 +13,7 @@ use crate::place::{Address, Part, Place};
 use crate::ui::inductive_bias::InductiveBias;
 use crate::ui::lab::{DrawCards, ExperimentCards, HandwritingCards};
 use crate::ui::runs::RunsPanel;
-use crate::ui::state::{Below, LabState, ModelHost};
+use crate::ui::state::{AppState, Below, Drawing, ModelHost, Revealed};
 use crate::ui::story::StoryCard;
 use crate::ui::training::TrainingPanel;
 
@@ -43,8 +43,7 @@ fn Lead(place: Place) -> impl IntoView {
 /// room (the visitor heads for it, or the page is quiet).
 #[component]
 fn DrawPlace(first_screen_end: NodeRef<leptos::html::Div>) -> impl IntoView {
-    let lab = expect_context::<LabState>();
-    let story = lab.revealed.when(Below::Story);
+    let story = expect_context::<Revealed>().when(Below::Story);
     view! {
         <Lead place=Place::Draw />
         <ModelChoice />
@@ -58,7 +57,8 @@ fn DrawPlace(first_screen_end: NodeRef<leptos::html::Div>) -> impl IntoView {
 /// the one action that gives them a digit while there is none.
 #[component]
 fn ExperimentsPlace() -> impl IntoView {
-    let lab = expect_context::<LabState>();
+    let app = expect_context::<AppState>();
+    let drawing = expect_context::<Drawing>();
     let host = expect_context::<ModelHost>();
     view! {
         <Lead place=Place::Experiments />
@@ -68,11 +68,11 @@ fn ExperimentsPlace() -> impl IntoView {
             }).collect_view()}
         </nav>
         <ModelChoice />
-        {move || lab.model_input.with(Option::is_none).then(|| view! {
+        {move || drawing.model_input.with(Option::is_none).then(|| view! {
             <div class="chart-empty" data-testid="experiments-need-a-digit">
                 <p>"The experiments read the digit on the pad: draw one in Draw, or take a test digit here."</p>
                 {move || host.engine.with(Option::is_some).then(|| view! {
-                    <button class="primary" data-testid="experiments-random-digit" on:click=move |_| lab.show_random_digit(host)>"Show a random test digit"</button>
+                    <button class="primary" data-testid="experiments-random-digit" on:click=move |_| app.show_random_digit()>"Show a random test digit"</button>
                 })}
             </div>
         })}

@@ -32,7 +32,7 @@ pub fn RunsPanel() -> impl IntoView {
     view! {
         <section class="card runs" data-testid="runs-panel">
             <h2>"Runs in this browser"</h2>
-            {move || problem.get().map(|message| view! { <p class="error" data-testid="runs-error" role="alert">{message}</p> })}
+            {move || problem.get().map(|note| view! { <p class="error" data-testid="runs-error" role="alert">{note.to_string()}</p> })}
             {move || records.with(Vec::is_empty).then(|| view! {
                 <div class="chart-empty" data-testid="no-runs">
                     <p>"No run yet in this browser. A run you train is kept here, with its curves and weights, across reloads."</p>

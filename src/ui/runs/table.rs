@@ -8,7 +8,7 @@ use leptos::task::spawn_local;
 use crate::place::{Address, Place};
 use crate::run_record::RunRecord;
 use crate::run_store::short_name;
-use crate::ui::state::{AppState, Training};
+use crate::ui::state::{AppState, RunsNote, Training};
 
 /// The table's choices, shared with its rows through context.
 #[derive(Clone, Copy)]
@@ -44,7 +44,11 @@ impl RunsTable {
                         self.app.go(Address::of(Place::Draw));
                     }
                 }
-                Err(error) => self.app.keeper.problem.set(Some(error.to_string())),
+                Err(error) => self
+                    .app
+                    .keeper
+                    .problem
+                    .set(Some(RunsNote::NoWeights(error))),
             }
         })
     }
@@ -73,7 +77,7 @@ impl RunsTable {
                         chosen.remove(&id);
                     });
                 }
-                Err(error) => keeper.problem.set(Some(format!("Not deleted: {error}."))),
+                Err(error) => keeper.problem.set(Some(RunsNote::NotDeleted(error))),
             }
         })
     }

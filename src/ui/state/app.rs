@@ -5,10 +5,8 @@ use leptos::prelude::*;
 use leptos::task::spawn_local;
 
 use super::{
-    LabState, ModelHost, PadStrokes, Revealed, RunKeeper, ShownDigit, test_batch_distance,
+    BatchDistance, Drawing, LabView, ModelHost, PageProblem, Revealed, RunKeeper, ShownDigit,
 };
-use crate::analysis::MapChoice;
-use crate::model::HeadsOff;
 use crate::place::Address;
 use crate::protocol::BackendKind;
 use crate::share::View;
@@ -22,25 +20,16 @@ pub type WeightsOffer = (Vec<u8>, String);
 #[derive(Clone, Copy)]
 pub struct AppState {
     pub host: ModelHost,
-    /// The message in the error banner.
-    pub error: RwSignal<Option<String>>,
+    /// What the error banner says.
+    pub error: RwSignal<Option<PageProblem>>,
     /// What the page is doing while it starts; empty once a model is ready.
     pub status: RwSignal<String>,
-    /// Mean attention distance over a batch of test digits, when known.
-    pub batch_distance: RwSignal<Option<Vec<Vec<f32>>>>,
-    /// Whether a card that shows the batch's distance has been seen (until then it is not
-    /// measured), and the model generation it was last measured for.
-    distance_wanted: StoredValue<bool>,
-    distance_measured_for: StoredValue<Option<u32>>,
-    /// A test digit shown in the draw panel instead of a drawing, set from anywhere.
-    pub shown_digit: RwSignal<Option<ShownDigit>>,
-    /// The attention map shown large (a link may set it).
-    pub map: RwSignal<MapChoice>,
-    /// The heads switched off in every classification (a link may set them).
-    pub heads_off: RwSignal<HeadsOff>,
-    /// The image the model is given: the drawing, or a test digit (the training run probes
-    /// it too).
-    pub model_input: RwSignal<Option<Vec<u8>>>,
+    /// Mean attention distance over a batch of test digits.
+    pub distance: BatchDistance,
+    /// What the model reads.
+    pub drawing: Drawing,
+    /// The map shown large and the heads switched off.
+    pub view: LabView,
     /// Where the model in use came from, as the page names it.
     pub model_source: RwSignal<String>,
     /// The address of the model in use, for a link to the experiment; none for an upload or
@@ -52,10 +41,6 @@ pub struct AppState {
     pub revealed: Revealed,
     /// The place shown, and the part of it a link named (`crate::place`).
     pub address: RwSignal<Address>,
-    /// What is drawn on the pad, kept while another place is shown.
-    pub strokes: PadStrokes,
-    /// Whether a click on a head's map switches it off (else it shows it large).
-    pub heads_switching: RwSignal<bool>,
     /// The backend the page was asked for (`?backend=`), the default for training too; none
     /// times the two.
     pub preferred: Option<BackendKind>,
@@ -64,26 +49,20 @@ pub struct AppState {
 impl AppState {
     /// The page's state, viewing `view` as a link set it.
     pub fn new(preferred: Option<BackendKind>, weights_url: &str, view: View) -> Self {
-        let records = RwSignal::new(Vec::new());
-        let runs_problem = RwSignal::new(None::<String>);
+        let host = ModelHost::new();
+        let error = RwSignal::new(None);
         Self {
-            host: ModelHost::new(),
-            error: RwSignal::new(None),
+            host,
+            error,
             status: RwSignal::new("Loading the weights…".to_string()),
-            batch_distance: RwSignal::new(None),
-            distance_wanted: StoredValue::new(false),
-            distance_measured_for: StoredValue::new(None),
-            shown_digit: RwSignal::new(None),
-            map: RwSignal::new(view.map),
-            heads_off: RwSignal::new(view.heads_off),
-            model_input: RwSignal::new(None),
+            distance: BatchDistance::new(host, error),
+            drawing: Drawing::new(),
+            view: LabView::new(view),
             model_source: RwSignal::new(weights_url.to_string()),
             model_url: RwSignal::new(Some(weights_url.to_string())),
-            keeper: RunKeeper::new(records, runs_problem),
+            keeper: RunKeeper::new(),
             revealed: Revealed::new(),
             address: RwSignal::new(Address::default()),
-            strokes: StoredValue::new(Vec::new()),
-            heads_switching: RwSignal::new(false),
             preferred,
         }
     }
@@ -96,27 +75,37 @@ impl AppState {
         }
     }
 
-    pub fn show_error(self, message: String) {
-        self.error.set(Some(message));
+    pub fn show_error(self, problem: PageProblem) {
+        self.error.set(Some(problem));
     }
 
-    /// What the lab needs, with this page's answers to failures and problems.
-    pub fn lab(self) -> LabState {
-        LabState {
-            on_failure: Callback::new(move |(failed_on, error): (BackendKind, DrawingError)| {
-                self.fail_over(failed_on, error)
-            }),
-            on_problem: Callback::new(move |message: String| self.show_error(message)),
-            batch_distance: self.batch_distance.into(),
-            want_batch_distance: Callback::new(move |()| self.want_batch_distance()),
-            revealed: self.revealed,
-            strokes: self.strokes,
-            heads_switching: self.heads_switching,
-            shown_digit: self.shown_digit,
-            map: self.map,
-            heads_off: self.heads_off,
-            model_input: self.model_input,
-        }
+    /// Provides the page's state as context: the whole, and each of the small parts a card
+    /// takes alone (the model, what it reads, how the lab is looked at, the batch's distance,
+    /// how much of the page below is in).
+    pub fn provide(self) {
+        provide_context(self);
+        provide_context(self.host);
+        provide_context(self.drawing);
+        provide_context(self.view);
+        provide_context(self.distance);
+        provide_context(self.revealed);
+    }
+
+    /// A random test digit in the draw panel instead of a drawing, as its button there puts
+    /// one: what a card waiting for a drawing offers in one click.
+    pub fn show_random_digit(self) {
+        let Some(engine) = self.host.engine.get_untracked() else {
+            return;
+        };
+        spawn_local(async move {
+            match engine.test_digit(None).await {
+                Ok(digit) => self
+                    .drawing
+                    .shown_digit
+                    .set(Some(ShownDigit::of_test_digit(digit))),
+                Err(error) => self.show_error(PageProblem::NoTestDigit(error)),
+            }
+        })
     }
 
     /// A failing GPU (lost device, driver reset, a worker that died) must not end the
@@ -125,7 +114,7 @@ impl AppState {
         match self.host.fail_over(failed_on, error) {
             Ok(()) => true,
             Err(error) => {
-                self.show_error(error.to_string());
+                self.show_error(PageProblem::Host(error));
                 false
             }
         }
@@ -141,46 +130,9 @@ impl AppState {
                         .set(is_shipped(&source).then(|| source.clone()));
                     self.model_source.set(source);
                     self.error.set(None);
-                    self.batch_distance.set(None);
-                    self.measure_batch_distance();
+                    self.distance.renew();
                 }
-                Err(error) => self.show_error(format!(
-                    "{source} was not loaded: {error}. The model in use stays."
-                )),
-            }
-        });
-    }
-
-    /// A card that shows the test batch's attention distance is seen: it is measured from now
-    /// on, for this model and each one swapped in.
-    pub fn want_batch_distance(self) {
-        self.distance_wanted.set_value(true);
-        self.measure_batch_distance();
-    }
-
-    /// Measures the test batch's attention distance for the model in use, once per model, if
-    /// a card that shows it has been seen and the model is a ViT.
-    pub fn measure_batch_distance(self) {
-        let generation = self.host.generation.get_untracked();
-        let is_vit = self
-            .host
-            .engine
-            .with_untracked(|e| e.as_ref().is_some_and(|e| e.config.vit().is_some()));
-        if !self.distance_wanted.get_value()
-            || !is_vit
-            || self.distance_measured_for.get_value() == Some(generation)
-        {
-            return;
-        }
-        self.distance_measured_for.set_value(Some(generation));
-        spawn_local(async move {
-            match test_batch_distance(self.host).await {
-                // Other weights came in meanwhile: they get their own.
-                _ if self.host.generation.get_untracked() != generation => {}
-                Ok(distance) => self.batch_distance.set(Some(distance)),
-                Err(error) => {
-                    self.show_error(format!("The test batch for attention distance: {error}"))
-                }
+                Err(why) => self.show_error(PageProblem::NotInstalled { from: source, why }),
             }
         });
     }
@@ -190,9 +142,7 @@ impl AppState {
         spawn_local(async move {
             match web::fetch_weights(&url, |_, _| {}).await {
                 Ok(bytes) => self.use_weights((bytes, url)),
-                Err(message) => self.show_error(format!(
-                    "{url} was not loaded: {message}. The model in use stays."
-                )),
+                Err(why) => self.show_error(PageProblem::NotFetched { from: url, why }),
             }
         })
     }

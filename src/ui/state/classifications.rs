@@ -6,7 +6,7 @@ use std::sync::Arc;
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 
-use super::{LabState, ModelHost};
+use super::{AppState, Drawing, LabView, ModelHost, PageProblem};
 use crate::analysis::reading::Reading;
 use crate::data::IMAGE_PIXELS;
 use crate::model::HeadsOff;
@@ -19,8 +19,11 @@ const LATENCIES_KEPT: usize = 200;
 /// Shared by the lab's cards through context.
 #[derive(Clone, Copy)]
 pub struct Classifications {
-    lab: LabState,
+    /// The page, which answers a failure: the model moves to the CPU, or the banner says why.
+    app: AppState,
     host: ModelHost,
+    drawing: Drawing,
+    view: LabView,
     pub result: RwSignal<Option<Arc<Reading>>>,
     /// The heads switched off in the result shown.
     pub result_off: RwSignal<HeadsOff>,
@@ -34,10 +37,12 @@ pub struct Classifications {
 }
 
 impl Classifications {
-    pub fn new(lab: LabState, host: ModelHost) -> Self {
+    pub fn new(app: AppState) -> Self {
         Self {
-            lab,
-            host,
+            app,
+            host: app.host,
+            drawing: app.drawing,
+            view: app.view,
             result: RwSignal::new(None),
             result_off: RwSignal::new(HeadsOff::default()),
             latencies: RwSignal::new(Vec::new()),
@@ -56,7 +61,7 @@ impl Classifications {
     /// model reads; the input itself (and what follows it: the explanations, the training
     /// run's probe) stays.
     pub fn reclassify(self) {
-        let Some(image) = self.lab.model_input.get_untracked() else {
+        let Some(image) = self.drawing.model_input.get_untracked() else {
             return;
         };
         let now = self.effective_off();
@@ -74,7 +79,10 @@ impl Classifications {
             .engine
             .with_untracked(|engine| engine.as_ref().and_then(|e| e.config.vit().cloned()));
         match config {
-            Some(config) => self.lab.heads_off.with_untracked(|off| off.within(&config)),
+            Some(config) => self
+                .view
+                .heads_off
+                .with_untracked(|off| off.within(&config)),
             None => HeadsOff::default(),
         }
     }
@@ -83,7 +91,7 @@ impl Classifications {
     /// to the model; its latency counts from then. While an inference runs only the newest
     /// image waits.
     pub fn classify_from(self, image: Option<Vec<u8>>, asked_at: f64) {
-        self.lab.model_input.set(image.clone());
+        self.drawing.model_input.set(image.clone());
         let Some(image) = image else {
             self.result.set(None);
             return;
@@ -114,7 +122,9 @@ impl Classifications {
                     false => self.host.cpu.get_value().unwrap_or(engine),
                 };
                 match engine.classify(&image, off.clone()).await {
-                    Ok(classification) if self.lab.model_input.with_untracked(Option::is_some) => {
+                    Ok(classification)
+                        if self.drawing.model_input.with_untracked(Option::is_some) =>
+                    {
                         // The first reading with other heads off is not a drawing's latency
                         // (by mean it also takes the heads' means, once).
                         let heads_switched = self.result_off.with_untracked(|shown| *shown != off);
@@ -127,13 +137,11 @@ impl Classifications {
                     Ok(_) => self.result.set(None),
                     // Refused (a test chunk that did not load for the heads' means): said, and
                     // the model stays where it is.
-                    Err(DrawingError::Refused(why)) => {
-                        self.lab
-                            .on_problem
-                            .run(format!("The drawing was not read: {why}."));
+                    Err(refused @ DrawingError::Refused(_)) => {
+                        self.app.show_error(PageProblem::DrawingRefused(refused));
                     }
                     Err(error) => {
-                        let moved = self.lab.on_failure.run((engine.backend, error));
+                        let moved = self.app.fail_over(engine.backend, error);
                         // Tried again where the model now runs, unless a newer drawing waits.
                         if moved && self.pending.with_value(Option::is_none) {
                             self.pending.set_value(Some((image.to_vec(), asked_at)));

@@ -19,7 +19,8 @@ use crate::handwriting_store::memory::MemoryDigits;
 use crate::handwriting_store::{
     DigitId, DigitStore, DigitStoreError, KeptDigit, SetKeeper, digit_id,
 };
-use crate::web::personal_db::PersonalDb;
+use crate::web::DatabaseNotice;
+use crate::web::personal_db::{OldSetUnreadable, PersonalDb};
 
 /// The channel every tab of the page says "the set changed" on.
 const CHANNEL: &str = "vitlab-personal";
@@ -92,6 +93,26 @@ struct Listening {
     _shown: Option<gloo_events::EventListener>,
 }
 
+/// What went wrong with the person's set, typed until the card shows it beside the set.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum SetNote {
+    /// The database has something to say (another tab holds or needs it).
+    #[error("Your digits: {0}.")]
+    Database(DatabaseNotice),
+    /// The database could not be opened or read: the set is kept in memory meanwhile.
+    #[error("{0}")]
+    Unread(DigitStoreError),
+    /// A set an older page kept could not be moved into digits; it is left as it was.
+    #[error("{0}")]
+    OldSet(OldSetUnreadable),
+    /// Records kept that did not read as digits, left as they are.
+    #[error("{0} records kept in this browser are not digits; they are left as they were")]
+    NotDigits(usize),
+    /// A change was refused.
+    #[error("{0}.")]
+    Refused(DigitStoreError),
+}
+
 /// The person's set, shared by the lab's cards through context.
 #[derive(Clone, Copy)]
 pub struct Handwriting {
@@ -100,14 +121,14 @@ pub struct Handwriting {
     /// The id of each digit of `set`, in its order: what the gallery's buttons name.
     pub ids: RwSignal<Arc<Vec<DigitId>>>,
     /// What went wrong last, to show beside the set; none once a change is kept.
-    pub problem: RwSignal<Option<String>>,
+    pub problem: RwSignal<Option<SetNote>>,
     /// Whether the set kept in the browser has been read.
     pub loaded: RwSignal<bool>,
     keeper: StoredValue<Option<Keeper>, LocalStorage>,
     loading: StoredValue<Option<Loading>, LocalStorage>,
     listening: StoredValue<Option<Listening>, LocalStorage>,
     /// Records kept that did not read as digits (left as they are), said beside the set.
-    unreadable: StoredValue<Option<String>>,
+    unreadable: StoredValue<Option<SetNote>>,
 }
 
 impl Default for Handwriting {
@@ -146,20 +167,22 @@ impl Handwriting {
 
     async fn open(self) {
         let problem = self.problem;
-        let said = std::rc::Rc::new(move |notice: crate::web::DatabaseNotice| {
-            problem.set(Some(format!("Your digits: {notice}.")));
+        let said = std::rc::Rc::new(move |notice: DatabaseNotice| {
+            problem.set(Some(SetNote::Database(notice)));
         });
         let store = match PersonalDb::open(said).await {
             Ok(db) => {
                 match db.move_old_set(js_sys::Date::now() as u64).await {
                     Ok(Ok(_)) => {}
-                    Ok(Err(unreadable)) => self.unreadable.set_value(Some(unreadable.to_string())),
-                    Err(error) => self.problem.set(Some(error.to_string())),
+                    Ok(Err(unreadable)) => {
+                        self.unreadable.set_value(Some(SetNote::OldSet(unreadable)))
+                    }
+                    Err(error) => self.problem.set(Some(SetNote::Unread(error))),
                 }
                 PageDigits::Db(db)
             }
             Err(error) => {
-                self.problem.set(Some(error.to_string()));
+                self.problem.set(Some(SetNote::Unread(error)));
                 PageDigits::Memory(MemoryDigits::default())
             }
         };
@@ -174,12 +197,10 @@ impl Handwriting {
     async fn read_again(self, keeper: &Keeper) {
         match keeper.read().await {
             Ok(unreadable) => {
-                let said = (unreadable > 0).then(|| {
-                    format!("{unreadable} records kept in this browser are not digits; they are left as they were")
-                });
+                let said = (unreadable > 0).then_some(SetNote::NotDigits(unreadable));
                 self.problem.set(self.unreadable.get_value().or(said));
             }
-            Err(error) => self.problem.set(Some(error.to_string())),
+            Err(error) => self.problem.set(Some(SetNote::Unread(error))),
         }
         self.show(keeper);
     }
@@ -245,7 +266,7 @@ impl Handwriting {
                 self.problem.set(self.unreadable.get_value());
                 self.tell_the_others();
             }
-            Err(error) => self.problem.set(Some(format!("{error}."))),
+            Err(error) => self.problem.set(Some(SetNote::Refused(error.clone()))),
         }
         done.map_err(ChangeError::from)
     }

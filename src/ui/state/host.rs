@@ -44,6 +44,58 @@ pub enum HostError {
 const TIMED_RUNS: usize = 5;
 
 /// The page's model, where it runs, and what the page says about that.
+/// Why the model runs on the CPU where WebGPU was asked for or tried, typed until the
+/// header says it.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum BackendNote {
+    #[error("On the CPU: {}", web::NO_WEBGPU)]
+    NoWebGpu,
+    #[error("On the CPU: {}", web::NO_ADAPTER)]
+    NoAdapter,
+    /// WebGPU's worker or its warm-up failed.
+    #[error("On the CPU: WebGPU failed ({0})")]
+    GpuFailed(HostError),
+    /// The GPU failed under a drawing or the test batch: the CPU's copy took over.
+    #[error("Switched to the CPU: the GPU failed ({0})")]
+    GpuLost(DrawingError),
+}
+
+/// What timing WebGPU against the CPU found, as the header shows it.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Timings {
+    /// Under way.
+    Timing,
+    /// The GPU's model could not be made: the CPU stays.
+    Unavailable(HostError),
+    /// The GPU failed while it was timed: the CPU stays.
+    FailedDuring(HostError),
+    /// The median time per drawing on each, and the one kept.
+    Measured {
+        gpu_ms: f64,
+        cpu_ms: f64,
+        faster: BackendKind,
+    },
+}
+
+impl std::fmt::Display for Timings {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Timing => write!(f, "timing WebGPU against the CPU…"),
+            Self::Unavailable(why) => write!(f, "CPU: WebGPU unavailable ({why})"),
+            Self::FailedDuring(why) => write!(f, "CPU: WebGPU failed during the timing ({why})"),
+            Self::Measured {
+                gpu_ms,
+                cpu_ms,
+                faster,
+            } => write!(
+                f,
+                "per drawing: WebGPU {gpu_ms:.1} ms, CPU {cpu_ms:.1} ms → {}",
+                faster.label()
+            ),
+        }
+    }
+}
+
 #[derive(Clone, Copy)]
 pub struct ModelHost {
     /// What the lab classifies with.
@@ -52,9 +104,9 @@ pub struct ModelHost {
     /// not when the same weights move to another backend.
     pub generation: RwSignal<u32>,
     /// Why the backend is not the one asked for or chosen, if it is not.
-    pub note: RwSignal<Option<String>>,
-    /// Both backends' time per drawing, once the page has measured them.
-    pub timings: RwSignal<Option<String>>,
+    pub note: RwSignal<Option<BackendNote>>,
+    /// What timing WebGPU against the CPU found, once the page has timed them.
+    pub timings: RwSignal<Option<Timings>>,
     /// The same weights on the CPU: heads switched off and a person's set are read there (the
     /// GPU's worker binary is held to 3 MB, and this model reads one drawing in milliseconds).
     pub cpu: CpuEngine,
@@ -111,16 +163,14 @@ impl ModelHost {
             BackendKind::Cpu => cpu.clone(),
             // No worker (3 MB) fetched to learn what `navigator.gpu` says.
             BackendKind::WebGpu if !web::has_webgpu() => {
-                self.note
-                    .set(Some(format!("On the CPU: {}", web::NO_WEBGPU)));
+                self.note.set(Some(BackendNote::NoWebGpu));
                 cpu.clone()
             }
             BackendKind::WebGpu => match self.gpu_engine(bytes).await {
                 Ok(gpu) => Rc::new(gpu),
-                Err(message) => {
+                Err(why) => {
                     self.close_gpu();
-                    self.note
-                        .set(Some(format!("On the CPU: WebGPU failed ({message})")));
+                    self.note.set(Some(BackendNote::GpuFailed(why)));
                     cpu.clone()
                 }
             },
@@ -157,9 +207,7 @@ impl ModelHost {
             return Ok(());
         }
         self.close_gpu();
-        self.note.set(Some(format!(
-            "Switched to the CPU: the GPU failed ({error})"
-        )));
+        self.note.set(Some(BackendNote::GpuLost(error.clone())));
         match self.cpu.get_value() {
             Some(cpu) => {
                 self.engine.set(Some(cpu));
@@ -178,32 +226,27 @@ impl ModelHost {
             return;
         };
         if !web::adapter_available().await {
-            self.note
-                .set(Some(format!("On the CPU: {}", web::NO_ADAPTER)));
+            self.note.set(Some(BackendNote::NoAdapter));
             return;
         }
-        self.timings
-            .set(Some("timing WebGPU against the CPU…".into()));
+        self.timings.set(Some(Timings::Timing));
         // A drawing, so the GPU does the work a drawing gives it: the example the page opens
         // on, which costs no download (a test digit fetched the 394 kB test chunk for it).
         let probe = example_image(PAD_SIDE as usize);
         let gpu = match self.gpu_engine(bytes).await {
             Ok(gpu) => Rc::new(gpu),
-            Err(message) => {
+            Err(why) => {
                 self.close_gpu();
-                self.timings
-                    .set(Some(format!("CPU: WebGPU unavailable ({message})")));
+                self.timings.set(Some(Timings::Unavailable(why)));
                 return;
             }
         };
         let (cpu_ms, gpu_ms) = match (median_ms(&cpu, &probe).await, median_ms(&gpu, &probe).await)
         {
             (Ok(cpu_ms), Ok(gpu_ms)) => (cpu_ms, gpu_ms),
-            (Err(message), _) | (_, Err(message)) => {
+            (Err(why), _) | (_, Err(why)) => {
                 self.close_gpu();
-                self.timings.set(Some(format!(
-                    "CPU: WebGPU failed during the timing ({message})"
-                )));
+                self.timings.set(Some(Timings::FailedDuring(why)));
                 return;
             }
         };
@@ -220,10 +263,11 @@ impl ModelHost {
             self.close_gpu();
             BackendKind::Cpu
         };
-        self.timings.set(Some(format!(
-            "per drawing: WebGPU {gpu_ms:.1} ms, CPU {cpu_ms:.1} ms → {}",
-            faster.label()
-        )));
+        self.timings.set(Some(Timings::Measured {
+            gpu_ms,
+            cpu_ms,
+            faster,
+        }));
     }
 }
 

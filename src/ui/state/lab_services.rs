@@ -5,20 +5,21 @@
 
 use leptos::prelude::*;
 
-use super::{Classifications, Explainer, FineTuning, LabState, ModelHost};
+use super::{AppState, Classifications, Explainer, FineTuning, ModelHost};
 use crate::analysis::inference::ModelInsight;
 
 /// The lab's services, provided once for every place: the classifications of the model's
 /// input, the explaining worker (started on first use) and fine-tuning, and what keeps the reading in
 /// step with the input, the model and the heads switched off, whichever place is shown.
-pub fn provide_lab(lab: LabState, host: ModelHost) -> Classifications {
-    let classifier = Classifications::new(lab, host);
+pub fn provide_lab(app: AppState) -> Classifications {
+    let (host, drawing, view) = (app.host, app.drawing, app.view);
+    let classifier = Classifications::new(app);
     provide_context(classifier);
     provide_context(Explainer::new(host));
     provide_context(FineTuning::new());
     // A test digit goes to the model as it is, where a drawing goes through preprocessing.
     Effect::new(move |_| {
-        if let Some(shown) = lab.shown_digit.get() {
+        if let Some(shown) = drawing.shown_digit.get() {
             classifier.classify(Some(shown.image));
         }
     });
@@ -31,13 +32,13 @@ pub fn provide_lab(lab: LabState, host: ModelHost) -> Classifications {
         insight.track();
         if before.is_some() {
             classifier.result.set(None);
-            classifier.classify(lab.model_input.get_untracked());
+            classifier.classify(drawing.model_input.get_untracked());
         }
     });
     // Heads switched off or back on: the image is read again (unless what the model reads
     // does not change, as with another replacement for no heads).
     Effect::new(move |before: Option<()>| {
-        lab.heads_off.track();
+        view.heads_off.track();
         if before.is_some() {
             classifier.reclassify();
         }
@@ -49,9 +50,9 @@ pub fn provide_lab(lab: LabState, host: ModelHost) -> Classifications {
             .engine
             .with(|engine| engine.as_ref().and_then(|e| e.config.vit().cloned()));
         if let Some(config) = config
-            && !lab.heads_off.with_untracked(|off| off.fits(&config))
+            && !view.heads_off.with_untracked(|off| off.fits(&config))
         {
-            lab.heads_off.update(|off| *off = off.within(&config));
+            view.heads_off.update(|off| *off = off.within(&config));
         }
     });
     classifier

@@ -11,12 +11,14 @@ use crate::analysis::timeline::Timeline;
 use crate::run_record::RunRecord;
 use crate::run_store::{
     DigitsForgotten, GoOn, Keeper, KeeperError, Kept, Rest, RunId, RunStore, StartRefused,
-    WeightsError, read_header,
+    StoreError, WeightsError, read_header,
 };
 use crate::run_view::{RunView, SavedProblem};
-use crate::tab_session::{Event, ToKeeper};
+use crate::tab_session::{Event, RunsProblem, ToKeeper};
 use crate::train::{SavedSummary, TrainingPlan};
-use crate::web::{PageRuns, SessionTab, WebLocks, ask_to_persist, draw_run_id, storage_estimate};
+use crate::web::{
+    DatabaseNotice, PageRuns, SessionTab, WebLocks, ask_to_persist, draw_run_id, storage_estimate,
+};
 
 type TabKeeper = Keeper<PageRuns, WebLocks, SessionTab>;
 
@@ -29,12 +31,33 @@ pub struct Space {
     pub persistent: bool,
 }
 
+/// What the runs panel says went wrong with the runs kept, typed until it says it.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum RunsNote {
+    /// The database has something to say (another tab holds or needs it).
+    #[error("The runs: {0}.")]
+    Database(DatabaseNotice),
+    /// The records could not be read.
+    #[error("{0}")]
+    Unreadable(StoreError),
+    /// The tab's run is not kept, or no longer this tab's (`crate::tab_session`).
+    #[error(transparent)]
+    Session(RunsProblem),
+    #[error("The run is not kept in this browser: {0}. Training goes on.")]
+    NotKept(KeeperError),
+    /// A row's weights, for the draw panel, could not be read.
+    #[error("{0}")]
+    NoWeights(WeightsError),
+    #[error("Not deleted: {0}.")]
+    NotDeleted(KeeperError),
+}
+
 #[derive(Clone, Copy)]
 pub struct RunKeeper {
     /// The records, oldest first, the run in progress among them.
     pub records: RwSignal<Vec<RunRecord>>,
     /// Why they cannot be kept, when they cannot.
-    pub problem: RwSignal<Option<String>>,
+    pub problem: RwSignal<Option<RunsNote>>,
     pub space: RwSignal<Option<Space>>,
     keeper: StoredValue<TabKeeper, LocalStorage>,
     persistent: StoredValue<Option<bool>>,
@@ -49,10 +72,18 @@ fn new_record(plan: TrainingPlan, step: usize) -> impl Fn(RunId) -> RunRecord {
     }
 }
 
+impl Default for RunKeeper {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
 impl RunKeeper {
-    pub fn new(records: RwSignal<Vec<RunRecord>>, problem: RwSignal<Option<String>>) -> Self {
-        let said = std::rc::Rc::new(move |notice: crate::web::DatabaseNotice| {
-            problem.set(Some(format!("The runs: {notice}.")));
+    /// No records yet (`RunKeeper::load` reads them), over the browser's database.
+    pub fn new() -> Self {
+        let (records, problem) = (RwSignal::new(Vec::new()), RwSignal::new(None));
+        let said = std::rc::Rc::new(move |notice: DatabaseNotice| {
+            problem.set(Some(RunsNote::Database(notice)));
         });
         let keeper = Keeper::new(PageRuns::new(said), WebLocks, SessionTab, draw_run_id);
         Self {
@@ -132,8 +163,8 @@ impl RunKeeper {
             ToKeeper::ShowKept { run, checkpoint } => self.show_kept(run, checkpoint),
             ToKeeper::DropRow(run) => self.records.update(|all| all.retain(|r| r.id != run)),
             ToKeeper::ReloadRows => self.load(),
-            ToKeeper::RunsProblem(why) => self.problem.set(Some(why.to_string())),
-            ToKeeper::NotKept(error) => self.said(&error),
+            ToKeeper::RunsProblem(why) => self.problem.set(Some(RunsNote::Session(why))),
+            ToKeeper::NotKept(error) => self.said(error),
         }
     }
 
@@ -144,7 +175,7 @@ impl RunKeeper {
             crate::web::next_task().await;
             match self.keeper().store().records().await {
                 Ok(records) => self.records.set(records),
-                Err(error) => self.problem.set(Some(error.to_string())),
+                Err(error) => self.problem.set(Some(RunsNote::Unreadable(error))),
             }
             self.measure_space().await;
         });
@@ -179,7 +210,7 @@ impl RunKeeper {
         let keeper = self.keeper();
         let (id, unkept) = keeper.start(make, checkpoint).await?;
         match unkept {
-            Some(error) => self.said(&error),
+            Some(error) => self.said(error),
             None => {
                 self.problem.set(None);
                 if let Some(record) = keeper.record() {
@@ -198,13 +229,13 @@ impl RunKeeper {
         let record = keeper.offered().await?;
         let checkpoint = match keeper.store().checkpoint(record.id).await {
             Ok(checkpoint) => checkpoint,
-            Err(error) => return Some(Err(SavedProblem::Unreadable(error.to_string()))),
+            Err(error) => return Some(Err(SavedProblem::Unreadable(error))),
         };
         Some(match checkpoint {
             Some(bytes) => read_header(&bytes)
                 .map(|(_, summary)| summary)
-                .map_err(|error| SavedProblem::Damaged {
-                    why: error.to_string(),
+                .map_err(|why| SavedProblem::Damaged {
+                    why,
                     revision: record.revision,
                 }),
             None => Ok(SavedSummary {
@@ -308,7 +339,7 @@ impl RunKeeper {
                 Ok(gone) => self
                     .records
                     .update(|all| all.retain(|r| Some(r.id) != gone)),
-                Err(error) => self.said(&error),
+                Err(error) => self.said(error),
             }
         });
     }
@@ -322,7 +353,7 @@ impl RunKeeper {
             match keeper.worker_lost().await {
                 Ok(true) => self.records.update(|all| all.retain(|r| Some(r.id) != run)),
                 Ok(false) => {}
-                Err(error) => self.said(&error),
+                Err(error) => self.said(error),
             }
         });
     }
@@ -381,7 +412,7 @@ impl RunKeeper {
                     record.has_checkpoint = false;
                 }
             }),
-            Err(error) => self.said(&error),
+            Err(error) => self.said(error),
         }
     }
 
@@ -413,9 +444,7 @@ impl RunKeeper {
             });
     }
 
-    fn said(self, error: &dyn std::fmt::Display) {
-        self.problem.set(Some(format!(
-            "The run is not kept in this browser: {error}. Training goes on."
-        )));
+    fn said(self, error: impl Into<KeeperError>) {
+        self.problem.set(Some(RunsNote::NotKept(error.into())));
     }
 }

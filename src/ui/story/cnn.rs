@@ -8,23 +8,23 @@ use super::{NothingDrawn, StepButtons, Stepper, StepsAhead};
 use crate::analysis::inference::CnnInsight;
 use crate::place::{Address, Part, StoryStep};
 use crate::ui::lab::Prediction;
-use crate::ui::state::{Classifications, LabState};
+use crate::ui::state::{Classifications, Drawing};
 use crate::ui::widgets::{HeatCanvas, Palette};
 
 #[component]
 pub(super) fn CnnStory(insight: CnnInsight, step: RwSignal<StoryStep>) -> impl IntoView {
-    let lab = expect_context::<LabState>();
+    let drawing = expect_context::<Drawing>();
     let classifier = expect_context::<Classifications>();
     let insight = StoredValue::new(insight);
     let input = Signal::derive(move || {
-        lab.model_input.with(|i| {
+        drawing.model_input.with(|i| {
             i.iter()
                 .flatten()
                 .map(|&p| f32::from(p))
                 .collect::<Vec<f32>>()
         })
     });
-    let drawn = Memo::new(move |_| lab.model_input.with(Option::is_some));
+    let drawn = Memo::new(move |_| drawing.model_input.with(Option::is_some));
     let body = move |step: StoryStep| -> AnyView {
         let (k, channels, fields) =
             insight.with_value(|c| (c.kernel_size, c.filters.len(), c.receptive_fields.clone()));

@@ -24,7 +24,7 @@ use crate::analysis::reading::Reading;
 use crate::analysis::story::{Story, most_attended};
 use crate::model::VitConfig;
 use crate::place::{Address, Part, StoryStep};
-use crate::ui::state::{AppState, Classifications, LabState, ModelHost, insight_of};
+use crate::ui::state::{AppState, Classifications, Drawing, ModelHost, insight_of};
 use crate::web;
 use teller::StoryTeller;
 
@@ -93,10 +93,10 @@ fn VitStory(
     insight: Arc<WeightInsight>,
     step: RwSignal<StoryStep>,
 ) -> impl IntoView {
-    let lab = expect_context::<LabState>();
+    let drawing = expect_context::<Drawing>();
     let host = expect_context::<ModelHost>();
     let classifier = expect_context::<Classifications>();
-    let teller = StoryTeller::new(lab, host, classifier);
+    let teller = StoryTeller::new(drawing, host, classifier);
     let told = Told {
         config: StoredValue::new(config),
         insight: StoredValue::new(insight),
@@ -144,13 +144,13 @@ pub(super) fn StepsAhead() -> impl IntoView {
 /// model that holds the test digits is in).
 #[component]
 pub(super) fn NothingDrawn() -> impl IntoView {
-    let lab = expect_context::<LabState>();
-    let host = expect_context::<ModelHost>();
+    let app = expect_context::<AppState>();
+    let host = app.host;
     view! {
         <div class="chart-empty" data-testid="story-empty">
             <p>"Draw a digit on the pad above, and its path through the model shows here, step by step, as you draw."</p>
             {move || host.engine.with(Option::is_some).then(|| view! {
-                <button class="primary" data-testid="story-random-digit" on:click=move |_| lab.show_random_digit(host)>"Or show a random test digit"</button>
+                <button class="primary" data-testid="story-random-digit" on:click=move |_| app.show_random_digit()>"Or show a random test digit"</button>
             })}
         </div>
     }

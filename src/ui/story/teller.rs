@@ -11,7 +11,8 @@ use leptos::task::spawn_local;
 use crate::analysis::story::Story;
 use crate::data::IMAGE_PIXELS;
 use crate::model::HeadsOff;
-use crate::ui::state::{Classifications, LabState, ModelHost};
+use crate::ui::state::{Classifications, Drawing, ModelHost};
+use crate::web::DrawingError;
 
 /// The story of the newest reading, and the image it is of.
 #[derive(Clone, Copy)]
@@ -23,7 +24,7 @@ pub(super) struct StoryTeller {
     /// before stays on screen).
     pub story: RwSignal<Option<(Vec<u8>, Arc<Story>)>>,
     /// Why the newest story could not be told, if it could not.
-    pub failed: RwSignal<Option<String>>,
+    pub failed: RwSignal<Option<DrawingError>>,
     in_flight: StoredValue<bool>,
     waiting: StoredValue<Option<([u8; IMAGE_PIXELS], HeadsOff)>>,
 }
@@ -38,10 +39,10 @@ impl StoryTeller {
     }
 
     /// Follows `classifier`'s readings while the story is shown.
-    pub fn new(lab: LabState, host: ModelHost, classifier: Classifications) -> Self {
+    pub fn new(drawing: Drawing, host: ModelHost, classifier: Classifications) -> Self {
         let teller = Self {
             host,
-            input: RwSignal::new(lab.model_input.get_untracked()),
+            input: RwSignal::new(drawing.model_input.get_untracked()),
             story: RwSignal::new(None),
             failed: RwSignal::new(None),
             in_flight: StoredValue::new(false),
@@ -49,7 +50,7 @@ impl StoryTeller {
         };
         Effect::new(move |_| {
             let read = classifier.result.with(Option::is_some);
-            let image = lab.model_input.get_untracked().filter(|_| read);
+            let image = drawing.model_input.get_untracked().filter(|_| read);
             teller.input.set(image.clone());
             match image.and_then(|image| <[u8; IMAGE_PIXELS]>::try_from(image).ok()) {
                 Some(image) => teller.ask(image, classifier.result_off.get_untracked()),
@@ -85,7 +86,7 @@ impl StoryTeller {
                         self.failed.set(None);
                         self.story.set(Some((image.to_vec(), Arc::new(story))));
                     }
-                    Err(why) => self.failed.set(Some(why.to_string())),
+                    Err(why) => self.failed.set(Some(why)),
                 }
                 next = self.waiting.try_update_value(Option::take).flatten();
             }

@@ -73,7 +73,7 @@ fn SavedRunProblem() -> impl IntoView {
         match trainer.shown.saved.get()?.err()? {
         SavedProblem::Damaged { why, .. } => Some(view! {
             <span class="error" data-testid="saved-run-problem" role="alert">
-                "The run saved in this browser cannot be resumed: " {why} " "
+                "The run saved in this browser cannot be resumed: " {why.to_string()} " "
             </span>
             <button data-testid="discard-saved-button" on:click=move |_| trainer.on(Event::DiscardSaved)>"Discard it"</button>
         }.into_any()),

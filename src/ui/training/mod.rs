@@ -69,7 +69,7 @@ pub fn TrainingPanel() -> impl IntoView {
                     cell=shown.cell.into()
                     on_cell=Callback::new(move |(label, predicted)| trainer.on(Event::Ask(ToTrainer::CellDigits { label, predicted })))
                     on_digit=Callback::new(move |digit| {
-                        app.shown_digit.set(Some(digit));
+                        app.drawing.shown_digit.set(Some(digit));
                         app.go(Address::of(Place::Draw));
                     })
                 />

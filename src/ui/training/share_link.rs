@@ -15,8 +15,8 @@ pub(super) fn ShareLink() -> impl IntoView {
             &plan.form.get(),
             (plan.backend.get(), plan.cpu_workers),
             &View {
-                map: app.map.get(),
-                heads_off: app.heads_off.get(),
+                map: app.view.map.get(),
+                heads_off: app.view.heads_off.get(),
             },
             app.model_url.get().as_deref(),
         );

@@ -16,7 +16,7 @@ pub(super) fn RunStatus() -> impl IntoView {
                 let workers = shown.workers.get();
                 (workers > 1).then(|| view! { <span data-testid="cpu-workers">{format!(", {workers} workers")}</span> })
             }}
-            {move || shown.device_note.get().map(|n| view! { <span class="note">" — " {n}</span> })}
+            {move || shown.device_note.get().map(|note| view! { <span class="note">" — " {note.to_string()}</span> })}
         </p>
         {move || shown.fine_tunes_on.get().map(|digits| view! {
             <p class="hint" data-testid="run-fine-tunes">{format!(

@@ -425,11 +425,10 @@ impl DrawingModel {
         }
         let started = start_device(Some(self.backend)).await;
         if started.backend != self.backend {
-            return Err(Trouble::Fault(
-                started
-                    .fallback_reason
-                    .unwrap_or_else(|| "WebGPU did not start".into()),
-            ));
+            return Err(Trouble::Fault(started.fallback_reason.map_or_else(
+                || "WebGPU did not start".into(),
+                |note| note.to_string(),
+            )));
         }
         *self.device.borrow_mut() = Some(started.device.clone());
         Ok(started.device)

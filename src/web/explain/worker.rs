@@ -266,11 +266,10 @@ async fn curves(
 async fn webgpu() -> Result<Device, RequestError> {
     let started = start_device(Some(BackendKind::WebGpu)).await;
     if started.backend != BackendKind::WebGpu {
-        return Err(RequestError::NoWebGpu(
-            started
-                .fallback_reason
-                .unwrap_or_else(|| "WebGPU did not start".into()),
-        ));
+        return Err(RequestError::NoWebGpu(started.fallback_reason.map_or_else(
+            || "WebGPU did not start".into(),
+            |note| note.to_string(),
+        )));
     }
     Ok(started.device)
 }

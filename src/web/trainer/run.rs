@@ -4,7 +4,7 @@
 use std::fmt::Display;
 
 use crate::data::IMAGE_PIXELS;
-use crate::protocol::{FromTrainer, RunState, TrainerFailure};
+use crate::protocol::{DeviceNote, FromTrainer, RunState, TrainerFailure};
 use crate::train::{PendingStep, Session, StepPoint, StepReport};
 
 use crate::protocol::BackendKind;
@@ -22,7 +22,7 @@ pub(super) struct Run {
     pub(super) backend: BackendKind,
     pub(super) state: RunState,
     /// Why the device is not the one asked for, if it is not.
-    pub(super) device_note: Option<String>,
+    pub(super) device_note: Option<DeviceNote>,
     /// Steps taken whose loss and accuracy have not been read back yet, oldest first.
     pub(super) in_flight: Vec<PendingStep>,
     /// When the oldest of them began.

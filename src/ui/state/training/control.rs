@@ -107,7 +107,7 @@ impl TrainingControl {
             Command::EndWorker => self.worker.set_value(None),
             Command::Send(message, bytes) => self.tell(&message, bytes),
             Command::SendDrawing => {
-                let image = self.app.model_input.get_untracked();
+                let image = self.app.drawing.model_input.get_untracked();
                 self.tell(&ToTrainer::Drawing { image }, None);
             }
             Command::Keeper(asked) => self.app.keeper.carry(asked, move |event| self.on(event)),
@@ -166,7 +166,7 @@ impl TrainingControl {
 
     /// The drawing goes to a running worker once it has settled, not at every stroke.
     fn send_drawing_when_it_settles(self) {
-        let drawing = self.app.model_input;
+        let drawing = self.app.drawing.model_input;
         let when_settled = WhenSettled::new();
         Effect::new(move |_| {
             drawing.track();

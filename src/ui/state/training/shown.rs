@@ -4,7 +4,7 @@ use leptos::prelude::*;
 use reactive_stores::Store;
 
 use crate::analysis::timeline::Timeline;
-use crate::protocol::{BackendKind, DataProgress, RunState, SavedSummary};
+use crate::protocol::{BackendKind, DataProgress, DeviceNote, RunState, SavedSummary};
 use crate::run_view::{Notice, RunFailure, RunView, RunViewStoreFields, SavedProblem};
 use crate::train::{CellDigits, History, StepReport, TestReport};
 
@@ -15,7 +15,7 @@ use crate::train::{CellDigits, History, StepReport, TestReport};
 pub struct Shown {
     pub state: Memo<RunState>,
     pub backend: Memo<Option<BackendKind>>,
-    pub device_note: Memo<Option<String>>,
+    pub device_note: Memo<Option<DeviceNote>>,
     pub workers: Memo<usize>,
     pub data: Memo<DataProgress>,
     pub samples: Memo<Vec<(Vec<u8>, u8)>>,
