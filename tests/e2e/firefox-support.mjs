@@ -39,8 +39,10 @@ export class FirefoxLab extends PageLab {
     });
     page.on("workercreated", (worker) => this.workers.push(worker.url()));
   }
-  static async open(browser, url, { timeout = 300_000 } = {}) {
-    const lab = new FirefoxLab(await browser.newPage());
+  static async open(browser, url, { timeout = 300_000, viewport = null } = {}) {
+    const page = await browser.newPage();
+    if (viewport) await page.setViewport(viewport);
+    const lab = new FirefoxLab(page);
     await lab.goto(url);
     await lab.waitFor("model-ready", timeout);
     return lab;

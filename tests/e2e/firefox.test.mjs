@@ -30,25 +30,28 @@ test("what Firefox offers the page: no WebGPU; workers in workers, Cache Storage
   await lab.close();
 });
 
-test("in Firefox as a visitor opens it: on the CPU, the pad draws a 3 by itself, and a drawn 1 and 0 read right", async () => {
-  const lab = await FirefoxLab.open(app.browser, app.server.url);
-  console.log(`# a first look in Firefox, ms after the model was ready: ${JSON.stringify(await theExampleOnArrival(lab))}`);
-  await lab.clear();
-  assert.match(await lab.backend(), /CPU/);
-  // No navigator.gpu: the page does not try WebGPU, so no timing line.
-  assert.equal(await lab.count("backend-timings"), 0);
+test("in Firefox as a visitor opens it, at 390 and 1280 px: on the CPU, the pad draws a 3 by itself, and a drawn 1 and 0 read right", async () => {
+  for (const [width, height] of [[390, 844], [1280, 800]]) {
+    const lab = await FirefoxLab.open(app.browser, app.server.url, { viewport: { width, height } });
+    assert.equal(await lab.evaluate(() => innerWidth), width);
+    console.log(`# a first look in Firefox at ${width} px, ms after the model was ready: ${JSON.stringify(await theExampleOnArrival(lab))}`);
+    await lab.clear();
+    assert.match(await lab.backend(), /CPU/);
+    // No navigator.gpu: the page does not try WebGPU, so no timing line.
+    assert.equal(await lab.count("backend-timings"), 0);
 
-  await lab.stroke(ONE);
-  assert.equal(await lab.settledPrediction(), "1");
-  const total = (await lab.probabilities()).reduce((a, b) => a + b, 0);
-  assert.ok(Math.abs(total - 1) < 1e-3, `probabilities sum to ${total}`);
-  await lab.clear();
-  await lab.stroke(ZERO);
-  assert.equal(await lab.settledPrediction(), "0");
-  assert.equal(await lab.count("attention-map"), 1);
-  assert.equal(await lab.count("error"), 0);
-  assertNoErrors(lab);
-  await lab.close();
+    await lab.stroke(ONE);
+    assert.equal(await lab.settledPrediction(), "1");
+    const total = (await lab.probabilities()).reduce((a, b) => a + b, 0);
+    assert.ok(Math.abs(total - 1) < 1e-3, `probabilities sum to ${total}`);
+    await lab.clear();
+    await lab.stroke(ZERO);
+    assert.equal(await lab.settledPrediction(), "0");
+    assert.equal(await lab.count("attention-map"), 1);
+    assert.equal(await lab.count("error"), 0);
+    assertNoErrors(lab);
+    await lab.close();
+  }
 });
 
 test("in Firefox the page says why it runs on the CPU", async () => {
