@@ -1,5 +1,6 @@
 // Shared by the e2e tests and the benchmark: a static server for dist/, Chromium with
 // WebGPU, and a page object for the lab.
+import assert from "node:assert/strict";
 import { createServer } from "node:http";
 import { execFileSync } from "node:child_process";
 import { mkdtemp, readFile, stat } from "node:fs/promises";
@@ -603,3 +604,14 @@ export async function seedOldStores(page, runs, legacy) {
   }, { runs, legacy });
 }
 
+
+/**
+ * Draws `strokes` on the pad of `lab` (a Playwright `LabPage`, or Firefox's or WebKit's page
+ * object) and checks the settled reading: `digit`, with probabilities that sum to 1.
+ */
+export async function expectReading(lab, strokes, digit) {
+  for (const stroke of strokes) await lab.stroke(stroke);
+  assert.equal(await lab.settledPrediction(), digit, `a drawn ${digit}`);
+  const total = (await lab.probabilities()).reduce((a, b) => a + b, 0);
+  assert.ok(Math.abs(total - 1) < 1e-3, `probabilities sum to ${total}`);
+}

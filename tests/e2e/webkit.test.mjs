@@ -5,7 +5,7 @@
 // This WebKit build has WebGPU off: everything runs on the CPU.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { DIST, ONE, ZERO, checkpoints, serve, until } from "./support.mjs";
+import { DIST, ONE, ZERO, checkpoints, expectReading, serve, until } from "./support.mjs";
 import { assertCpuEngineFeatures, browserFeatures, pauseAndResume, placesAndStory, staleTabResumes } from "./engine-lab.mjs";
 import { theExampleOnArrival } from "./arrival.mjs";
 import { RECORDER, WebKitLab, WebKitWindowLab, launchWebKit, servedAppInWebKit } from "./webkit-support.mjs";
@@ -54,10 +54,7 @@ test("in WebKit as a visitor opens it, on a phone's width and at 1280 px: on the
   assert.equal(await lab.count("backend-timings"), 0, "no WebGPU to time");
 
   for (const [strokes, digit] of [[[ONE], "1"], [[ZERO], "0"], [[SEVEN], "7"]]) {
-    for (const stroke of strokes) await lab.stroke(stroke);
-    assert.equal(await lab.settledPrediction(), digit, `a drawn ${digit}`);
-    const total = (await lab.probabilities()).reduce((a, b) => a + b, 0);
-    assert.ok(Math.abs(total - 1) < 1e-3, `probabilities sum to ${total}`);
+    await expectReading(lab, strokes, digit);
     await lab.clear();
   }
   assert.equal(await lab.count("attention-map"), 1);
