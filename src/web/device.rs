@@ -55,6 +55,18 @@ pub async fn adapter_available() -> bool {
         .is_ok_and(|adapter| !adapter.is_null() && !adapter.is_undefined())
 }
 
+/// The device of `backend` and no other, or why it did not start, in words: for a worker that
+/// must compute there (the GPU's drawing worker, the explaining worker's WebGPU requests).
+pub async fn start_exactly(backend: BackendKind) -> Result<Device, String> {
+    let started = start_device(Some(backend)).await;
+    if started.backend != backend {
+        return Err(started
+            .fallback_reason
+            .map_or_else(|| "WebGPU did not start".into(), |note| note.to_string()));
+    }
+    Ok(started.device)
+}
+
 /// Starts WebGPU unless the CPU is asked for; falls back to the CPU when WebGPU fails.
 pub async fn start_device(preferred: Option<BackendKind>) -> StartedDevice {
     if preferred == Some(BackendKind::Cpu) {

@@ -48,6 +48,7 @@ pub use chunks::{CHUNK_CACHE, ChunkSource, DATA_BASE, LoadedChunk, ManifestError
 pub use databases::DatabaseNotice;
 pub use device::{
     NO_ADAPTER, NO_WEBGPU, StartedDevice, adapter_available, has_webgpu, start_device,
+    start_exactly,
 };
 pub use download::{DownloadError, offer_download, offer_png};
 pub use drawing::{DrawingError, DrawingWorker, run_drawing_worker};

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 
-use super::{AppState, Drawing, LabView, ModelHost, PageProblem};
+use super::{AppState, PageProblem};
 use crate::analysis::reading::Reading;
 use crate::data::IMAGE_PIXELS;
 use crate::model::HeadsOff;
@@ -19,11 +19,9 @@ const LATENCIES_KEPT: usize = 200;
 /// Shared by the lab's cards through context.
 #[derive(Clone, Copy)]
 pub struct Classifications {
-    /// The page, which answers a failure: the model moves to the CPU, or the banner says why.
+    /// The page: the model, what it reads and the heads switched off; it answers a failure
+    /// (the model moves to the CPU, or the banner says why).
     app: AppState,
-    host: ModelHost,
-    drawing: Drawing,
-    view: LabView,
     pub result: RwSignal<Option<Arc<Reading>>>,
     /// The heads switched off in the result shown.
     pub result_off: RwSignal<HeadsOff>,
@@ -40,9 +38,6 @@ impl Classifications {
     pub fn new(app: AppState) -> Self {
         Self {
             app,
-            host: app.host,
-            drawing: app.drawing,
-            view: app.view,
             result: RwSignal::new(None),
             result_off: RwSignal::new(HeadsOff::default()),
             latencies: RwSignal::new(Vec::new()),
@@ -61,7 +56,7 @@ impl Classifications {
     /// model reads; the input itself (and what follows it: the explanations, the training
     /// run's probe) stays.
     pub fn reclassify(self) {
-        let Some(image) = self.drawing.model_input.get_untracked() else {
+        let Some(image) = self.app.drawing.model_input.get_untracked() else {
             return;
         };
         let now = self.effective_off();
@@ -75,11 +70,13 @@ impl Classifications {
     /// The heads switched off that the model in use has (none for a CNN).
     fn effective_off(self) -> HeadsOff {
         let config = self
+            .app
             .host
             .engine
             .with_untracked(|engine| engine.as_ref().and_then(|e| e.config.vit().cloned()));
         match config {
             Some(config) => self
+                .app
                 .view
                 .heads_off
                 .with_untracked(|off| off.within(&config)),
@@ -91,7 +88,7 @@ impl Classifications {
     /// to the model; its latency counts from then. While an inference runs only the newest
     /// image waits.
     pub fn classify_from(self, image: Option<Vec<u8>>, asked_at: f64) {
-        self.drawing.model_input.set(image.clone());
+        self.app.drawing.model_input.set(image.clone());
         let Some(image) = image else {
             self.result.set(None);
             return;
@@ -110,7 +107,7 @@ impl Classifications {
         spawn_local(async move {
             let mut next = Some(job);
             while let Some((image, asked_at)) = next {
-                let Some(engine) = self.host.engine.get_untracked() else {
+                let Some(engine) = self.app.host.engine.get_untracked() else {
                     break;
                 };
                 let image: [u8; IMAGE_PIXELS] =
@@ -119,11 +116,11 @@ impl Classifications {
                 // Heads switched off are read on the CPU copy (see `ModelHost::cpu`).
                 let engine = match off.is_empty() {
                     true => engine,
-                    false => self.host.cpu.get_value().unwrap_or(engine),
+                    false => self.app.host.cpu.get_value().unwrap_or(engine),
                 };
                 match engine.classify(&image, off.clone()).await {
                     Ok(classification)
-                        if self.drawing.model_input.with_untracked(Option::is_some) =>
+                        if self.app.drawing.model_input.with_untracked(Option::is_some) =>
                     {
                         // The first reading with other heads off is not a drawing's latency
                         // (by mean it also takes the heads' means, once).

@@ -38,7 +38,7 @@ use crate::web::asker::AskError;
 use crate::web::local_model::{LocalModel, ModelError};
 use crate::web::packet::{Packet, packets_to_this_worker};
 use crate::web::test_digits::TestDigits;
-use crate::web::{gpu_checked, start_device};
+use crate::web::{gpu_checked, start_exactly};
 
 /// Principal components of the patch filters the analysis card shows.
 pub const FILTER_COMPONENTS: usize = 8;
@@ -423,15 +423,9 @@ impl DrawingModel {
         if let Some(device) = self.device.borrow().clone() {
             return Ok(device);
         }
-        let started = start_device(Some(self.backend)).await;
-        if started.backend != self.backend {
-            return Err(Trouble::Fault(started.fallback_reason.map_or_else(
-                || "WebGPU did not start".into(),
-                |note| note.to_string(),
-            )));
-        }
-        *self.device.borrow_mut() = Some(started.device.clone());
-        Ok(started.device)
+        let device = start_exactly(self.backend).await.map_err(Trouble::Fault)?;
+        *self.device.borrow_mut() = Some(device.clone());
+        Ok(device)
     }
 
     /// A model's error as this worker's trouble: anything the GPU gives is a fault (a GPU that

@@ -21,7 +21,7 @@ use crate::weights::{self, ReadbackError, WeightsError, WeightsFile};
 
 use crate::protocol::BackendKind;
 use crate::web::packet::{Packet, packets_to_this_worker};
-use crate::web::start_device;
+use crate::web::start_exactly;
 use crate::web::test_digits::{TestDigits, TestDigitsError};
 
 /// Why a request could not be done here; the page hears it as [`FromExplainer::Failed`].
@@ -264,12 +264,7 @@ async fn curves(
 
 /// This worker's WebGPU device, or why there is none.
 async fn webgpu() -> Result<Device, RequestError> {
-    let started = start_device(Some(BackendKind::WebGpu)).await;
-    if started.backend != BackendKind::WebGpu {
-        return Err(RequestError::NoWebGpu(started.fallback_reason.map_or_else(
-            || "WebGPU did not start".into(),
-            |note| note.to_string(),
-        )));
-    }
-    Ok(started.device)
+    start_exactly(BackendKind::WebGpu)
+        .await
+        .map_err(RequestError::NoWebGpu)
 }
